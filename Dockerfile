@@ -1,0 +1,29 @@
+# Suite layer: the ngc-paddle entrypoint, validation suite, benchmarks and the resolved manifest,
+# on top of a flavor's paddle layer. Everything that changes often is copied last.
+ARG BASE_IMAGE
+FROM ${BASE_IMAGE}
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+
+ARG LAYER_SPEC
+ARG MANIFEST_FILE=build/manifests/missing.json
+
+# The suite's own tools (pytest, testinfra, xdist), a non-root user and a writable workspace.
+RUN --mount=type=cache,id=ngc-pip-cache,target=/root/.cache/pip,sharing=locked \
+    --mount=type=secret,id=ca,target=/run/secrets/ca \
+    --mount=type=bind,source=layers/lib,target=/tmp/ngc/lib \
+    --mount=type=bind,source=wheelhouse,target=/wheelhouse \
+    python /tmp/ngc/lib/install_pip_layer.py \
+    && useradd --create-home --uid 1000 --user-group --shell /bin/bash paddle \
+    && install -d -m 1777 /workspace
+
+ENV NGC_PADDLE_HOME=/opt/ngc-paddle \
+    PATH=/opt/ngc-paddle/bin:/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+COPY image/ /opt/ngc-paddle/
+COPY validation/ /opt/ngc-paddle/validation/
+COPY benchmarks/ /opt/ngc-paddle/benchmarks/
+COPY ${MANIFEST_FILE} /opt/ngc-paddle/manifest.json
+
+WORKDIR /workspace
+ENTRYPOINT ["/opt/ngc-paddle/entrypoint.sh"]
+CMD ["/bin/bash"]

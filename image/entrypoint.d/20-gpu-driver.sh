@@ -1,0 +1,29 @@
+# GPU flavors: warn when no NVIDIA driver or GPU device is visible, and when the driver is older
+# than the flavor's CUDA needs. Sets NGC_PADDLE_CPU_ONLY=1 for the commands that follow.
+if [ -n "${NVIDIA_REQUIRE_CUDA:-}" ]; then
+  _ngc_has_libcuda=0
+  if ldconfig -p 2>/dev/null | grep -v '/compat/' | grep -q 'libcuda\.so\.1'; then _ngc_has_libcuda=1; fi
+  for _d in ${LD_LIBRARY_PATH//:/ }; do
+    case "$_d" in */compat*) continue ;; esac
+    [ -e "$_d/libcuda.so.1" ] && _ngc_has_libcuda=1
+  done
+  _ngc_has_dev=0
+  for _n in /dev/nvidiactl /dev/dxg /dev/nvgpu; do [ -e "$_n" ] && _ngc_has_dev=1; done
+  if [ "$_ngc_has_libcuda" = 0 ] || [ "$_ngc_has_dev" = 0 ]; then
+    export NGC_PADDLE_CPU_ONLY=1
+    if [ "${NGC_PADDLE_QUIET:-0}" != 1 ]; then
+      cat >&2 <<'MSG'
+WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.
+   Use the NVIDIA Container Toolkit to start this container with GPU support; see
+   https://docs.nvidia.com/datacenter/cloud-native/ .
+MSG
+    fi
+  elif [ -r /proc/driver/nvidia/version ]; then
+    _ngc_driver=$(sed -n 's/.*Kernel Module *\([0-9.]*\).*/\1/p' /proc/driver/nvidia/version | head -n1)
+    _ngc_min=$(/opt/venv/bin/python -c 'import json; c=json.load(open("/opt/ngc-paddle/manifest.json"))["cuda"]; print(c["min_driver"] if c else "")' 2>/dev/null || true)
+    if [ -n "$_ngc_driver" ] && [ -n "$_ngc_min" ] && [ "$(printf '%s\n%s\n' "$_ngc_min" "$_ngc_driver" | sort -V | head -n1)" != "$_ngc_min" ]; then
+      [ "${NGC_PADDLE_QUIET:-0}" = 1 ] || echo "WARNING: NVIDIA driver ${_ngc_driver} is older than ${_ngc_min}, which CUDA ${CUDA_VERSION:-} needs; only data-center GPUs on a supported branch (see NVIDIA_REQUIRE_CUDA) can run this image." >&2
+    fi
+  fi
+  unset _ngc_has_libcuda _ngc_has_dev _n _d _ngc_driver _ngc_min
+fi

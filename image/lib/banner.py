@@ -1,0 +1,33 @@
+"""Print the start-up banner from the manifest baked into the image (runs at every start)."""
+
+import json
+
+MANIFEST = "/opt/ngc-paddle/manifest.json"
+# Components shown in the banner, in this order, when the flavor has them.
+KEY_COMPONENTS = [
+    ("paddle", "PaddlePaddle"), ("cuda-runtime", "CUDA runtime"), ("cudnn", "cuDNN"), ("cublas", "cuBLAS"),
+    ("nccl", "NCCL"), ("tensorrt", "TensorRT"), ("dali", "DALI"), ("paddle2onnx", "paddle2onnx"),
+    ("onnxruntime", "ONNX Runtime"), ("python", "Python"), ("os", "OS (Debian)"),
+]
+
+
+def main() -> None:
+    with open(MANIFEST) as fh:
+        m = json.load(fh)
+    title = f"== {m['product']} {m['release']} ({m['flavor']}) =="
+    print("=" * len(title), title, "=" * len(title), sep="\n")
+    print(f"\nPaddlePaddle container release {m['release']}, flavor {m['flavor']}: {m['description']}")
+    if m.get("cuda"):
+        print(f"Based on CUDA {m['cuda']['version']}; needs NVIDIA driver {m['cuda']['min_driver']} or later.")
+    for key, label in KEY_COMPONENTS:
+        comp = m["components"].get(key)
+        if comp:
+            print(f"  {label:<14} {comp['version']:<12} ({comp['package']})")
+    print(
+        "\nEach bundled component is subject to its own license (see 'license' per component in"
+        f"\n{MANIFEST}). Commands: validate, bench-rn50, bench-hgnet.\n"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# OS layer: Debian archive from the manifest, Python and the runtime libraries, one venv.
+# All values arrive as build arguments generated from the release manifest.
+set -euo pipefail
+: "${APT_MIRROR:?}" "${APT_SUITE:?}" "${APT_PACKAGES:?}" "${PYTHON_VERSION:?}"
+
+fail() { echo "NGC-PADDLE-ERROR layer os: $*" >&2; exit 1; }
+
+# Use the archive the manifest names, whatever the base image came with.
+rm -f /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list
+{
+  echo "deb ${APT_MIRROR} ${APT_SUITE} main"
+  echo "deb ${APT_MIRROR} ${APT_SUITE}-updates main"
+  [ -z "${APT_SECURITY:-}" ] || echo "deb ${APT_SECURITY} ${APT_SUITE}-security main"
+} > /etc/apt/sources.list
+# Keep downloaded packages in the cache mount instead of deleting them (debian images do by default).
+rm -f /etc/apt/apt.conf.d/docker-clean
+apt_opts=()
+[ ! -s /run/secrets/ca ] || apt_opts+=(-o "Acquire::https::CaInfo=/run/secrets/ca")
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get "${apt_opts[@]}" update -qq || fail "component python: Debian archive ${APT_MIRROR} ${APT_SUITE} cannot be read; fix: check sources.debian in the manifest or the network"
+# shellcheck disable=SC2086  # APT_PACKAGES is a space-separated list
+apt-get "${apt_opts[@]}" install -y -qq --no-install-recommends ${APT_PACKAGES} \
+  || fail "component python: cannot install '${APT_PACKAGES}' from ${APT_MIRROR} ${APT_SUITE}; fix: check flavors.*.components.python in the manifest"
+
+found=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+[ "$found" = "$PYTHON_VERSION" ] || fail "component python: the manifest pins Python ${PYTHON_VERSION} but ${APT_SUITE} provides ${found}; fix: pin python ${found} or use a suite that ships ${PYTHON_VERSION}"
+
+python3 -m venv /opt/venv
+# No caches, logs or apt lists in the layer (the lists live in a cache mount).
+rm -rf /var/log/apt/* /var/log/dpkg.log /root/.cache

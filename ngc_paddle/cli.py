@@ -1,0 +1,115 @@
+"""`ngc-paddle`: the command line of the suite (build, manifest checks, bake file).
+
+Why: make targets, CI and release engineers all go through one entry point that turns every
+failure into one line on stderr and a distinct exit code (1: a build or gate failed, 2: bad input
+or toolchain).
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ngc_paddle.build import pipeline
+from ngc_paddle.build.bakefile import write_build_inputs
+from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
+from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest
+
+
+def _source_overrides(values: list[str]) -> dict[str, str]:
+    overrides = {}
+    for value in values:
+        name, sep, where = value.partition("=")
+        if not sep or not name or not where:
+            raise NgcPaddleError(f"--source {value!r} must be NAME=URL or NAME=PATH (e.g. pypi=https://mirror/simple)")
+        overrides[name] = where
+    return overrides
+
+
+def _load(release: str | None, root: Path):
+    release = release or latest_release(root / "releases")
+    target = Path(release)
+    path = target if target.suffix in (".yaml", ".yml") else find_manifest(release, root / "releases")
+    return load_manifest(path)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    request = pipeline.BuildRequest(args.release, args.flavor, _source_overrides(args.source), Path(args.root))
+    pipeline.build(request, say=lambda line: print(line, flush=True))
+    return 0
+
+
+def cmd_manifest_check(args: argparse.Namespace) -> int:
+    root = Path(args.root)
+    targets = args.releases or sorted(p.stem for p in (root / "releases").glob("*.yaml"))
+    failed = 0
+    for release in targets:
+        try:
+            manifest = _load(release, root)
+        except NgcPaddleError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"ok: {manifest.release} (flavors: {', '.join(manifest.flavors)})")
+    return 2 if failed else 0
+
+
+def cmd_manifest_show(args: argparse.Namespace) -> int:
+    manifest = _load(args.release, Path(args.root))
+    flavor = args.flavor or manifest.default_flavor
+    flavor_of(manifest, flavor)
+    print(json.dumps(image_manifest(manifest, flavor), indent=2))
+    return 0
+
+
+def cmd_bake_file(args: argparse.Namespace) -> int:
+    root = Path(args.root)
+    manifest = apply_source_overrides(_load(args.release, root), _source_overrides(args.source))
+    print(write_build_inputs(root.resolve(), manifest).relative_to(root.resolve()))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ngc-paddle", description=__doc__.splitlines()[0])
+    p.add_argument("--root", default=".", help="repository root (default: current folder)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("build", help="build a release flavor layer by layer and tag it")
+    b.add_argument("--release", help="YY.MM (default: the newest manifest in releases/)")
+    b.add_argument("--flavor", help="flavor to build (default: the manifest's default_flavor)")
+    b.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH",
+                   help="point a manifest source at a mirror or wheel folder for this build")
+    b.set_defaults(func=cmd_build)
+
+    m = sub.add_parser("manifest", help="check or show release manifests")
+    msub = m.add_subparsers(dest="manifest_command", required=True)
+    mc = msub.add_parser("check", help="validate manifests (all in releases/ by default)")
+    mc.add_argument("releases", nargs="*", help="release ids or manifest paths")
+    mc.set_defaults(func=cmd_manifest_check)
+    ms = msub.add_parser("show", help="print a flavor's resolved manifest as baked into the image")
+    ms.add_argument("release", nargs="?")
+    ms.add_argument("--flavor")
+    ms.set_defaults(func=cmd_manifest_show)
+
+    bf = sub.add_parser("bake-file", help="write build/bake/<release>.json from the manifest")
+    bf.add_argument("release", nargs="?")
+    bf.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH")
+    bf.set_defaults(func=cmd_bake_file)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except NgcPaddleError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted; the release tag was not moved", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

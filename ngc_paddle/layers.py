@@ -1,0 +1,36 @@
+"""The image's layer stack: order, folders and what each layer needs from the manifest.
+
+Why: one place says which layers exist, in which order they stack, and which components a
+flavor must pin for a layer to be buildable; the manifest checks and the build read it from here.
+"""
+
+from pathlib import Path
+
+# Canonical stacking order. `suite` is the root Dockerfile and sits on top of every flavor.
+LAYER_ORDER: tuple[str, ...] = ("os", "cuda", "dali", "tensorrt", "paddle", "suite")
+
+# Layers that only make sense on a flavor that declares a CUDA version.
+CUDA_LAYERS: frozenset[str] = frozenset({"cuda", "tensorrt"})
+
+# Layers every flavor has.
+MANDATORY_LAYERS: frozenset[str] = frozenset({"os", "paddle", "suite"})
+
+# Components a flavor must pin for each layer it includes.
+REQUIRED_COMPONENTS: dict[str, frozenset[str]] = {
+    "os": frozenset({"os", "python"}),
+    "cuda": frozenset({"cuda-runtime", "cublas", "cudnn", "nccl"}),
+    "dali": frozenset({"dali"}),
+    "tensorrt": frozenset({"tensorrt"}),
+    "paddle": frozenset({"paddle"}),
+    "suite": frozenset(),
+}
+
+
+def dockerfile_for(layer: str) -> Path:
+    """Path of a layer's Dockerfile relative to the repository root."""
+    return Path("Dockerfile") if layer == "suite" else Path("layers") / layer / "Dockerfile"
+
+
+def bake_target(layer: str, flavor: str) -> str:
+    """Name of the docker-bake.hcl target that builds `layer` for `flavor`."""
+    return f"{layer}-{flavor}"

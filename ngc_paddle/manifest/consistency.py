@@ -1,0 +1,142 @@
+"""Cross-field rules a manifest must satisfy before anything is built.
+
+Why: a structurally valid manifest can still describe an image that cannot work (a CUDA-12 DALI
+in a CUDA-11 flavor, a Paddle built for TensorRT 8 beside TensorRT 10, a layer without the
+component it installs). Each rule yields a Problem naming the field and the fix.
+"""
+
+import re
+from dataclasses import dataclass
+
+from ngc_paddle.layers import CUDA_LAYERS, MANDATORY_LAYERS, REQUIRED_COMPONENTS
+from ngc_paddle.manifest.schema import Component, Flavor, Manifest
+
+# Which source kinds can serve which component kinds.
+SOURCE_KINDS_FOR: dict[str, tuple[str, ...]] = {
+    "pip": ("pip-index", "wheel-dir"),
+    "apt": ("debian",),
+    "image": ("debian",),
+}
+
+# CUDA major encoded in a wheel's name: nvidia-cublas-cu12, tensorrt-cu12-libs, nvidia-dali-cuda120.
+_CUDA_NAME_PATTERNS = (re.compile(r"-cu(\d{2})(?:-|$)"), re.compile(r"-cuda(\d{2})0(?:-|$)"))
+
+
+@dataclass(frozen=True)
+class Problem:
+    where: str
+    message: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}; fix: {self.fix}"
+
+
+def cuda_major_of(component: Component) -> int | None:
+    """The CUDA major a component is built for: explicit `cuda`, else read from its package name."""
+    if component.cuda is not None:
+        return component.cuda
+    for pattern in _CUDA_NAME_PATTERNS:
+        match = pattern.search(component.package or "")
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def check(manifest: Manifest) -> list[Problem]:
+    """All consistency problems of a manifest, in file order."""
+    problems: list[Problem] = []
+    for flavor_name, flavor in manifest.flavors.items():
+        problems += _check_layers(flavor_name, flavor)
+        problems += _check_components(manifest, flavor_name, flavor)
+    return problems
+
+
+def _check_layers(name: str, flavor: Flavor) -> list[Problem]:
+    where = f"flavors.{name}.layers"
+    problems = []
+    missing = sorted(MANDATORY_LAYERS - set(flavor.layers))
+    if missing:
+        problems.append(Problem(where, f"missing mandatory layer(s) {missing}", f"add {missing} to the list"))
+    cuda_layers = sorted(CUDA_LAYERS & set(flavor.layers))
+    if cuda_layers and flavor.cuda is None:
+        problems.append(
+            Problem(where, f"layer(s) {cuda_layers} need a CUDA flavor", f"add flavors.{name}.cuda or drop them")
+        )
+    if flavor.cuda is not None and "cuda" not in flavor.layers:
+        problems.append(Problem(where, "a flavor with a CUDA version has no 'cuda' layer", "add 'cuda'"))
+    for layer in flavor.layers:
+        absent = sorted(REQUIRED_COMPONENTS[layer] - set(flavor.components))
+        if absent:
+            problems.append(
+                Problem(
+                    f"flavors.{name}.components",
+                    f"layer {layer!r} needs component(s) {absent}",
+                    f"pin {absent} under flavors.{name}.components",
+                )
+            )
+    return problems
+
+
+def _check_components(manifest: Manifest, name: str, flavor: Flavor) -> list[Problem]:
+    problems = []
+    for comp_name, comp in flavor.components.items():
+        where = f"flavors.{name}.components.{comp_name}"
+        if comp.layer not in flavor.layers:
+            problems.append(
+                Problem(where, f"layer {comp.layer!r} is not in this flavor's layers {flavor.layers}",
+                        f"add {comp.layer!r} to flavors.{name}.layers or move the component")
+            )
+        source = manifest.sources.get(comp.source)
+        if source is None:
+            problems.append(
+                Problem(where, f"source {comp.source!r} is not defined",
+                        f"use one of {sorted(manifest.sources)} or add it under sources")
+            )
+        elif source.kind not in SOURCE_KINDS_FOR[comp.kind]:
+            problems.append(
+                Problem(where, f"a {comp.kind} component cannot come from {source.kind} source {comp.source!r}",
+                        f"use a source of kind {' or '.join(SOURCE_KINDS_FOR[comp.kind])}")
+            )
+        problems += _check_cuda(name, flavor, where, comp)
+        problems += _check_built_against(flavor, where, comp)
+    return problems
+
+
+def _check_cuda(name: str, flavor: Flavor, where: str, comp: Component) -> list[Problem]:
+    major = cuda_major_of(comp)
+    if flavor.cuda is None:
+        if comp.package == "paddlepaddle-gpu":
+            return [Problem(where, "a CPU flavor cannot ship paddlepaddle-gpu", "use package: paddlepaddle")]
+        return []
+    problems = []
+    if major is not None and major != flavor.cuda.major:
+        problems.append(
+            Problem(where, f"{comp.package} is built for CUDA {major} but flavor {name!r} declares CUDA "
+                    f"{flavor.cuda.version}",
+                    f"pin a CUDA {flavor.cuda.major} build or change flavors.{name}.cuda.version")
+        )
+    if comp.package == "paddlepaddle":
+        problems.append(Problem(where, "a CUDA flavor ships the CPU-only paddlepaddle wheel",
+                                "use package: paddlepaddle-gpu"))
+    return problems
+
+
+def _check_built_against(flavor: Flavor, where: str, comp: Component) -> list[Problem]:
+    problems = []
+    for dep, prefix in comp.built_against.items():
+        other = flavor.components.get(dep)
+        if other is None:
+            problems.append(Problem(where, f"built_against names {dep!r}, which this flavor does not pin",
+                                    f"pin {dep!r} or drop it from built_against"))
+        elif not _version_has_prefix(other.version, prefix):
+            problems.append(
+                Problem(where, f"{comp.package} {comp.version} is built against {dep} {prefix} but the flavor "
+                        f"pins {dep} {other.version}",
+                        f"pin {dep} {prefix}.x or a {comp.package} built for {dep} {other.version}")
+            )
+    return problems
+
+
+def _version_has_prefix(version: str, prefix: str) -> bool:
+    return version == prefix or version.startswith(prefix + ".")

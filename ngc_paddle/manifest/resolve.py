@@ -1,0 +1,132 @@
+"""Turn one flavor of a manifest into what the build and the image need.
+
+Why: the build never restates a version; it takes every argument of every layer from here,
+and the image carries the same resolved view as JSON for the banner, validation and notes.
+"""
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ngc_paddle.driver import nvidia_require_cuda
+from ngc_paddle.errors import ManifestError
+from ngc_paddle.manifest.schema import Component, Flavor, Manifest, Source
+
+IMAGE_MANIFEST_PATH = "/opt/ngc-paddle/manifest.json"
+
+
+def apply_source_overrides(manifest: Manifest, overrides: Mapping[str, str]) -> Manifest:
+    """Point named sources at a mirror (URL) or a wheel folder (path) for this build only."""
+    sources = dict(manifest.sources)
+    for name, where in overrides.items():
+        if name not in sources:
+            raise ManifestError(
+                f"--source {name}={where}: release {manifest.release} has no source {name!r}; "
+                f"fix: use one of {sorted(sources)}"
+            )
+        field = "path" if sources[name].kind == "wheel-dir" else "url"
+        sources[name] = Source.model_validate({**sources[name].model_dump(), field: where})
+    return manifest.model_copy(update={"sources": sources})
+
+
+def flavor_of(manifest: Manifest, flavor: str) -> Flavor:
+    try:
+        return manifest.flavors[flavor]
+    except KeyError:
+        raise ManifestError(
+            f"release {manifest.release} has no flavor {flavor!r}; fix: use one of {sorted(manifest.flavors)}"
+        ) from None
+
+
+def source_location(source: Source) -> str:
+    """A human-readable place for error messages and the banner."""
+    if source.kind == "wheel-dir":
+        return f"wheel folder {source.path}"
+    if source.kind == "debian":
+        return f"{source.url} {source.suite}"
+    return str(source.url)
+
+
+def image_manifest(manifest: Manifest, flavor_name: str) -> dict[str, Any]:
+    """The resolved manifest baked into the image at IMAGE_MANIFEST_PATH."""
+    flavor = flavor_of(manifest, flavor_name)
+    components = {}
+    for name, comp in flavor.components.items():
+        source = manifest.sources[comp.source]
+        components[name] = {
+            "layer": comp.layer,
+            "kind": comp.kind,
+            "package": comp.package or comp.image,
+            "version": comp.version,
+            "cuda": comp.cuda,
+            "built_against": comp.built_against,
+            "license": comp.license,
+            "source": {"name": comp.source, "kind": source.kind, "location": source_location(source)},
+        }
+    cuda = None
+    if flavor.cuda is not None:
+        cuda = {**flavor.cuda.model_dump(), "nvidia_require_cuda": nvidia_require_cuda(flavor.cuda)}
+    return {
+        "schema_version": 1,
+        "product": manifest.image,
+        "release": manifest.release,
+        "flavor": flavor_name,
+        "description": flavor.description,
+        "layers": list(flavor.layers),
+        "cuda": cuda,
+        "components": components,
+    }
+
+
+def layer_components(flavor: Flavor, layer: str) -> dict[str, Component]:
+    return {name: comp for name, comp in flavor.components.items() if comp.layer == layer}
+
+
+def layer_args(manifest: Manifest, flavor_name: str, layer: str, base_image: str | None = None) -> dict[str, str]:
+    """The build arguments of one layer target, all derived from the manifest."""
+    flavor = flavor_of(manifest, flavor_name)
+    comps = layer_components(flavor, layer)
+    if layer == "os":
+        return _os_args(manifest, flavor, base_image)
+    args = {"LAYER_SPEC": json.dumps(_pip_spec(manifest, flavor_name, layer, comps), sort_keys=True)}
+    if layer == "cuda" and flavor.cuda is not None:
+        args["CUDA_VERSION"] = flavor.cuda.version
+        args["NVIDIA_REQUIRE_CUDA"] = nvidia_require_cuda(flavor.cuda)
+    if layer == "suite":
+        args["MANIFEST_FILE"] = f"build/manifests/{manifest.release}-{flavor_name}.json"
+    return args
+
+
+def _os_args(manifest: Manifest, flavor: Flavor, base_image: str | None) -> dict[str, str]:
+    os_comp, python = flavor.components["os"], flavor.components["python"]
+    debian = manifest.sources[python.source]
+    return {
+        "BASE_IMAGE": base_image or str(os_comp.image),
+        "APT_MIRROR": str(debian.url),
+        "APT_SUITE": str(debian.suite),
+        "APT_SECURITY": debian.security_url or "",
+        "APT_PACKAGES": " ".join([str(python.package), *python.extra_packages]),
+        "PYTHON_VERSION": python.version,
+    }
+
+
+def _pip_spec(manifest: Manifest, flavor_name: str, layer: str, comps: dict[str, Component]) -> dict[str, Any]:
+    entries = []
+    for name, comp in comps.items():
+        source = manifest.sources[comp.source]
+        entries.append({
+            "name": name,
+            "requirement": comp.requirement,
+            "package": comp.package,
+            "source": comp.source,
+            "source_kind": source.kind,
+            "location": source.path if source.kind == "wheel-dir" else source.url,
+        })
+    return {
+        "release": manifest.release,
+        "flavor": flavor_name,
+        "layer": layer,
+        "manifest": f"releases/{manifest.release}.yaml",
+        "dependency_index": manifest.sources[manifest.dependency_source].url,
+        "components": entries,
+    }

@@ -1,0 +1,173 @@
+"""The structure of a release manifest (`releases/YY.MM.yaml`).
+
+Why: a manifest pins every component of every flavor and says where it comes from; the schema
+rejects unknown keys, bad versions and dangling references before any build starts. Rules that
+relate fields to each other (CUDA majors, layers and their components) live in consistency.py.
+"""
+
+import re
+from typing import Annotated, Literal
+
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ngc_paddle.layers import LAYER_ORDER
+
+RELEASE_RE = re.compile(r"^\d{2}\.(0[1-9]|1[0-2])$")
+# Debian package versions: [epoch:]upstream[-revision]; also accepts plain "12" or "3.11".
+DEBIAN_VERSION_RE = re.compile(r"^(\d+:)?[0-9][A-Za-z0-9.+~-]*$")
+DRIVER_RE = re.compile(r"^\d{3}(\.\d{1,3}){1,2}$")
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+LayerName = Literal["os", "cuda", "dali", "tensorrt", "paddle", "suite"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Source(Strict):
+    """Where packages come from: a pip index, a folder of wheels, or a Debian archive."""
+
+    kind: Literal["pip-index", "wheel-dir", "debian"]
+    url: str | None = None
+    path: str | None = None
+    suite: str | None = None
+    security_url: str | None = None  # debian: the security archive, if the image takes its updates
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _fields_match_kind(self) -> "Source":
+        if self.kind in ("pip-index", "debian") and not self.url:
+            raise ValueError(f"a {self.kind} source needs a 'url'")
+        if self.kind == "wheel-dir" and not self.path:
+            raise ValueError("a wheel-dir source needs a 'path' (relative to the repository root)")
+        if self.kind == "debian" and not self.suite:
+            raise ValueError("a debian source needs a 'suite' (e.g. bookworm)")
+        if self.url and not re.match(r"^(https?|file)://", self.url):
+            raise ValueError(f"url {self.url!r} must start with http://, https:// or file://")
+        return self
+
+
+class Component(Strict):
+    """One pinned piece of the stack and the layer that installs it."""
+
+    layer: LayerName
+    kind: Literal["pip", "apt", "image"]
+    version: str
+    source: str
+    package: str | None = None  # pip distribution or Debian package; not used by kind=image
+    image: str | None = None  # kind=image: the base image reference
+    cuda: int | None = None  # CUDA major the binary is built for; inferred from the package name if unset
+    built_against: dict[str, str] = Field(default_factory=dict)  # component -> version prefix
+    extra_packages: list[str] = Field(default_factory=list)  # apt: more Debian packages, unpinned
+    license: str | None = None
+
+    @model_validator(mode="after")
+    def _fields_match_kind(self) -> "Component":
+        if self.kind == "image" and not self.image:
+            raise ValueError("a component of kind 'image' needs 'image' (e.g. debian:bookworm-slim)")
+        if self.kind in ("pip", "apt") and not self.package:
+            raise ValueError(f"a component of kind {self.kind!r} needs 'package'")
+        if self.kind == "pip":
+            try:
+                parsed = Version(self.version)
+            except InvalidVersion:
+                raise ValueError(f"version {self.version!r} is not a PEP 440 version (e.g. 2.4.0)") from None
+            if str(parsed) != self.version and self.version.lstrip("v") != str(parsed):
+                raise ValueError(f"version {self.version!r} is not normalised; write {parsed}")
+        elif not DEBIAN_VERSION_RE.match(self.version):
+            raise ValueError(f"version {self.version!r} is not a Debian-style version (e.g. 12 or 3.11)")
+        return self
+
+    @property
+    def requirement(self) -> str:
+        """The pip requirement string that pins this component."""
+        return f"{self.package}=={self.version}"
+
+
+class CudaSpec(Strict):
+    """The CUDA release a GPU flavor is based on and the drivers that can run it."""
+
+    version: str
+    min_driver: str
+    datacenter_drivers: list[str] = Field(default_factory=list)
+
+    @field_validator("version")
+    @classmethod
+    def _cuda_version(cls, v: str) -> str:
+        if not re.match(r"^\d{2}\.\d(\.\d+)?$", v):
+            raise ValueError(f"CUDA version {v!r} must look like 12.6 or 12.6.3")
+        return v
+
+    @field_validator("min_driver")
+    @classmethod
+    def _driver(cls, v: str) -> str:
+        if not DRIVER_RE.match(v):
+            raise ValueError(f"driver version {v!r} must look like 560.28 or 560.28.03")
+        return v
+
+    @field_validator("datacenter_drivers")
+    @classmethod
+    def _drivers(cls, vs: list[str]) -> list[str]:
+        for v in vs:
+            if not DRIVER_RE.match(v):
+                raise ValueError(f"driver version {v!r} must look like 470.57")
+        return vs
+
+    @property
+    def major(self) -> int:
+        return int(self.version.split(".")[0])
+
+    @property
+    def major_minor(self) -> str:
+        return ".".join(self.version.split(".")[:2])
+
+
+class Flavor(Strict):
+    """One image variant of a release (cpu, gpu, ...): its layers and pinned components."""
+
+    description: str
+    layers: list[LayerName]
+    cuda: CudaSpec | None = None
+    components: dict[str, Component]
+
+    @field_validator("layers")
+    @classmethod
+    def _ordered(cls, layers: list[str]) -> list[str]:
+        if len(set(layers)) != len(layers):
+            raise ValueError(f"layers {layers} lists a layer twice")
+        canonical = [name for name in LAYER_ORDER if name in layers]
+        if layers != canonical:
+            raise ValueError(f"layers must stack in the order {list(LAYER_ORDER)}; write {canonical}")
+        return layers
+
+
+class Manifest(Strict):
+    """A monthly release: its id, package sources and flavors."""
+
+    schema_version: Literal[1]
+    release: str
+    image: str = "ngc-paddle"
+    default_flavor: str
+    dependency_source: str = "pypi"  # pip index for dependencies the manifest does not pin
+    sources: dict[str, Source]
+    flavors: dict[Annotated[str, Field(pattern=NAME_RE.pattern)], Flavor]
+
+    @field_validator("release")
+    @classmethod
+    def _release(cls, v: str) -> str:
+        if not RELEASE_RE.match(v):
+            raise ValueError(f"release {v!r} must be YY.MM (e.g. 26.12)")
+        return v
+
+    @model_validator(mode="after")
+    def _default_flavor_exists(self) -> "Manifest":
+        if self.default_flavor not in self.flavors:
+            raise ValueError(
+                f"default_flavor {self.default_flavor!r} is not one of the flavors {sorted(self.flavors)}"
+            )
+        dep = self.sources.get(self.dependency_source)
+        if dep is None or dep.kind != "pip-index":
+            raise ValueError(f"dependency_source {self.dependency_source!r} must name a pip-index source")
+        return self
