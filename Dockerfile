@@ -24,6 +24,10 @@ COPY validation/ /opt/ngc-paddle/validation/
 COPY benchmarks/ /opt/ngc-paddle/benchmarks/
 COPY ${MANIFEST_FILE} /opt/ngc-paddle/manifest.json
 
+# BuildKit leaves empty mount points of the layers' bind and cache mounts behind; so does Paddle's
+# first import (~/.cache/paddle). None of it belongs in the image.
+RUN rm -rf /tmp/ngc /wheelhouse /root/.cache
+
 WORKDIR /workspace
 ENTRYPOINT ["/opt/ngc-paddle/entrypoint.sh"]
 CMD ["/bin/bash"]

@@ -1,0 +1,64 @@
+# ngc-paddle: build, test and lint the monthly PaddlePaddle containers.
+#   make image [RELEASE=YY.MM] [FLAVOR=cpu|gpu] [SOURCES="pypi=URL nvidia=URL ..."]
+#   make test | make lint | make clean
+# RELEASE defaults to the newest manifest in releases/, FLAVOR to that manifest's default_flavor.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+RELEASE ?=
+FLAVOR ?=
+SOURCES ?=
+PYTEST_ARGS ?=
+
+build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
+             $(foreach s,$(SOURCES),--source $(s))
+
+.PHONY: image test unit integration lint toolchain bake-print bench-build clean distclean help
+
+help:
+	@sed -n '2,5p' Makefile | sed 's/^# //'
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+## Docker engine + buildx (installed and started where missing; see toolchain/ensure-engine.sh)
+toolchain:
+	bash toolchain/ensure-engine.sh
+
+## Build RELEASE/FLAVOR layer by layer; the release tag moves only after a smoke test
+image: $(BIN)/.installed toolchain
+	$(BIN)/ngc-paddle build $(build_args)
+
+## Unit tests (seconds), then integration tests that build and run real images
+test: unit integration
+
+unit: $(BIN)/.installed
+	$(BIN)/pytest tests/unit -n 2 $(PYTEST_ARGS)
+
+integration: $(BIN)/.installed toolchain
+	$(BIN)/pytest tests/integration $(PYTEST_ARGS)
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/hadolint --config .hadolint.yaml Dockerfile layers/*/Dockerfile
+	$(BIN)/ngc-paddle manifest check
+
+## Print the resolved bake definition of RELEASE (structure from docker-bake.hcl + manifest args)
+bake-print: $(BIN)/.installed
+	@f=$$($(BIN)/ngc-paddle bake-file $(RELEASE)) && rel=$$(basename $$f .json) && \
+	  RELEASE=$$rel docker buildx bake -f docker-bake.hcl -f $$f --print $(or $(FLAVOR),default)
+
+## Cold build, no-change rebuild and top-layer rebuild, with image size vs installed payload
+bench-build: $(BIN)/.installed toolchain
+	$(BIN)/python benchmarks/build/bench_build.py $(build_args)
+
+clean:
+	rm -rf build
+	-docker image ls --format '{{.Repository}}:{{.Tag}}' ngc-paddle-layers | xargs -r docker image rm
+
+distclean: clean
+	rm -rf $(VENV) *.egg-info

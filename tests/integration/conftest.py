@@ -1,0 +1,69 @@
+"""Integration fixtures: a running engine, the default flavor built once, and scratch copies of the repo.
+
+These tests build and run real images. `make test` (and .ci/run) start the engine first; a
+missing engine is a failure with the fix, not a skip.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ngc_paddle.manifest import load_manifest
+from ngc_paddle.manifest.loader import latest_release
+
+REPO = Path(__file__).resolve().parents[2]
+CLI = [sys.executable, "-m", "ngc_paddle.cli"]
+
+
+@dataclass
+class Built:
+    image: str
+    release: str
+    flavor: str
+    manifest: object
+    report: dict
+    output: str
+
+
+def run_cli(*args: str, root: Path = REPO, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, "--root", str(root), *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=REPO)
+
+
+def docker(*args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["docker", *args], capture_output=True, text=True, check=check, timeout=timeout)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def engine() -> None:
+    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
+        pytest.fail("no Docker engine answers; fix: run `make toolchain` (or `make test`, which starts it)")
+
+
+@pytest.fixture(scope="session")
+def built() -> Built:
+    """The newest release's default flavor, built with `ngc-paddle build` as `make image` does."""
+    release = latest_release(REPO / "releases")
+    manifest = load_manifest(REPO / "releases" / f"{release}.yaml")
+    proc = run_cli("build")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    flavor = manifest.default_flavor
+    report = json.loads((REPO / "build" / "reports" / f"{release}-{flavor}" / "build.json").read_text())
+    return Built(f"{manifest.image}:{release}-{flavor}", release, flavor, manifest, report, proc.stdout)
+
+
+@pytest.fixture
+def scratch_repo(tmp_path: Path) -> Path:
+    """A copy of the repository whose images are named ngc-paddle-itest, so tests can break it freely."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPO, root, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "__pycache__", "*.egg-info", ".pytest_cache", ".ruff_cache"))
+    for manifest in (root / "releases").glob("*.yaml"):
+        text = manifest.read_text()
+        manifest.write_text(text.replace("\nimage: ngc-paddle\n", "\nimage: ngc-paddle-itest\n"))
+    return root

@@ -1,0 +1,160 @@
+"""`make image` end to end: the default flavor builds, runs, reports, caches and fails safely."""
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from tests.integration.conftest import REPO, Built, docker, run_cli
+
+KEY = ["paddle", "dali", "paddle2onnx", "onnxruntime"]
+
+
+def run_in(image: str, *cmd: str, env: dict[str, str] | None = None, extra: tuple[str, ...] = ()):
+    flags = [f for k, v in (env or {}).items() for f in ("-e", f"{k}={v}")]
+    return docker("run", "--rm", "--network", "none", *extra, *flags, image, *cmd, check=False)
+
+
+def test_build_reports_every_layer(built: Built) -> None:
+    report = built.report
+    flavor = built.manifest.flavors[built.flavor]
+    assert report["status"] == "success" and report["image"] == built.image
+    assert [layer["layer"] for layer in report["layers"]] == flavor.layers
+    for layer in report["layers"]:
+        assert layer["status"] in ("built", "cached") and layer["image_id"].startswith("sha256:")
+        assert layer["duration_s"] >= 0
+    sizes = {layer["layer"]: layer["size_added_bytes"] for layer in report["layers"]}
+    assert sizes["paddle"] > 100_000_000 and sizes["dali"] > 100_000_000
+    md = (REPO / "build" / "reports" / f"{built.release}-{built.flavor}" / "build.md").read_text()
+    assert f"# Build {built.release}-{built.flavor}: success" in md
+    for n, layer in enumerate(flavor.layers, start=1):
+        assert f"[{n}/{len(flavor.layers)}] {layer}:" in built.output, "progress is shown layer by layer"
+
+
+def test_container_imports_paddle_and_dali_at_manifest_versions(built: Built) -> None:
+    proc = run_in(built.image, "python", "-c",
+                  "import paddle, nvidia.dali, json; print(json.dumps([paddle.__version__, nvidia.dali.__version__]))",
+                  env={"NGC_PADDLE_QUIET": "1"})
+    assert proc.returncode == 0, proc.stderr
+    comps = built.manifest.flavors[built.flavor].components
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [comps["paddle"].version, comps["dali"].version]
+
+
+def test_banner_shows_manifest_versions(built: Built) -> None:
+    proc = run_in(built.image, "true")
+    assert proc.returncode == 0
+    assert f"{built.manifest.image} {built.release} ({built.flavor})" in proc.stderr
+    comps = built.manifest.flavors[built.flavor].components
+    for key in KEY:
+        assert re.search(rf"\s{re.escape(comps[key].version)}\s+\({re.escape(comps[key].package)}\)", proc.stderr), key
+    assert run_in(built.image, "true", env={"NGC_PADDLE_QUIET": "1"}).stderr == ""
+
+
+def test_shm_and_driver_warnings(built: Built) -> None:
+    default = run_in(built.image, "true")
+    assert "SHMEM allocation limit is set to the default of 64MB" in default.stderr
+    assert "--ipc=host --ulimit memlock=-1 --ulimit stack=67108864" in default.stderr
+    roomy = run_in(built.image, "true", extra=("--shm-size", "1g"))
+    assert "SHMEM" not in roomy.stderr
+    assert "NVIDIA Driver was not detected" not in default.stderr, "no GPU warning in a CPU flavor"
+    as_gpu = run_in(built.image, "bash", "-c", "echo cpu_only=$NGC_PADDLE_CPU_ONLY",
+                    env={"NVIDIA_REQUIRE_CUDA": "cuda>=12.6"})
+    assert "WARNING: The NVIDIA Driver was not detected." in as_gpu.stderr
+    assert "cpu_only=1" in as_gpu.stdout
+
+
+def test_oci_labels_and_baked_manifest(built: Built) -> None:
+    labels = json.loads(docker("image", "inspect", "--format", "{{json .Config.Labels}}", built.image).stdout)
+    assert labels["org.opencontainers.image.version"] == built.release
+    assert labels["org.opencontainers.image.title"] == "ngc-paddle"
+    assert labels["ngc-paddle.flavor"] == built.flavor and labels["ngc-paddle.release"] == built.release
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    if head:
+        assert labels["org.opencontainers.image.revision"].removesuffix("-dirty") == head
+    assert re.match(r"\d{4}-\d\d-\d\dT", labels["org.opencontainers.image.created"])
+    baked = json.loads(run_in(built.image, "cat", "/opt/ngc-paddle/manifest.json").stdout)
+    assert baked["release"] == built.release and baked["flavor"] == built.flavor
+    assert baked["components"]["paddle"]["version"] == built.manifest.flavors[built.flavor].components["paddle"].version
+
+
+def test_subcommands_are_on_path(built: Built) -> None:
+    for command in ("bench-rn50", "bench-hgnet", "validate"):
+        proc = run_in(built.image, "bash", "-c", f"command -v {command}", env={"NGC_PADDLE_QUIET": "1"})
+        assert proc.returncode == 0 and proc.stdout.strip() == f"/opt/ngc-paddle/bin/{command}"
+
+
+def test_no_caches_apt_lists_or_secrets_in_image(built: Built) -> None:
+    script = (
+        "find /var/lib/apt/lists /var/cache/apt /run/secrets -type f ! -name lock; "
+        "ls -d /root/.cache /tmp/ngc /wheelhouse 2>/dev/null; "
+        "find / -xdev -path /proc -prune -o -name '*.pem' -path '/run/*' -print 2>/dev/null; true"
+    )
+    proc = run_in(built.image, "bash", "-c", script, env={"NGC_PADDLE_QUIET": "1"})
+    leftovers = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert leftovers == [], leftovers
+
+
+def test_rebuild_without_changes_reuses_every_layer(built: Built) -> None:
+    before = docker("image", "inspect", "--format", "{{.Id}}", built.image).stdout.strip()
+    proc = run_cli("build")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((REPO / "build" / "reports" / f"{built.release}-{built.flavor}" / "build.json").read_text())
+    assert [layer["status"] for layer in report["layers"]] == ["cached"] * len(report["layers"])
+    assert docker("image", "inspect", "--format", "{{.Id}}", built.image).stdout.strip() == before
+
+
+def test_suite_change_rebuilds_only_the_top_layer(built: Built, scratch_repo: Path) -> None:
+    assert run_cli("build", root=scratch_repo).returncode == 0
+    banner = scratch_repo / "image" / "lib" / "banner.py"
+    banner.write_text(banner.read_text() + "\n# a change to the suite's own files\n")
+    proc = run_cli("build", root=scratch_repo)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((scratch_repo / "build/reports" / f"{built.release}-{built.flavor}/build.json").read_text())
+    statuses = [layer["status"] for layer in report["layers"]]
+    assert statuses == ["cached"] * (len(statuses) - 1) + ["built"]
+
+
+def test_missing_version_fails_and_previous_image_keeps_its_tag(built: Built, scratch_repo: Path) -> None:
+    assert run_cli("build", root=scratch_repo).returncode == 0
+    image = f"ngc-paddle-itest:{built.release}-{built.flavor}"
+    good = docker("image", "inspect", "--format", "{{.Id}}", image).stdout.strip()
+    manifest = scratch_repo / "releases" / f"{built.release}.yaml"
+    version = built.manifest.flavors[built.flavor].components["paddle2onnx"].version
+    text = manifest.read_text()
+    pinned = f"package: paddle2onnx, version: {version}"
+    assert pinned in text
+    manifest.write_text(text.replace(pinned, "package: paddle2onnx, version: 0.0.1"))
+
+    proc = run_cli("build", root=scratch_repo)
+    assert proc.returncode == 1
+    error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(error) == 1
+    assert "layer paddle: component paddle2onnx (paddle2onnx==0.0.1) from source pypi" in error[0]
+    assert "the release tag was not moved" in error[0]
+    assert docker("image", "inspect", "--format", "{{.Id}}", image).stdout.strip() == good
+    reports = scratch_repo / "build" / "reports" / f"{built.release}-{built.flavor}"
+    assert json.loads((reports / "build.json").read_text())["status"] == "success"
+    assert json.loads((reports / "build-failed.json").read_text())["status"] == "failed"
+
+
+def test_unknown_flavor_or_release_is_one_line_and_exit_2() -> None:
+    for args, needle in ((["build", "--flavor", "tpu"], "has no flavor 'tpu'"),
+                         (["build", "--release", "99.01"], "no manifest for release 99.01")):
+        proc = run_cli(*args)
+        assert proc.returncode == 2
+        assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error:") and needle in proc.stderr
+
+
+def test_bake_file_parses_on_its_own_and_with_the_manifest(built: Built) -> None:
+    plain = subprocess.run(["docker", "buildx", "bake", "--print"], cwd=REPO, capture_output=True, text=True)
+    assert plain.returncode == 0, plain.stderr
+    assert "suite-cpu" in json.loads(plain.stdout)["target"]
+    proc = run_cli("bake-file")
+    assert proc.returncode == 0
+    merged = subprocess.run(["docker", "buildx", "bake", "-f", "docker-bake.hcl", "-f", proc.stdout.strip(),
+                             "--print", "gpu"], cwd=REPO, capture_output=True, text=True,
+                            env={**__import__("os").environ, "RELEASE": built.release})
+    assert merged.returncode == 0, merged.stderr
+    targets = json.loads(merged.stdout)["target"]
+    assert targets["cuda-gpu"]["args"]["NVIDIA_REQUIRE_CUDA"].startswith("cuda>=")
+    assert targets["tensorrt-gpu"]["args"]["BASE_IMAGE"].endswith("-gpu-dali")

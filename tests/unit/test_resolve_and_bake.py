@@ -1,0 +1,127 @@
+"""Every layer's build arguments come from the manifest, and the bake file agrees with it."""
+
+import itertools
+import json
+from pathlib import Path
+
+import hcl2
+import pytest
+
+from ngc_paddle.build.bakefile import bake_definition, build_command, write_build_inputs
+from ngc_paddle.driver import nvidia_require_cuda
+from ngc_paddle.errors import ManifestError, ToolchainError
+from ngc_paddle.layers import bake_target, dockerfile_for
+from ngc_paddle.manifest import load_manifest
+from ngc_paddle.manifest.resolve import apply_source_overrides, image_manifest, layer_args
+
+
+@pytest.fixture
+def manifest(current_manifest_data, write_manifest):
+    return load_manifest(write_manifest(current_manifest_data))
+
+
+def test_pip_layer_spec_pins_exactly_the_manifest_components(manifest) -> None:
+    for flavor_name, flavor in manifest.flavors.items():
+        for layer in flavor.layers:
+            if layer == "os":
+                continue
+            spec = json.loads(layer_args(manifest, flavor_name, layer)["LAYER_SPEC"])
+            expected = {f"{c.package}=={c.version}" for c in flavor.components.values() if c.layer == layer}
+            assert {c["requirement"] for c in spec["components"]} == expected, (flavor_name, layer)
+            for entry in spec["components"]:
+                source = manifest.sources[flavor.components[entry["name"]].source]
+                assert entry["location"] == (source.url or source.path)
+
+
+def test_os_layer_args(manifest) -> None:
+    args = layer_args(manifest, "cpu", "os", base_image="ngc-paddle-base:bookworm")
+    python = manifest.flavors["cpu"].components["python"]
+    assert args["BASE_IMAGE"] == "ngc-paddle-base:bookworm"
+    assert args["PYTHON_VERSION"] == python.version
+    assert args["APT_PACKAGES"].split() == [python.package, *python.extra_packages]
+    assert args["APT_SUITE"] == manifest.sources["debian"].suite
+
+
+def test_gpu_cuda_layer_carries_the_driver_constraint(manifest) -> None:
+    args = layer_args(manifest, "gpu", "cuda")
+    cuda = manifest.flavors["gpu"].cuda
+    assert args["CUDA_VERSION"] == cuda.version
+    assert args["NVIDIA_REQUIRE_CUDA"] == nvidia_require_cuda(cuda)
+    assert args["NVIDIA_REQUIRE_CUDA"].startswith(f"cuda>={cuda.major_minor} brand=tesla,driver>=")
+
+
+def test_nvidia_require_cuda_syntax(manifest) -> None:
+    cuda = manifest.flavors["gpu"].cuda.model_copy(update={"version": "12.0.1", "datacenter_drivers": ["470.57"]})
+    assert nvidia_require_cuda(cuda) == "cuda>=12.0 brand=tesla,driver>=470,driver<471"
+
+
+def test_source_override_points_at_mirror(manifest) -> None:
+    mirrored = apply_source_overrides(manifest, {"pypi": "https://mirror.example/simple"})
+    spec = json.loads(layer_args(mirrored, "cpu", "paddle")["LAYER_SPEC"])
+    assert {c["location"] for c in spec["components"]} == {"https://mirror.example/simple"}
+    with pytest.raises(ManifestError, match="has no source 'nope'"):
+        apply_source_overrides(manifest, {"nope": "https://x"})
+
+
+def test_image_manifest_lists_every_component(manifest) -> None:
+    resolved = image_manifest(manifest, "gpu")
+    assert resolved["release"] == manifest.release and resolved["flavor"] == "gpu"
+    assert set(resolved["components"]) == set(manifest.flavors["gpu"].components)
+    assert resolved["cuda"]["nvidia_require_cuda"].startswith("cuda>=")
+    assert image_manifest(manifest, "cpu")["cuda"] is None
+
+
+def test_bake_hcl_groups_match_manifest_layers(manifest, repo: Path) -> None:
+    """docker-bake.hcl has a target per layer and flavor, chained by tag, and a group per flavor."""
+    with (repo / "docker-bake.hcl").open() as fh:
+        hcl = _unquote(hcl2.load(fh))
+    targets = {name: body for block in hcl["target"] for name, body in block.items()}
+    groups = {name: body for block in hcl["group"] for name, body in block.items()}
+    for flavor_name, flavor in manifest.flavors.items():
+        expected = [bake_target(layer, flavor_name) for layer in flavor.layers]
+        assert groups[flavor_name]["targets"] == expected
+        for below, layer in zip([None, *flavor.layers], flavor.layers, strict=False):
+            body = targets[bake_target(layer, flavor_name)]
+            assert body["dockerfile"] == str(dockerfile_for(layer))
+            if below is not None:
+                assert body["args"]["BASE_IMAGE"].replace(" ", "") == f'${{layer_tag("{flavor_name}","{below}")}}'
+
+
+def _unquote(node):
+    """python-hcl2 keeps the quotes of names and strings; drop them."""
+    if isinstance(node, dict):
+        return {_unquote(k): _unquote(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_unquote(v) for v in node]
+    if isinstance(node, str) and len(node) >= 2 and node[0] == node[-1] == '"':
+        return node[1:-1]
+    return node
+
+
+def test_bake_definition_has_args_for_every_target(manifest, tmp_path: Path) -> None:
+    definition = bake_definition(manifest)
+    for flavor_name, flavor in manifest.flavors.items():
+        for layer in flavor.layers:
+            assert definition["target"][bake_target(layer, flavor_name)]["args"]
+    bake_file = write_build_inputs(tmp_path, manifest)
+    assert json.loads(bake_file.read_text()) == definition
+    baked = json.loads((tmp_path / "build" / "manifests" / f"{manifest.release}-cpu.json").read_text())
+    assert baked == image_manifest(manifest, "cpu")
+
+
+def test_build_command_translates_a_printed_target() -> None:
+    cmd = build_command("dali-cpu", {
+        "context": ".", "dockerfile": "layers/dali/Dockerfile", "args": {"BASE_IMAGE": "x:os", "LAYER_SPEC": "{}"},
+        "labels": {"a": "b"}, "tags": ["x:dali"], "secret": ["id=ca,src=/ca.crt"],
+    })
+    assert cmd[:6] == ["docker", "buildx", "build", "--network", "host", "--load"]
+    assert cmd[-1] == "."
+    pairs = list(itertools.pairwise(cmd))
+    for pair in [("--file", "layers/dali/Dockerfile"), ("--build-arg", "BASE_IMAGE=x:os"), ("--label", "a=b"),
+                 ("--tag", "x:dali"), ("--secret", "id=ca,src=/ca.crt")]:
+        assert pair in pairs
+
+
+def test_build_command_refuses_fields_it_cannot_pass() -> None:
+    with pytest.raises(ToolchainError, match="cache-from"):
+        build_command("x", {"context": ".", "cache-from": ["type=local"]})
