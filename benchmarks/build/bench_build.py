@@ -1,0 +1,108 @@
+"""Benchmark the build itself: cold build, no-change rebuild, top-layer change, and image size.
+
+Prints the three build times side by side and their ratios, and the image size against the sum
+of the payloads the layers install (what `pip`/`apt` put on disk), measured in the same run.
+
+  python benchmarks/build/bench_build.py [--release YY.MM] [--flavor cpu] [--keep-cache]
+
+The cold build runs in a scratch copy of the repository with its own image name and with the
+BuildKit cache pruned first (unless --keep-cache), so it never touches the release's own tags.
+Reinstalling the packages is part of "cold": on a mirror-less host this is dominated by downloads.
+"""
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from ngc_paddle.build import pipeline  # noqa: E402
+from ngc_paddle.build.report import human  # noqa: E402
+from ngc_paddle.manifest.loader import latest_release  # noqa: E402
+
+PAYLOAD_SCRIPT = (
+    "du -sb /opt/venv/lib/python3*/site-packages | cut -f1; "
+    "dpkg-query -W -f='${Installed-Size}\\n' | awk '{s+=$1} END {print s*1024}'"
+)
+
+
+def scratch_copy(tmp: Path) -> Path:
+    root = tmp / "repo"
+    shutil.copytree(REPO, root, ignore=shutil.ignore_patterns(".git", ".venv", "build", "__pycache__", "*.egg-info"))
+    for manifest in (root / "releases").glob("*.yaml"):
+        manifest.write_text(manifest.read_text().replace("\nimage: ngc-paddle\n", "\nimage: ngc-paddle-bench\n"))
+    return root
+
+
+def timed_build(root: Path, release: str, flavor: str | None, sources: dict[str, str]) -> tuple[float, list[str], str]:
+    started = time.monotonic()
+    report = pipeline.build(pipeline.BuildRequest(release, flavor, sources, root), say=lambda _line: None)
+    return time.monotonic() - started, [layer.status for layer in report.layers], report.image
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--release", default=None)
+    parser.add_argument("--flavor", default=None)
+    parser.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH",
+                        help="point a manifest source at a mirror or wheel folder, as in ngc-paddle build")
+    parser.add_argument("--keep-cache", action="store_true", help="do not prune the BuildKit cache first")
+    args = parser.parse_args()
+    release = args.release or latest_release(REPO / "releases")
+    sources = dict(item.split("=", 1) for item in args.source)
+
+    with tempfile.TemporaryDirectory(prefix="ngc-bench-") as tmp:
+        root = scratch_copy(Path(tmp))
+        if not args.keep_cache:
+            subprocess.run("docker image ls --format '{{.Repository}}:{{.Tag}}' ngc-paddle-layers "
+                           "| xargs -r docker image rm", shell=True, check=False, capture_output=True)
+            subprocess.run(["docker", "builder", "prune", "--all", "--force"], check=True, capture_output=True)
+        print(f"cold build of {release} ...", flush=True)
+        cold, cold_status, image = timed_build(root, release, args.flavor, sources)
+        print("no-change rebuild ...", flush=True)
+        warm, warm_status, _ = timed_build(root, release, args.flavor, sources)
+        banner = root / "image" / "lib" / "banner.py"
+        banner.write_text(banner.read_text() + f"\n# touched by bench_build at {time.time()}\n")
+        print("top-layer change rebuild ...", flush=True)
+        top, top_status, _ = timed_build(root, release, args.flavor, sources)
+
+        size = int(subprocess.run(["docker", "image", "inspect", "--format", "{{.Size}}", image],
+                                  capture_output=True, text=True, check=True).stdout)
+        payload = subprocess.run(["docker", "run", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", image,
+                                  "bash", "-c", PAYLOAD_SCRIPT], capture_output=True, text=True, check=True)
+        site_packages, debian = (int(x) for x in payload.stdout.split())
+        subprocess.run(["docker", "image", "rm", image, image.rsplit("-", 1)[0]], capture_output=True, check=False)
+
+    results = {
+        "release": release, "image": image,
+        "cold_s": round(cold, 1), "no_change_s": round(warm, 1), "top_layer_s": round(top, 1),
+        "no_change_over_cold": round(warm / cold, 4), "top_layer_over_cold": round(top / cold, 4),
+        "layer_status": {"cold": cold_status, "no_change": warm_status, "top_layer": top_status},
+        "image_bytes": size, "payload_bytes": site_packages + debian,
+        "site_packages_bytes": site_packages, "debian_packages_bytes": debian,
+        "image_over_payload": round(size / (site_packages + debian), 3),
+    }
+    print()
+    print("| build | seconds | vs cold | layers |")
+    print("| --- | ---: | ---: | --- |")
+    print(f"| cold | {cold:.1f} | 1.000 | {' '.join(cold_status)} |")
+    print(f"| no change | {warm:.1f} | {warm / cold:.3f} | {' '.join(warm_status)} |")
+    print(f"| top layer changed | {top:.1f} | {top / cold:.3f} | {' '.join(top_status)} |")
+    print(f"\nimage {human(size)}; installed payload {human(site_packages + debian)} "
+          f"(site-packages {human(site_packages)} + Debian packages {human(debian)}); "
+          f"image / payload = {size / (site_packages + debian):.3f}")
+    out = REPO / "build" / "bench" / f"build-{release}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"results: {out.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Building a flavor's images layer by layer with buildx bake."""

@@ -1,0 +1,109 @@
+"""Generate the manifest-derived half of the bake definition and check it against the HCL.
+
+Why: docker-bake.hcl says how layers stack; the versions and sources each target installs come
+from the release manifest only. This writes them as a bake JSON file that is merged on top
+(`-f docker-bake.hcl -f build/bake/<release>.json`), and checks that the HCL's group for a flavor
+has exactly the layers the manifest lists.
+"""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from ngc_paddle.errors import ManifestError, ToolchainError
+from ngc_paddle.layers import bake_target
+from ngc_paddle.manifest.resolve import image_manifest, layer_args
+from ngc_paddle.manifest.schema import Manifest
+
+HCL = Path("docker-bake.hcl")
+
+
+def bake_definition(manifest: Manifest, base_images: dict[str, str] | None = None) -> dict[str, Any]:
+    """{"target": {...}} with the args of every layer target of every flavor."""
+    targets: dict[str, Any] = {}
+    for flavor_name, flavor in manifest.flavors.items():
+        base = (base_images or {}).get(flavor_name)
+        for layer in flavor.layers:
+            targets[bake_target(layer, flavor_name)] = {"args": layer_args(manifest, flavor_name, layer, base)}
+    return {"target": targets}
+
+
+def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, str] | None = None) -> Path:
+    """Write build/bake/<release>.json and build/manifests/<release>-<flavor>.json; return the bake file."""
+    for flavor_name in manifest.flavors:
+        _write_if_changed(
+            root / "build" / "manifests" / f"{manifest.release}-{flavor_name}.json",
+            json.dumps(image_manifest(manifest, flavor_name), indent=2, sort_keys=True) + "\n",
+        )
+    bake_file = root / "build" / "bake" / f"{manifest.release}.json"
+    _write_if_changed(bake_file, json.dumps(bake_definition(manifest, base_images), indent=2, sort_keys=True) + "\n")
+    return bake_file
+
+
+def bake_env(manifest: Manifest, extra: dict[str, str] | None = None) -> dict[str, str]:
+    return {**os.environ, "RELEASE": manifest.release, "IMAGE": manifest.image, **(extra or {})}
+
+
+def resolved_group(root: Path, bake_file: Path, manifest: Manifest, flavor: str,
+                   env: dict[str, str] | None = None) -> dict[str, Any]:
+    """`bake --print` of a flavor's group, checked against the manifest's layer list."""
+    proc = subprocess.run(
+        ["docker", "buildx", "bake", "-f", str(HCL), "-f", str(bake_file.relative_to(root)), "--print", flavor],
+        cwd=root, env=env or bake_env(manifest), capture_output=True, text=True, check=False,
+    )
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        if "failed to find target" in last or "not defined" in last or flavor in last:
+            raise ManifestError(
+                f"docker-bake.hcl has no group {flavor!r} for release {manifest.release}; "
+                f"fix: add targets {[bake_target(x, flavor) for x in manifest.flavors[flavor].layers]} "
+                f"and a group {flavor!r} to docker-bake.hcl"
+            )
+        raise ToolchainError(f"docker buildx bake --print failed: {last}")
+    printed = json.loads(proc.stdout)
+    expected = [bake_target(layer, flavor) for layer in manifest.flavors[flavor].layers]
+    found = printed.get("group", {}).get(flavor, {}).get("targets", [])
+    if found != expected:
+        raise ManifestError(
+            f"docker-bake.hcl group {flavor!r} builds {found} but releases/{manifest.release}.yaml lists layers "
+            f"{manifest.flavors[flavor].layers}; fix: make the group's targets {expected}"
+        )
+    return printed
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+# Fields of a printed bake target that build_command translates; anything else is refused so a
+# definition never builds differently from what the bake file says.
+_TRANSLATED = {"context", "dockerfile", "args", "labels", "tags", "secret", "network", "target"}
+
+
+def build_command(target_name: str, target: dict[str, Any]) -> list[str]:
+    """`docker buildx build` flags equivalent to one resolved bake target, on the host network.
+
+    Written by hand because buildx 0.13 (the newest this kind of build host can install) ignores a
+    target's `network` in bake files, and the daemon here has no bridge network; `bake --print`
+    still resolves the definition, this only runs it. Newer buildx honours `network` in bake itself.
+    """
+    unknown = sorted(set(target) - _TRANSLATED)
+    if unknown:
+        raise ToolchainError(f"bake target {target_name} uses {unknown}, which ngc-paddle cannot pass to buildx build")
+    cmd = ["docker", "buildx", "build", "--network", target.get("network", "host"), "--load"]
+    cmd += ["--file", target.get("dockerfile", "Dockerfile")]
+    for key, value in sorted(target.get("args", {}).items()):
+        cmd += ["--build-arg", f"{key}={value}"]
+    for key, value in sorted(target.get("labels", {}).items()):
+        cmd += ["--label", f"{key}={value}"]
+    for tag in target.get("tags", []):
+        cmd += ["--tag", tag]
+    for secret in target.get("secret", []):
+        cmd += ["--secret", secret]
+    if "target" in target:
+        cmd += ["--target", target["target"]]
+    return [*cmd, target.get("context", ".")]

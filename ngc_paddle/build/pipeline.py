@@ -1,0 +1,160 @@
+"""Build one flavor of one release: base image, each layer in order, smoke test, promote the tag.
+
+Why: layers chain by tag, so they must be built one after another; doing it here lets us show
+progress layer by layer, time and size each one, stop at the first failure with the layer, the
+component and the source named, and move the release tag only once the final image has started
+and imported Paddle.
+"""
+
+import re
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ngc_paddle.build import engine
+from ngc_paddle.build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
+from ngc_paddle.build.base_image import ensure_base_image
+from ngc_paddle.build.report import BuildReport, LayerResult, human
+from ngc_paddle.errors import BuildError
+from ngc_paddle.layers import bake_target
+from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
+from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
+from ngc_paddle.manifest.schema import Manifest
+
+ERROR_LINE = re.compile(r"NGC-PADDLE-ERROR (.*)")
+# BuildKit plain-progress lines worth echoing: step headers and our own install messages.
+PROGRESS_LINE = re.compile(r"^#\d+ (\[[^\]]+\] .*|.*\[(os|cuda|dali|tensorrt|paddle|suite)\] .*)$")
+SMOKE_TEST = (
+    "import json, paddle; "
+    "m = json.load(open('/opt/ngc-paddle/manifest.json')); "
+    "assert paddle.__version__ == m['components']['paddle']['version'], (paddle.__version__, m['release']); "
+    "print('smoke test: paddle', paddle.__version__)"
+)
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    release: str | None = None
+    flavor: str | None = None
+    sources: Mapping[str, str] | None = None
+    root: Path = Path(".")
+
+
+def release_tags(manifest: Manifest, flavor: str) -> list[str]:
+    """Tags the finished image takes: RELEASE-FLAVOR, and RELEASE for the default flavor."""
+    tags = [f"{manifest.image}:{manifest.release}-{flavor}"]
+    if flavor == manifest.default_flavor:
+        tags.append(f"{manifest.image}:{manifest.release}")
+    return tags
+
+
+def build(request: BuildRequest, say: Callable[[str], None] = print) -> BuildReport:
+    root = request.root.resolve()
+    release = request.release or latest_release(root / "releases")
+    manifest = load_manifest(find_manifest(release, root / "releases"))
+    manifest = apply_source_overrides(manifest, request.sources or {})
+    flavor_name = request.flavor or manifest.default_flavor
+    flavor = flavor_of(manifest, flavor_name)
+
+    say(f"==> ngc-paddle {manifest.release}-{flavor_name}: layers {' -> '.join(flavor.layers)}")
+    engine.ensure_engine()
+    base = ensure_base_image(flavor.components["os"], manifest.sources[flavor.components["python"].source], say)
+    bake_file = write_build_inputs(root, manifest, {flavor_name: base})
+    env = bake_env(manifest, _source_labels(root))
+    printed = resolved_group(root, bake_file, manifest, flavor_name, env)
+
+    report = BuildReport(manifest.release, flavor_name, base, datetime.now(UTC).isoformat(timespec="seconds"))
+    reports_dir = root / "build" / "reports" / f"{manifest.release}-{flavor_name}"
+    logs_dir = root / "build" / "logs" / f"{manifest.release}-{flavor_name}"
+    started = time.monotonic()
+    below = base
+    try:
+        for index, layer in enumerate(flavor.layers, start=1):
+            target = bake_target(layer, flavor_name)
+            result = LayerResult(layer, target, printed["target"][target]["tags"][0])
+            report.layers.append(result)
+            say(f"--> [{index}/{len(flavor.layers)}] {layer}: building {result.tag}")
+            # The final image's candidate tag is removed after promotion: compare with the release tag.
+            previous = release_tags(manifest, flavor_name)[0] if layer == flavor.layers[-1] else result.tag
+            _build_layer(root, build_command(target, printed["target"][target]), env, result, previous, logs_dir, say)
+            result.size_bytes = engine.image_size(result.tag)
+            result.size_added_bytes = result.size_bytes - engine.image_size(below)
+            say(f"    [{index}/{len(flavor.layers)}] {layer}: {result.status} in {result.duration_s:.1f}s, "
+                f"+{human(result.size_added_bytes)}")
+            below = result.tag
+        candidate = report.layers[-1].tag
+        _smoke_test(candidate, say)
+        for final in release_tags(manifest, flavor_name):
+            engine.tag(candidate, final)
+        engine.untag(candidate)
+        report.tags = release_tags(manifest, flavor_name)
+        report.image = report.tags[0]
+        report.image_size_bytes = engine.image_size(report.image)
+        report.status = "success"
+    except Exception as exc:
+        report.status, report.error = "failed", str(exc)
+        raise
+    finally:
+        report.duration_s = round(time.monotonic() - started, 1)
+        json_path, md_path = report.write(reports_dir)
+        say(f"==> {report.status} in {report.duration_s:.1f}s; report: {json_path.relative_to(root)}, "
+            f"{md_path.relative_to(root)}")
+    say(f"==> tagged {', '.join(report.tags)} ({human(report.image_size_bytes)})")
+    return report
+
+
+def _build_layer(root: Path, cmd: list[str], env: dict[str, str], result: LayerResult, previous: str,
+                 logs_dir: Path, say: Callable[[str], None]) -> None:
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    log_path = logs_dir / f"{result.layer}.log"
+    result.log = str(log_path.relative_to(root))
+    before = engine.image_id(previous)
+    cmd = [*cmd[:3], "--progress", "plain", *cmd[3:]]
+    t0 = time.monotonic()
+    errors: list[str] = []
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.write(line)
+            stripped = line.rstrip()
+            if match := ERROR_LINE.search(stripped):
+                errors.append(match.group(1))
+            elif PROGRESS_LINE.match(stripped):
+                say(f"    {stripped}")
+        code = proc.wait()
+    result.duration_s = round(time.monotonic() - t0, 1)
+    if code != 0:
+        result.status = "failed"
+        reason = errors[-1] if errors else f"layer {result.layer}: docker buildx build of {result.target} exited {code}"
+        raise BuildError(f"{reason} (log: {result.log}); the release tag was not moved")
+    result.image_id = engine.image_id(result.tag)
+    result.cached = before is not None and before == result.image_id
+    result.status = "cached" if result.cached else "built"
+
+
+def _smoke_test(image: str, say: Callable[[str], None]) -> None:
+    proc = subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", image, "python", "-c", SMOKE_TEST],
+        capture_output=True, text=True, check=False,
+    )
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise BuildError(f"smoke test of {image} failed ({tail}); the release tag was not moved")
+    say(f"    {proc.stdout.strip()}")
+
+
+def _source_labels(root: Path) -> dict[str, str]:
+    """Revision and time for the OCI labels: the commit, marked -dirty when the tree has changes."""
+    def git(*args: str) -> str:
+        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+        return proc.stdout.strip() if proc.returncode == 0 else ""
+
+    revision = git("rev-parse", "HEAD") or "unknown"
+    if revision != "unknown" and git("status", "--porcelain", "--untracked-files=no"):
+        revision += "-dirty"
+    created = git("log", "-1", "--format=%cI") or "1970-01-01T00:00:00Z"
+    return {"REVISION": revision, "CREATED": created}

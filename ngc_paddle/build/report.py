@@ -1,0 +1,74 @@
+"""The build report: JSON for machines, a short Markdown table for people.
+
+Why: release engineers compare builds (what was cached, where time and size went). A failed
+build writes its own report beside the last good one and never replaces it.
+"""
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class LayerResult:
+    layer: str
+    target: str
+    tag: str
+    image_id: str | None = None
+    cached: bool = False
+    duration_s: float = 0.0
+    size_bytes: int = 0
+    size_added_bytes: int = 0
+    status: str = "pending"  # pending | built | cached | failed
+    log: str = ""
+
+
+@dataclass
+class BuildReport:
+    release: str
+    flavor: str
+    base_image: str
+    started: str
+    status: str = "running"  # running | success | failed
+    duration_s: float = 0.0
+    image: str = ""
+    tags: list[str] = field(default_factory=list)
+    image_size_bytes: int = 0
+    error: str | None = None
+    layers: list[LayerResult] = field(default_factory=list)
+
+    def write(self, folder: Path) -> tuple[Path, Path]:
+        """Write build.json/.md on success, build-failed.json/.md otherwise (the good report stays)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        stem = "build" if self.status == "success" else "build-failed"
+        json_path, md_path = folder / f"{stem}.json", folder / f"{stem}.md"
+        for path, text in ((json_path, json.dumps(asdict(self), indent=2) + "\n"), (md_path, self.markdown())):
+            tmp = path.with_suffix(path.suffix + ".tmp")
+            tmp.write_text(text)
+            tmp.replace(path)
+        return json_path, md_path
+
+    def markdown(self) -> str:
+        lines = [
+            f"# Build {self.release}-{self.flavor}: {self.status}",
+            "",
+            f"- image: `{self.image or '-'}`" + (f" ({human(self.image_size_bytes)})" if self.image_size_bytes else ""),
+            f"- base image: `{self.base_image}`",
+            f"- started: {self.started}, took {self.duration_s:.1f} s",
+        ]
+        if self.error:
+            lines.append(f"- error: {self.error}")
+        lines += ["", "| layer | status | time (s) | size added | image id |", "| --- | --- | ---: | ---: | --- |"]
+        for r in self.layers:
+            short = (r.image_id or "-").removeprefix("sha256:")[:12]
+            lines.append(f"| {r.layer} | {r.status} | {r.duration_s:.1f} | {human(r.size_added_bytes)} | {short} |")
+        return "\n".join(lines) + "\n"
+
+
+def human(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(size) < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.2f} {unit}"
+        size /= 1000
+    return f"{size:.2f} GB"
