@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
              $(foreach s,$(SOURCES),--source $(s))
 
-.PHONY: image test unit integration lint toolchain bake-print bench-build clean distclean help
+.PHONY: image test unit integration lint toolchain validate bake-print bench-build bench-validate clean distclean help
 
 help:
 	@sed -n '2,5p' Makefile | sed 's/^# //'
@@ -47,6 +47,10 @@ lint: $(BIN)/.installed
 	$(BIN)/hadolint --config .hadolint.yaml Dockerfile layers/*/Dockerfile
 	$(BIN)/ngc-paddle manifest check
 
+## Validate IMAGE (default: RELEASE/FLAVOR, else the newest release's default flavor) from this host
+validate: $(BIN)/.installed toolchain
+	$(BIN)/ngc-paddle validate $(or $(IMAGE),$(if $(RELEASE),ngc-paddle:$(RELEASE)-$(or $(FLAVOR),cpu)))
+
 ## Print the resolved bake definition of RELEASE (structure from docker-bake.hcl + manifest args)
 bake-print: $(BIN)/.installed
 	@f=$$($(BIN)/ngc-paddle bake-file $(RELEASE)) && rel=$$(basename $$f .json) && \
@@ -56,9 +60,17 @@ bake-print: $(BIN)/.installed
 bench-build: $(BIN)/.installed toolchain
 	$(BIN)/python benchmarks/build/bench_build.py $(build_args)
 
+## Validation suite: serial vs parallel wall time
+bench-validate: $(BIN)/.installed toolchain
+	$(BIN)/python benchmarks/validation/bench_validate.py $(IMAGE)
+
 clean:
 	rm -rf build
 	-docker image ls --format '{{.Repository}}:{{.Tag}}' ngc-paddle-layers | xargs -r docker image rm
 
-distclean: clean
+dist## Validation suite: serial vs parallel wall time
+bench-validate: $(BIN)/.installed toolchain
+	$(BIN)/python benchmarks/validation/bench_validate.py $(IMAGE)
+
+clean: clean
 	rm -rf $(VENV) *.egg-info

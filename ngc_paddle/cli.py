@@ -15,6 +15,7 @@ from ngc_paddle.build.bakefile import write_build_inputs
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest
+from ngc_paddle.validate import validate
 
 
 def _source_overrides(values: list[str]) -> dict[str, str]:
@@ -70,6 +71,16 @@ def cmd_bake_file(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    root = Path(args.root).resolve()
+    image = args.image
+    if image is None and args.container is None:
+        manifest = _load(None, root)
+        image = f"{manifest.image}:{manifest.release}-{manifest.default_flavor}"
+    validate(image, args.container, Path(args.output) if args.output else None, root, args.pytest_args)
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ngc-paddle", description=__doc__.splitlines()[0])
     p.add_argument("--root", default=".", help="repository root (default: current folder)")
@@ -91,6 +102,13 @@ def parser() -> argparse.ArgumentParser:
     ms.add_argument("release", nargs="?")
     ms.add_argument("--flavor")
     ms.set_defaults(func=cmd_manifest_show)
+
+    v = sub.add_parser("validate", help="run the image's validation suite from the build host")
+    v.add_argument("image", nargs="?", help="image to validate (default: newest release, default flavor)")
+    v.add_argument("--container", help="validate this running container instead of a new one")
+    v.add_argument("--output", help="report folder (default: build/validation/<release>-<flavor>)")
+    v.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to the suite (e.g. -m 'not slow')")
+    v.set_defaults(func=cmd_validate)
 
     bf = sub.add_parser("bake-file", help="write build/bake/<release>.json from the manifest")
     bf.add_argument("release", nargs="?")

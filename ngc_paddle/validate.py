@@ -1,0 +1,68 @@
+"""Validate an image or a running container from the build host.
+
+Why: release engineers validate from outside the image too, where the image's labels can be read.
+We start a container (or use a running one), copy the image's own validation suite out of it (so
+the checks always match the probes in the image), and run that suite with testinfra's docker
+backend; reports land on the host.
+"""
+
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from ngc_paddle.build import engine
+from ngc_paddle.errors import NgcPaddleError
+
+SUITE_IN_IMAGE = "/opt/ngc-paddle/validation"
+
+
+class ValidationFailed(NgcPaddleError):
+    """Checks failed: exit 1, like a failed build or gate."""
+
+    exit_code = 1
+
+
+def default_output(root: Path, labels: dict[str, str], name: str) -> Path:
+    release, flavor = labels.get("ngc-paddle.release"), labels.get("ngc-paddle.flavor")
+    stem = f"{release}-{flavor}" if release and flavor else name.replace("/", "_").replace(":", "-")
+    return root / "build" / "validation" / stem
+
+
+def validate(image: str | None, container: str | None, output: Path | None, root: Path, extra: list[str],
+             say: Callable[[str], None] = print) -> Path:
+    """Run the suite against IMAGE (in a fresh container) or CONTAINER; return the report folder."""
+    started_here = None
+    if container is None:
+        if image is None or engine.image_id(image) is None:
+            raise NgcPaddleError(f"image {image!r} not found; fix: build it with 'make image' or name a local image")
+        labels = engine.image_labels(image)
+        proc = engine.docker("run", "-d", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", image,
+                             "sleep", "infinity", check=False)
+        if proc.returncode != 0:
+            raise NgcPaddleError(f"cannot start a container from {image}: {proc.stderr.strip()}")
+        container = started_here = proc.stdout.strip()
+    else:
+        inspect = engine.docker("inspect", "--format", "{{.Config.Image}}", container, check=False)
+        if inspect.returncode != 0:
+            raise NgcPaddleError(f"container {container!r} not found; fix: name a running container (docker ps)")
+        labels = engine.image_labels(inspect.stdout.strip())
+    out = output or default_output(root, labels, image or container)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ngc-validate-") as tmp:
+            copied = engine.docker("cp", f"{container}:{SUITE_IN_IMAGE}", tmp, check=False)
+            if copied.returncode != 0:
+                raise NgcPaddleError(f"{container} has no {SUITE_IN_IMAGE}: is it an ngc-paddle image?")
+            suite = Path(tmp) / "validation"
+            say(f"==> validating {image or container} (container {container[:12]}) -> {out}")
+            code = subprocess.run([sys.executable, str(suite / "run.py"), "--hosts", f"docker://{container}",
+                                   "--output", str(out), *extra], check=False).returncode
+    finally:
+        if started_here:
+            engine.docker("rm", "-f", started_here, check=False)
+    if code == 1:
+        raise ValidationFailed(f"validation failed: see {out / 'validation.md'}")
+    if code != 0:
+        raise NgcPaddleError(f"the validation suite could not run (exit {code}); earlier reports in {out} were kept")
+    return out

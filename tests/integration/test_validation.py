@@ -1,0 +1,92 @@
+"""The validation suite in real images: the built image passes, broken images fail exactly the right checks."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import Built, docker, run_cli
+
+SITE = "/opt/venv/lib/python3.11/site-packages"
+
+# defect -> (Dockerfile RUN line that plants it, the check ids that must fail, text their message must name)
+DEFECTS = {
+    "version-differs": (
+        f"sed -i 's/^Version: .*/Version: 0.0.1/' {SITE}/pytest_xdist-*.dist-info/METADATA",
+        {"version.pytest-xdist"}, "found 0.0.1"),
+    "removed-library": (
+        f"rm {SITE}/paddle/libs/libgfortran.so.3",
+        {"link.paddle"}, "libgfortran.so.3"),
+    "pip-cache": (
+        "mkdir -p /root/.cache/pip/http-v2/a && echo cached > /root/.cache/pip/http-v2/a/b",
+        {"hygiene.package-caches"}, "/root/.cache/pip/http-v2/a/b"),
+    "setuid-binary": (
+        "cp /usr/bin/true /usr/local/bin/helper && chmod 4755 /usr/local/bin/helper",
+        {"hygiene.setuid"}, "/usr/local/bin/helper"),
+    "private-key": (
+        "mkdir -p /root/.ssh && printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAAA\\n"
+        "-----END OPENSSH PRIVATE KEY-----\\n' > /root/.ssh/id_ed25519 && chmod 600 /root/.ssh/id_ed25519",
+        {"hygiene.private-keys"}, "/root/.ssh/id_ed25519"),
+}
+
+
+def validate_in_image(image: str, out: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    out.mkdir(parents=True, exist_ok=True)
+    proc = docker("run", "--rm", "--network", "none", "-v", f"{out}:/report", image, "validate", "--output",
+                  "/report", *args, check=False, timeout=900)
+    report = json.loads((out / "validation.json").read_text()) if (out / "validation.json").exists() else {}
+    return proc, report
+
+
+def test_validate_in_image_passes(built: Built, tmp_path: Path) -> None:
+    proc, report = validate_in_image(built.image, tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert f"validation of {built.release}-{built.flavor}: PASS" in proc.stdout
+    assert report["ok"] and report["counts"]["failed"] == 0 and report["counts"]["passed"] >= 40
+    ids = {c["id"] for c in report["checks"]}
+    for expected in ("version.paddle", "version.dali", "link.paddle", "pyenv.pip-check", "func.paddle-run-check",
+                     "func.train-loss-decreases", "func.dali-cpu-pipeline", "func.inference-onnx-agree",
+                     "contract.banner", "hygiene.setuid", "hygiene.private-keys"):
+        assert expected in ids, expected
+    for check in report["checks"]:
+        if check["id"].startswith("gpu."):
+            assert check["status"] == "skipped" and check["message"], check
+    for name in ("validation.md", "validation.xml"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_validate_from_host_reads_labels(built: Built, tmp_path: Path) -> None:
+    proc = run_cli("validate", built.image, "--output", str(tmp_path / "host"))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    report = json.loads((tmp_path / "host" / "validation.json").read_text())
+    labels = next(c for c in report["checks"] if c["id"] == "contract.oci-labels")
+    assert labels["status"] == "passed", labels
+    junit = (tmp_path / "host" / "validation.xml").read_text()
+    assert "<testsuites>" in junit and "contract.oci-labels" in junit
+
+
+@pytest.mark.parametrize("defect", sorted(DEFECTS))
+def test_broken_image_fails_exactly_the_right_checks(built: Built, tmp_path: Path, defect: str) -> None:
+    plant, expected, named = DEFECTS[defect]
+    image = f"ngc-paddle-broken:{defect}"
+    dockerfile = f"FROM {built.image}\nRUN {plant}\n"
+    build = subprocess.run(["docker", "buildx", "build", "--network", "none", "--load", "-q", "-t", image, "-"],
+                           input=dockerfile, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    try:
+        proc, report = validate_in_image(image, tmp_path)
+    finally:
+        docker("image", "rm", "-f", image, check=False)
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    failed = {c["id"]: c for c in report["checks"] if c["status"] in ("failed", "error")}
+    assert set(failed) == expected, {k: v["message"] for k, v in failed.items()}
+    for check in failed.values():
+        assert named in check["message"], check["message"]
+        assert "\n" not in check["message"] and check["message"].startswith("expected")
+
+
+def test_unknown_image_is_a_clear_error(tmp_path: Path) -> None:
+    proc = run_cli("validate", "ngc-paddle:00.01-nope", "--output", str(tmp_path))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: image 'ngc-paddle:00.01-nope' not found") and proc.stderr.count("\n") == 1

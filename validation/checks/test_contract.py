@@ -1,0 +1,125 @@
+"""Container contract: entrypoint banner and warnings, commands, NVIDIA variables, labels, user, locale."""
+
+import json
+import re
+import subprocess
+
+import pytest
+
+COMMANDS = ("validate", "bench-rn50", "bench-hgnet")
+ENTRYPOINT = "/opt/ngc-paddle/entrypoint.sh"
+
+
+@pytest.mark.check("contract.banner", component="suite")
+def test_entrypoint_banner_names_release_and_versions(host, manifest, components) -> None:
+    result = host.run(f"env -u NGC_PADDLE_QUIET {ENTRYPOINT} true")
+    assert result.rc == 0, f"expected the entrypoint to run 'true', found exit {result.rc}"
+    banner = result.stderr
+    title = f"{manifest['product']} {manifest['release']} ({manifest['flavor']})"
+    assert title in banner, f"expected '{title}' in the banner, found {banner.strip().splitlines()[:2]}"
+    for key in ("paddle", "dali"):
+        assert components[key]["version"] in banner, f"expected {key} {components[key]['version']} in the banner"
+
+
+@pytest.mark.check("contract.shm-warning", component="suite")
+def test_shm_warning_matches_dev_shm(host) -> None:
+    shm_kb = int(host.run("df -k /dev/shm | awk 'NR==2 {print $2}'").stdout.strip() or 0)
+    banner = host.run(f"env -u NGC_PADDLE_QUIET {ENTRYPOINT} true").stderr
+    warned = "SHMEM allocation limit is set to the default of 64MB" in banner
+    expected = shm_kb == 65536
+    assert warned == expected, (
+        f"expected the /dev/shm note {'shown' if expected else 'absent'} for {shm_kb} KB, "
+        f"found it {'shown' if warned else 'absent'}"
+    )
+
+
+@pytest.mark.check("contract.driver-warning", component="suite")
+def test_driver_warning_in_gpu_flavors(host, is_gpu_flavor) -> None:
+    from conftest import gpu_missing_reason
+
+    banner = host.run(f"env -u NGC_PADDLE_QUIET {ENTRYPOINT} true").stderr
+    warned = "NVIDIA Driver was not detected" in banner
+    expected = is_gpu_flavor and gpu_missing_reason(host) is not None
+    assert warned == expected, f"expected the driver warning {'shown' if expected else 'absent'}, " \
+                               f"found it {'shown' if warned else 'absent'}"
+
+
+@pytest.mark.check("contract.commands-on-path", component="suite")
+def test_commands_on_path(host) -> None:
+    missing = [c for c in COMMANDS if host.run(f"command -v {c}").rc != 0]
+    assert not missing, f"expected {', '.join(COMMANDS)} on PATH, found {', '.join(missing)} missing"
+
+
+@pytest.mark.check("contract.nvidia-env", component="cuda-runtime")
+def test_nvidia_container_variables(host, manifest, is_gpu_flavor) -> None:
+    env = {k: host.environment().get(k) for k in ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
+                                                   "NVIDIA_REQUIRE_CUDA")}
+    if not is_gpu_flavor:
+        assert not any(env.values()), f"expected no NVIDIA_* variables in a cpu flavor, found {env}"
+        return
+    assert env["NVIDIA_VISIBLE_DEVICES"] == "all", f"expected NVIDIA_VISIBLE_DEVICES=all, found {env}"
+    assert "compute" in (env["NVIDIA_DRIVER_CAPABILITIES"] or ""), f"expected compute capability, found {env}"
+    assert env["NVIDIA_REQUIRE_CUDA"] == manifest["cuda"]["nvidia_require_cuda"], (
+        f"expected NVIDIA_REQUIRE_CUDA={manifest['cuda']['nvidia_require_cuda']!r}, "
+        f"found {env['NVIDIA_REQUIRE_CUDA']!r}"
+    )
+
+
+REQUIRE_TERM = re.compile(r"^(cuda>=\d+\.\d+|brand=[a-z]+(,driver[<>]=?\d+(\.\d+)*)+|driver>=\d+(\.\d+)*)$")
+
+
+@pytest.mark.check("contract.require-cuda-syntax", component="cuda-runtime")
+def test_nvidia_require_cuda_syntax(host, is_gpu_flavor) -> None:
+    if not is_gpu_flavor:
+        pytest.skip("cpu flavor: no NVIDIA_REQUIRE_CUDA")
+    value = host.environment().get("NVIDIA_REQUIRE_CUDA", "")
+    bad = [term for term in value.split() if not REQUIRE_TERM.match(term)]
+    assert value and not bad, f"expected terms like cuda>=12.6 or brand=tesla,driver>=470,driver<471, found {bad}"
+
+
+@pytest.mark.check("contract.oci-labels", component="suite")
+def test_oci_labels(docker_container, manifest) -> None:
+    if docker_container is None:
+        pytest.skip("image labels are visible from the build host only: run `ngc-paddle validate --container`")
+    out = subprocess.run(["docker", "inspect", "--format", "{{json .Config.Labels}}", docker_container],
+                         capture_output=True, text=True, check=True).stdout
+    labels = json.loads(out) or {}
+    for key in ("version", "revision", "created", "source", "title"):
+        label = f"org.opencontainers.image.{key}"
+        assert labels.get(label), f"expected label {label}, found none"
+    assert labels["org.opencontainers.image.version"] == manifest["release"]
+    assert labels.get("ngc-paddle.flavor") == manifest["flavor"], f"expected flavor label {manifest['flavor']}"
+
+
+@pytest.mark.check("contract.non-root-user", component="suite")
+def test_non_root_user_can_run_the_stack(host) -> None:
+    user = host.user("paddle")
+    assert user.exists and user.uid != 0, "expected a non-root user 'paddle', found none"
+    script = ("cd /workspace && python -W ignore -c 'import paddle, nvidia.dali' "
+              "&& command -v bench-rn50 bench-hgnet validate >/dev/null && touch .w && rm .w")
+    result = host.run("su paddle -s /bin/bash -c %s", script)
+    assert result.rc == 0, (
+        f"expected user paddle to import the stack and write /workspace, found: {result.stderr.strip()[-200:]}"
+    )
+
+
+@pytest.mark.check("contract.workdir-writable", component="suite")
+def test_workdir_is_writable(host) -> None:
+    workdir = host.file("/workspace")
+    assert workdir.is_directory and workdir.mode & 0o1777 == 0o1777, (
+        f"expected /workspace writable by all with the sticky bit, found mode {oct(workdir.mode)}"
+    )
+
+
+@pytest.mark.check("contract.locale", component="os")
+def test_locale_is_utf8(host) -> None:
+    enc = host.run("python -c 'import locale; print(locale.getpreferredencoding())'").stdout.strip()
+    assert enc == "UTF-8", f"expected UTF-8 as the preferred encoding, found {enc}"
+
+
+@pytest.mark.check("contract.timezone", component="os")
+def test_timezone_is_utc(host) -> None:
+    tz = host.environment().get("TZ")
+    assert tz == "Etc/UTC" and host.file("/usr/share/zoneinfo/Etc/UTC").exists, (
+        f"expected TZ=Etc/UTC with tzdata installed, found TZ={tz}"
+    )

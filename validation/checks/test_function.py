@@ -1,0 +1,42 @@
+"""Function: Paddle's own check, training that learns, DALI input, and the export/inference path."""
+
+import pytest
+
+
+@pytest.mark.check("func.paddle-run-check", component="paddle")
+def test_paddle_run_check(host) -> None:
+    result = host.run("timeout 300 python -W ignore -c 'import paddle; paddle.utils.run_check()'")
+    output = result.stdout + result.stderr
+    assert result.rc == 0 and "PaddlePaddle is installed successfully" in output, (
+        f"expected paddle.utils.run_check() to succeed, found exit {result.rc}: {output.strip().splitlines()[-1:]}"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.check("func.train-loss-decreases", component="paddle")
+def test_training_steps_reduce_loss(run_probe) -> None:
+    result = run_probe("train_steps")
+    assert result["finite"], "expected finite losses, found NaN/inf"
+    assert result["last"] < 0.5 * result["first"], (
+        f"expected the loss to halve over {result['steps']} steps, found {result['first']:.3f} -> {result['last']:.3f}"
+    )
+
+
+@pytest.mark.check("func.dali-cpu-pipeline", component="dali")
+def test_dali_cpu_pipeline(run_probe) -> None:
+    result = run_probe("dali_pipeline", "--device", "cpu")
+    assert result["shape"] == [4, 3, 64, 64], f"expected batches of shape [4, 3, 64, 64], found {result['shape']}"
+    assert result["finite"] and result["std"] > 0.1, f"expected normalised pixel data, found std {result['std']:.3f}"
+
+
+@pytest.mark.slow
+@pytest.mark.check("func.inference-onnx-agree", component="paddle2onnx")
+def test_jit_save_inference_and_onnx_agree(run_probe) -> None:
+    result = run_probe("export_roundtrip")
+    assert result["shape"] == [2, 10], f"expected output [2, 10], found {result['shape']}"
+    assert result["inference_vs_dygraph"] < 1e-4, (
+        f"expected Paddle Inference within 1e-4 of dygraph, found {result['inference_vs_dygraph']:.2e}"
+    )
+    assert result["onnxruntime_vs_dygraph"] < 1e-4, (
+        f"expected ONNX Runtime within 1e-4 of dygraph, found {result['onnxruntime_vs_dygraph']:.2e}"
+    )

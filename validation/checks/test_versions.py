@@ -1,0 +1,79 @@
+"""Versions: the OS, Python and every pinned component are exactly what the manifest says."""
+
+import re
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def dists(run_probe) -> dict:
+    return run_probe("distributions")
+
+
+@pytest.fixture(scope="session")
+def paddle_build(run_probe) -> dict:
+    return run_probe("paddle_build")
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@pytest.mark.check("version.os", component="os")
+def test_os_release(host, components) -> None:
+    expected = components["os"]["version"]
+    found = host.system_info.release
+    assert host.system_info.distribution == "debian", f"expected Debian, found {host.system_info.distribution}"
+    assert found.split(".")[0] == expected, f"expected Debian {expected}, found {found}"
+
+
+@pytest.mark.check("version.python", component="python")
+def test_python_version(components, dists) -> None:
+    expected, found = components["python"]["version"], dists["python"]
+    assert found == expected or found.startswith(expected + "."), f"expected Python {expected}, found {found}"
+
+
+@pytest.mark.check("version.{pip_component}")
+def test_pip_component_version(pip_component, components, dists) -> None:
+    comp = components[pip_component]
+    installed = dists["distributions"].get(canonical(comp["package"]))
+    assert installed is not None, f"expected {comp['package']} {comp['version']}, found it not installed"
+    assert installed["version"] == comp["version"], (
+        f"expected {comp['package']} {comp['version']}, found {installed['version']}"
+    )
+
+
+@pytest.mark.check("version.paddle-runtime", component="paddle")
+def test_paddle_reports_its_version(components, paddle_build) -> None:
+    expected = components["paddle"]["version"]
+    found = paddle_build["version"]
+    assert found == expected, f"expected paddle.__version__ {expected}, found {found}"
+
+
+@pytest.mark.check("version.paddle-cuda", component="paddle")
+def test_paddle_built_for_flavor_cuda(manifest, paddle_build) -> None:
+    cuda = manifest["cuda"]
+    if cuda is None:
+        assert not paddle_build["compiled_with_cuda"], "expected a CPU-only Paddle in a cpu flavor, found a CUDA build"
+        return
+    major_minor = ".".join(cuda["version"].split(".")[:2])
+    assert paddle_build["compiled_with_cuda"], "expected a CUDA build of Paddle, found a CPU-only build"
+    found = paddle_build["cuda"]
+    assert found == major_minor, f"expected Paddle built for CUDA {major_minor}, found {found}"
+
+
+@pytest.mark.check("version.paddle-cudnn", component="cudnn")
+def test_paddle_built_for_flavor_cudnn(cuda_flavor, components, paddle_build) -> None:
+    expected = components["cudnn"]["version"]
+    # paddle.version.cudnn() reads like "9.5.1"; compare major.minor with the pinned wheel
+    found = str(paddle_build["cudnn"])
+    assert found.split(".")[:2] == expected.split(".")[:2], f"expected Paddle built for cuDNN {expected}, found {found}"
+
+
+@pytest.mark.check("version.paddle-tensorrt", component="tensorrt")
+def test_paddle_built_for_flavor_tensorrt(tensorrt_flavor, components, paddle_build) -> None:
+    expected = components["tensorrt"]["version"]
+    found = paddle_build.get("trt_compile") or "none"
+    assert found.split(".")[:2] == expected.split(".")[:2], (
+        f"expected Paddle compiled against TensorRT {expected}, found {found}"
+    )

@@ -1,0 +1,127 @@
+"""Result reporting of the validation suite: check ids, one-line messages, JSON and Markdown.
+
+Why: release engineers and the release pipeline need, per check, an id, the component, the
+status and a one-line "expected X, found Y" message; pytest gives JUnit XML, this adds the JSON
+summary and the Markdown table (and works the same under pytest-xdist, on the controller).
+"""
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--report-dir", default=os.environ.get("NGC_PADDLE_REPORT_DIR"),
+                     help="write validation.json and validation.md here")
+    parser.addoption("--report-name", default="validation", help="file stem of the reports")
+
+
+def check_identity(item: pytest.Item) -> tuple[str, str]:
+    marker = item.get_closest_marker("check")
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if marker is None:
+        return item.nodeid, params.get("pip_component") or params.get("any_component") or "-"
+    check_id = marker.args[0].format(**params)
+    component = marker.kwargs.get("component") or params.get("pip_component") or params.get("any_component") or "-"
+    return check_id, component.format(**params) if isinstance(component, str) else component
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        check_id, component = check_identity(item)
+        item.user_properties.append(("check_id", check_id))
+        item.user_properties.append(("component", component))
+
+
+def _one_line(report: pytest.TestReport) -> str:
+    if report.skipped:
+        longrepr = report.longrepr
+        if isinstance(longrepr, tuple):
+            return str(longrepr[2]).removeprefix("Skipped: ")
+        return str(longrepr)
+    if report.passed:
+        return "ok"
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = crash.message if crash is not None else str(report.longrepr)
+    first = message.strip().splitlines()[0] if message.strip() else "failed"
+    for prefix in ("AssertionError: ", "Failed: ", "E   "):
+        first = first.removeprefix(prefix)
+    return first
+
+
+class Collector:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.results: dict[str, dict] = {}
+        self.started = time.time()
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        entry = self.results.setdefault(report.nodeid, {
+            "id": props.get("check_id", report.nodeid), "component": props.get("component", "-"),
+            "status": "passed", "message": "ok", "duration_s": 0.0, "nodeid": report.nodeid,
+        })
+        entry["duration_s"] = round(entry["duration_s"] + report.duration, 3)
+        if report.when == "call" or report.outcome != "passed":
+            if entry["status"] in ("failed", "error"):
+                return
+            if report.failed:
+                entry["status"] = "failed" if report.when == "call" else "error"
+            elif report.skipped:
+                entry["status"] = "skipped"
+            entry["message"] = _one_line(report)
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        folder = self.config.getoption("report_dir")
+        if not folder or hasattr(self.config, "workerinput"):
+            return
+        manifest = getattr(self.config, "_ngc_manifest", {})
+        checks = sorted(self.results.values(), key=lambda r: r["id"])
+        counts = {s: sum(1 for c in checks if c["status"] == s) for s in ("passed", "failed", "error", "skipped")}
+        summary = {
+            "release": manifest.get("release"), "flavor": manifest.get("flavor"),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
+            "duration_s": round(time.time() - self.started, 1), "counts": counts,
+            "ok": counts["failed"] == 0 and counts["error"] == 0, "checks": checks,
+        }
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        stem = self.config.getoption("report_name")
+        (out / f"{stem}.json").write_text(json.dumps(summary, indent=2) + "\n")
+        (out / f"{stem}.md").write_text(markdown(summary))
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if hasattr(self.config, "workerinput"):
+            return
+        bad = [c for c in self.results.values() if c["status"] in ("failed", "error")]
+        if bad:
+            terminalreporter.section("failed checks")
+            for c in sorted(bad, key=lambda r: r["id"]):
+                terminalreporter.write_line(f"{c['id']} [{c['component']}]: {c['message']}")
+
+
+def markdown(summary: dict) -> str:
+    counts = summary["counts"]
+    lines = [
+        f"# Validation of {summary['release']}-{summary['flavor']}: {'PASS' if summary['ok'] else 'FAIL'}",
+        "",
+        f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} errors, "
+        f"{counts['skipped']} skipped in {summary['duration_s']} s.",
+        "",
+        "| check | component | status | message | s |",
+        "| --- | --- | --- | --- | ---: |",
+    ]
+    for c in summary["checks"]:
+        message = c["message"].replace("|", "\\|")
+        lines.append(f"| {c['id']} | {c['component']} | {c['status']} | {message} | {c['duration_s']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(Collector(config), "ngc-report-collector")

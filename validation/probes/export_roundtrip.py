@@ -1,0 +1,69 @@
+"""paddle.jit.save -> Paddle Inference, and -> paddle2onnx -> ONNX Runtime: outputs must agree (JSON)."""
+
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import paddle
+
+
+class Net(paddle.nn.Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = paddle.nn.Conv2D(3, 8, 3, padding=1)
+        self.bn = paddle.nn.BatchNorm2D(8)
+        self.pool = paddle.nn.AdaptiveAvgPool2D(1)
+        self.fc = paddle.nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = self.pool(paddle.nn.functional.relu(self.bn(self.conv(x))))
+        return self.fc(paddle.flatten(x, 1))
+
+
+def model_files(prefix: Path) -> tuple[Path, Path]:
+    for suffix in (".json", ".pdmodel"):  # PIR programs are JSON; older Paddle writes .pdmodel
+        if prefix.with_suffix(suffix).exists():
+            return prefix.with_suffix(suffix), prefix.with_suffix(".pdiparams")
+    raise FileNotFoundError(f"paddle.jit.save wrote no model file at {prefix}")
+
+
+def rel_diff(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(a))), 1e-12))
+
+
+def main() -> None:
+    paddle.seed(3)
+    net = Net()
+    net.eval()
+    x = np.random.default_rng(3).normal(size=(2, 3, 32, 32)).astype("float32")
+    reference = net(paddle.to_tensor(x)).numpy()
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = Path(tmp) / "net"
+        paddle.jit.save(net, str(prefix), input_spec=[paddle.static.InputSpec([None, 3, 32, 32], "float32", "x")])
+        model_file, params_file = model_files(prefix)
+
+        from paddle import inference
+        config = inference.Config(str(model_file), str(params_file))
+        config.disable_gpu()
+        predictor = inference.create_predictor(config)
+        handle = predictor.get_input_handle(predictor.get_input_names()[0])
+        handle.copy_from_cpu(x)
+        predictor.run()
+        paddle_inference = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
+
+        import onnxruntime
+        import paddle2onnx
+        onnx_file = Path(tmp) / "net.onnx"
+        paddle2onnx.export(model_filename=str(model_file), params_filename=str(params_file), save_file=str(onnx_file))
+        session = onnxruntime.InferenceSession(str(onnx_file), providers=["CPUExecutionProvider"])
+        onnx_out = session.run(None, {session.get_inputs()[0].name: x})[0]
+    print(json.dumps({
+        "shape": list(reference.shape),
+        "inference_vs_dygraph": rel_diff(reference, paddle_inference),
+        "onnxruntime_vs_dygraph": rel_diff(reference, onnx_out),
+    }))
+
+
+if __name__ == "__main__":
+    main()
