@@ -34,6 +34,9 @@ def test_dali_cpu_pipeline(run_probe) -> None:
 def test_jit_save_inference_and_onnx_agree(run_probe) -> None:
     result = run_probe("export_roundtrip")
     assert result["shape"] == [2, 10], f"expected output [2, 10], found {result['shape']}"
+    assert result["runtime_install"] is None, (
+        f"expected export to need no packages beyond the image's, found: {result['runtime_install']}"
+    )
     assert result["inference_vs_dygraph"] < 1e-4, (
         f"expected Paddle Inference within 1e-4 of dygraph, found {result['inference_vs_dygraph']:.2e}"
     )

@@ -1,6 +1,9 @@
 """paddle.jit.save -> Paddle Inference, and -> paddle2onnx -> ONNX Runtime: outputs must agree (JSON)."""
 
 import json
+import os
+import re
+import sys
 import tempfile
 from pathlib import Path
 
@@ -26,6 +29,32 @@ def model_files(prefix: Path) -> tuple[Path, Path]:
         if prefix.with_suffix(suffix).exists():
             return prefix.with_suffix(suffix), prefix.with_suffix(".pdiparams")
     raise FileNotFoundError(f"paddle.jit.save wrote no model file at {prefix}")
+
+
+class CapturedOutput:
+    """Capture fd 1 and 2 (C libraries and Python alike) to scan what a library printed."""
+
+    def __enter__(self) -> "CapturedOutput":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.file = tempfile.TemporaryFile(mode="w+b")
+        self.saved = [os.dup(1), os.dup(2)]
+        os.dup2(self.file.fileno(), 1)
+        os.dup2(self.file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(self.saved[0], 1)
+        os.dup2(self.saved[1], 2)
+        self.file.seek(0)
+        self.text = self.file.read().decode(errors="replace")
+        self.file.close()
+
+
+# Polygraphy (used by paddle2onnx) pip-installs missing modules at run time; an image must not need that.
+RUNTIME_INSTALL = re.compile(r"Attempting to install|Running installation command|Could not automatically install")
 
 
 def rel_diff(a: np.ndarray, b: np.ndarray) -> float:
@@ -55,13 +84,17 @@ def main() -> None:
         import onnxruntime
         import paddle2onnx
         onnx_file = Path(tmp) / "net.onnx"
-        paddle2onnx.export(model_filename=str(model_file), params_filename=str(params_file), save_file=str(onnx_file))
+        with CapturedOutput() as captured:
+            paddle2onnx.export(model_filename=str(model_file), params_filename=str(params_file),
+                               save_file=str(onnx_file))
+        install = RUNTIME_INSTALL.search(captured.text)
         session = onnxruntime.InferenceSession(str(onnx_file), providers=["CPUExecutionProvider"])
         onnx_out = session.run(None, {session.get_inputs()[0].name: x})[0]
     print(json.dumps({
         "shape": list(reference.shape),
         "inference_vs_dygraph": rel_diff(reference, paddle_inference),
         "onnxruntime_vs_dygraph": rel_diff(reference, onnx_out),
+        "runtime_install": captured.text[install.start():].splitlines()[0] if install else None,
     }))
 
 

@@ -38,10 +38,12 @@ def shipped_names() -> set[str]:
     return names
 
 
-def shared_objects(dist_name: str) -> list[str]:
+def shared_objects(dist_name: str) -> tuple[list[str], list[str]]:
+    """(ELF shared objects on disk, shared objects the RECORD lists but the disk lacks)."""
     dist = md.distribution(dist_name)
-    files = [str(dist.locate_file(f)) for f in dist.files or [] if ".so" in f.name]
-    return sorted(f for f in files if os.path.isfile(f) and not os.path.islink(f) and is_elf(f))
+    listed = [str(dist.locate_file(f)) for f in dist.files or [] if ".so" in f.name]
+    absent = sorted(f for f in listed if not os.path.lexists(f))
+    return sorted(f for f in listed if os.path.isfile(f) and not os.path.islink(f) and is_elf(f)), absent
 
 
 def not_found(path: str) -> list[str]:
@@ -54,15 +56,15 @@ def main() -> None:
     report = {}
     for dist_name in sys.argv[1:]:
         try:
-            files = shared_objects(dist_name)
+            files, absent = shared_objects(dist_name)
         except md.PackageNotFoundError:
-            report[dist_name] = {"installed": False, "checked": 0, "unresolved": {}}
+            report[dist_name] = {"installed": False, "checked": 0, "absent": [], "unresolved": {}}
             continue
         with ThreadPoolExecutor(max_workers=4) as pool:
             missing = dict(zip(files, pool.map(not_found, files), strict=True))
         unresolved = {f: [lib for lib in libs if lib not in available and lib not in DRIVER_LIBS]
                       for f, libs in missing.items()}
-        report[dist_name] = {"installed": True, "checked": len(files),
+        report[dist_name] = {"installed": True, "checked": len(files), "absent": absent,
                              "unresolved": {f: libs for f, libs in unresolved.items() if libs}}
     print(json.dumps(report))
 
