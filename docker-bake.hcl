@@ -121,4 +121,34 @@ target "suite-gpu" {
 }
 group "gpu" { targets = ["os-gpu", "cuda-gpu", "dali-gpu", "tensorrt-gpu", "paddle-gpu", "suite-gpu"] }
 
+# ---- gpu-cu118: os -> cuda -> paddle -> suite (PyPI only; no DALI or TensorRT for CUDA 11 there) -----
+target "os-gpu-cu118" {
+  inherits   = ["_common"]
+  dockerfile = "layers/os/Dockerfile"
+  tags       = [layer_tag("gpu-cu118", "os")]
+  labels     = { "ngc-paddle.flavor" = "gpu-cu118", "ngc-paddle.layer" = "os" }
+}
+target "cuda-gpu-cu118" {
+  inherits   = ["_common"]
+  dockerfile = "layers/cuda/Dockerfile"
+  args       = { BASE_IMAGE = layer_tag("gpu-cu118", "os") }
+  tags       = [layer_tag("gpu-cu118", "cuda")]
+  labels     = { "ngc-paddle.flavor" = "gpu-cu118", "ngc-paddle.layer" = "cuda" }
+}
+target "paddle-gpu-cu118" {
+  inherits   = ["_common"]
+  dockerfile = "layers/paddle/Dockerfile"
+  args       = { BASE_IMAGE = layer_tag("gpu-cu118", "cuda") }
+  tags       = [layer_tag("gpu-cu118", "paddle")]
+  labels     = { "ngc-paddle.flavor" = "gpu-cu118", "ngc-paddle.layer" = "paddle" }
+}
+target "suite-gpu-cu118" {
+  inherits   = ["_final"]
+  dockerfile = "Dockerfile"
+  args       = { BASE_IMAGE = layer_tag("gpu-cu118", "paddle") }
+  tags       = ["${IMAGE}:${RELEASE}-gpu-cu118${CANDIDATE_SUFFIX}"]
+  labels     = { "ngc-paddle.flavor" = "gpu-cu118", "ngc-paddle.layer" = "suite" }
+}
+group "gpu-cu118" { targets = ["os-gpu-cu118", "cuda-gpu-cu118", "paddle-gpu-cu118", "suite-gpu-cu118"] }
+
 group "default" { targets = ["cpu"] }

@@ -72,18 +72,17 @@ def gpu_missing_reason(host) -> str | None:
     return None
 
 
-@pytest.fixture
-def cuda_flavor(is_gpu_flavor: bool) -> None:
-    """Skip in flavors without a CUDA stack (list it before fixtures that run probes)."""
-    if not is_gpu_flavor:
-        pytest.skip("cpu flavor: the image has no CUDA stack")
+@pytest.fixture(autouse=True)
+def _needs_components(request: pytest.FixtureRequest, components: dict) -> None:
+    """`@pytest.mark.needs("dali", ...)`: skip when the flavor ships none of those components.
 
-
-@pytest.fixture
-def tensorrt_flavor(components: dict) -> None:
-    """Skip in flavors without TensorRT (list it before fixtures that run probes)."""
-    if "tensorrt" not in components:
-        pytest.skip("flavor ships no TensorRT")
+    Autouse, so it runs before any probe fixture of the check.
+    """
+    marker = request.node.get_closest_marker("needs")
+    if marker is not None:
+        absent = [name for name in marker.args if name not in components]
+        if absent:
+            pytest.skip(f"flavor {request.config._ngc_manifest['flavor']} ships no {', '.join(absent)}")
 
 
 @pytest.fixture

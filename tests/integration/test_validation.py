@@ -90,3 +90,22 @@ def test_unknown_image_is_a_clear_error(tmp_path: Path) -> None:
     proc = run_cli("validate", "ngc-paddle:00.01-nope", "--output", str(tmp_path))
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: image 'ngc-paddle:00.01-nope' not found") and proc.stderr.count("\n") == 1
+
+
+def test_gpu_flavor_without_gpu_runs_every_non_gpu_check(tmp_path: Path) -> None:
+    """The GPU flavor that builds from PyPI alone: all non-GPU checks pass, GPU checks skip with a reason."""
+    build = run_cli("build", "--flavor", "gpu-cu118", timeout=3600)
+    assert build.returncode == 0, build.stdout[-2000:] + build.stderr
+    image = next(line.split()[2].rstrip(",") for line in build.stdout.splitlines() if line.startswith("==> tagged"))
+    proc = run_cli("validate", image, "--output", str(tmp_path))
+    report = json.loads((tmp_path / "validation.json").read_text())
+    failed = [c for c in report["checks"] if c["status"] in ("failed", "error")]
+    assert proc.returncode == 0 and not failed, failed
+    gpu_checks = [c for c in report["checks"] if c["id"].startswith("gpu.")]
+    assert gpu_checks and all(c["status"] == "skipped" for c in gpu_checks)
+    assert all(("no NVIDIA GPU visible" in c["message"]) or ("ships no" in c["message"]) for c in gpu_checks)
+    by_id = {c["id"]: c for c in report["checks"]}
+    assert by_id["version.paddle-cuda"]["status"] == "passed"
+    assert by_id["contract.nvidia-env"]["status"] == "passed"
+    assert by_id["contract.driver-warning"]["status"] == "passed"
+    assert by_id["link.runtime.cudnn"]["status"] == "passed"

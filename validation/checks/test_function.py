@@ -22,6 +22,7 @@ def test_training_steps_reduce_loss(run_probe) -> None:
     )
 
 
+@pytest.mark.needs("dali")
 @pytest.mark.check("func.dali-cpu-pipeline", component="dali")
 def test_dali_cpu_pipeline(run_probe) -> None:
     result = run_probe("dali_pipeline", "--device", "cpu")
@@ -30,6 +31,7 @@ def test_dali_cpu_pipeline(run_probe) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.needs("paddle2onnx", "onnxruntime")
 @pytest.mark.check("func.inference-onnx-agree", component="paddle2onnx")
 def test_jit_save_inference_and_onnx_agree(run_probe) -> None:
     result = run_probe("export_roundtrip")
