@@ -39,8 +39,24 @@ def read_manifest(config: pytest.Config) -> dict:
     return json.loads(Path(path).read_text())
 
 
+def component_marker(name: str) -> str:
+    return "component_" + name.replace("-", "_")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config._ngc_manifest = read_manifest(config)
+    for name in [*config._ngc_manifest["components"], "suite"]:
+        config.addinivalue_line("markers", f"{component_marker(name)}: checks of component {name}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tag each check with its component so `-m component_dali` selects a component's checks."""
+    from ngc_report import check_identity
+
+    for item in items:
+        _check_id, component = check_identity(item)
+        if component and component != "-":
+            item.add_marker(component_marker(component))
 
 
 @pytest.fixture(scope="session")
