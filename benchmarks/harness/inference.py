@@ -1,0 +1,262 @@
+"""Inference back ends shared by the models, over a batch-size sweep, with output agreement.
+
+paddle-inference: Paddle Inference on the CPU (oneDNN) or the GPU. paddle-trt: Paddle Inference
+with the TensorRT subgraph engine (FP32/FP16/INT8 with calibration). onnxruntime: paddle2onnx
+export run in ONNX Runtime. tensorrt: the same ONNX model built into an engine with the TensorRT
+Python API. A back end the image or the host cannot run returns "not available" with the reason.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.harness.timing import StepTimer
+
+
+class NotAvailable(Exception):
+    """The back end cannot run here; str() says why."""
+
+
+def export(model, image_size: int, data_format: str, folder: Path) -> tuple[Path, Path]:
+    """paddle.jit.save with a dynamic batch; returns (model file, params file)."""
+    import paddle
+
+    shape = [None, 3, image_size, image_size] if data_format == "NCHW" else [None, image_size, image_size, 3]
+    model.eval()
+    prefix = folder / "model"
+    paddle.jit.save(model, str(prefix), input_spec=[paddle.static.InputSpec(shape, "float32", "x")])
+    for suffix in (".json", ".pdmodel"):
+        if prefix.with_suffix(suffix).exists():
+            return prefix.with_suffix(suffix), prefix.with_suffix(".pdiparams")
+    raise NotAvailable(f"paddle.jit.save wrote no model under {folder}")
+
+
+def input_batch(batch: int, image_size: int, data_format: str, seed: int = 0) -> np.ndarray:
+    shape = (batch, 3, image_size, image_size) if data_format == "NCHW" else (batch, image_size, image_size, 3)
+    return np.random.default_rng(seed).normal(size=shape).astype("float32")
+
+
+# ---- Paddle Inference and Paddle-TRT -------------------------------------------------------------
+
+def _trt_available(device: str) -> None:
+    import paddle
+
+    if device != "gpu":
+        raise NotAvailable("Paddle-TRT needs a GPU")
+    try:
+        from paddle.inference import get_trt_compile_version, get_trt_runtime_version
+    except ImportError as exc:
+        raise NotAvailable("this Paddle build has no TensorRT support") from exc
+    compiled, runtime = tuple(get_trt_compile_version()), tuple(get_trt_runtime_version())
+    if not paddle.is_compiled_with_cuda() or compiled[0] == 0:
+        raise NotAvailable("this Paddle build has no TensorRT support")
+    if runtime[0] == 0:
+        raise NotAvailable(f"TensorRT runtime (libnvinfer.so.{compiled[0]}) not found in this image")
+    if runtime[0] != compiled[0]:
+        raise NotAvailable(f"Paddle is built for TensorRT {compiled[0]}.x but the image has {runtime[0]}.x")
+
+
+def _predictor(files: tuple[Path, Path], device: str, precision: str, trt: bool, batch: int, image_size: int,
+               calibrate: bool = False):
+    from paddle import inference
+
+    config = inference.Config(str(files[0]), str(files[1]))
+    if device == "gpu":
+        half = precision == "fp16" and not trt
+        config.enable_use_gpu(1024, 0, inference.PrecisionType.Half if half else inference.PrecisionType.Float32)
+        if trt:
+            mode = {"fp32": inference.PrecisionType.Float32, "fp16": inference.PrecisionType.Half,
+                    "int8": inference.PrecisionType.Int8}[precision]
+            config.enable_tensorrt_engine(workspace_size=1 << 30, max_batch_size=batch, min_subgraph_size=3,
+                                          precision_mode=mode, use_static=False, use_calib_mode=calibrate)
+    else:
+        if precision != "fp32":
+            raise NotAvailable(f"Paddle Inference on the CPU runs fp32 here, not {precision}")
+        config.disable_gpu()
+        config.enable_mkldnn()
+        config.set_cpu_math_library_num_threads(os.cpu_count() or 1)
+    config.disable_glog_info()
+    return inference.create_predictor(config)
+
+
+def _run_predictor(predictor, x: np.ndarray) -> np.ndarray:
+    handle = predictor.get_input_handle(predictor.get_input_names()[0])
+    handle.reshape(list(x.shape))
+    handle.copy_from_cpu(x)
+    predictor.run()
+    return predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
+
+
+def paddle_backend(files, device: str, precision: str, trt: bool, batches: list[int], image_size: int,
+                   data_format: str, warmup: int, iters: int) -> dict:
+    if trt:
+        _trt_available(device)
+    results = {}
+    for bs in batches:
+        x = input_batch(bs, image_size, data_format)
+        if trt and precision == "int8":  # calibration pass writes the table the next predictor uses
+            calibrator = _predictor(files, device, precision, True, bs, image_size, calibrate=True)
+            for seed in range(8):
+                _run_predictor(calibrator, input_batch(bs, image_size, data_format, seed))
+            del calibrator
+        predictor = _predictor(files, device, precision, trt, bs, image_size)
+        timing = StepTimer(warmup, iters, bs).run(lambda _i, p=predictor, x=x: _run_predictor(p, x))
+        results[f"bs{bs}"] = timing.summary()
+    return results
+
+
+# ---- ONNX: ONNX Runtime and the TensorRT Python API ----------------------------------------------
+
+def onnx_model(files: tuple[Path, Path], folder: Path) -> Path:
+    try:
+        import paddle2onnx
+    except ImportError as exc:
+        raise NotAvailable("paddle2onnx is not in this image") from exc
+    target = folder / "model.onnx"
+    if not target.exists():
+        paddle2onnx.export(model_filename=str(files[0]), params_filename=str(files[1]), save_file=str(target))
+    return target
+
+
+def onnxruntime_backend(onnx_file: Path, device: str, precision: str, batches: list[int], image_size: int,
+                        data_format: str, warmup: int, iters: int) -> dict:
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise NotAvailable("onnxruntime is not in this image") from exc
+    if precision != "fp32":
+        raise NotAvailable(f"the ONNX export is FP32; {precision} is not run in ONNX Runtime")
+    providers = ["CPUExecutionProvider"]
+    if device == "gpu" and "CUDAExecutionProvider" in ort.get_available_providers():
+        providers.insert(0, "CUDAExecutionProvider")
+    session = ort.InferenceSession(str(onnx_file), providers=providers)
+    name = session.get_inputs()[0].name
+    results = {}
+    for bs in batches:
+        x = input_batch(bs, image_size, data_format)
+        timing = StepTimer(warmup, iters, bs).run(lambda _i, x=x: session.run(None, {name: x}))
+        results[f"bs{bs}"] = timing.summary()
+    return results
+
+
+class TensorRTEngine:
+    """An engine built from the ONNX model with the TensorRT Python API; buffers are Paddle GPU tensors."""
+
+    def __init__(self, onnx_file: Path, precision: str, batch: int, image_size: int, data_format: str) -> None:
+        try:
+            import tensorrt as trt
+        except ImportError as exc:
+            raise NotAvailable("the TensorRT Python bindings are not in this image") from exc
+        self.trt = trt
+        logger = trt.Logger(trt.Logger.WARNING)
+        builder = trt.Builder(logger)
+        network = builder.create_network(0)
+        parser = trt.OnnxParser(network, logger)
+        if not parser.parse(onnx_file.read_bytes()):
+            raise NotAvailable(f"TensorRT cannot parse the ONNX model: {parser.get_error(0)}")
+        config = builder.create_builder_config()
+        config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, 1 << 30)
+        if precision == "fp16":
+            config.set_flag(trt.BuilderFlag.FP16)
+        elif precision != "fp32":
+            raise NotAvailable(f"{precision} is not run through the TensorRT Python API")
+        name = network.get_input(0).name
+        shape = (batch, 3, image_size, image_size) if data_format == "NCHW" else (batch, image_size, image_size, 3)
+        profile = builder.create_optimization_profile()
+        profile.set_shape(name, shape, shape, shape)
+        config.add_optimization_profile(profile)
+        serialized = builder.build_serialized_network(network, config)
+        if serialized is None:
+            raise NotAvailable("TensorRT could not build an engine for this model")
+        self.engine = trt.Runtime(logger).deserialize_cuda_engine(serialized)
+        self.context = self.engine.create_execution_context()
+        self.input_name, self.output_name = name, self.engine.get_tensor_name(1)
+        self.context.set_input_shape(name, shape)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        import paddle
+
+        inp = paddle.to_tensor(x, place=paddle.CUDAPlace(0))
+        out = paddle.empty(list(self.context.get_tensor_shape(self.output_name)), dtype="float32")
+        self.context.set_tensor_address(self.input_name, inp.data_ptr())
+        self.context.set_tensor_address(self.output_name, out.data_ptr())
+        self.context.execute_async_v3(paddle.device.cuda.current_stream().cuda_stream)
+        paddle.device.cuda.synchronize()
+        return out.numpy()
+
+
+def tensorrt_backend(onnx_file: Path, device: str, precision: str, batches: list[int], image_size: int,
+                     data_format: str, warmup: int, iters: int) -> dict:
+    if device != "gpu":
+        raise NotAvailable("TensorRT needs a GPU")
+    results = {}
+    for bs in batches:
+        engine = TensorRTEngine(onnx_file, precision, bs, image_size, data_format)
+        x = input_batch(bs, image_size, data_format)
+        timing = StepTimer(warmup, iters, bs).run(lambda _i, e=engine, x=x: e(x))
+        results[f"bs{bs}"] = timing.summary()
+    return results
+
+
+# ---- the sweep ------------------------------------------------------------------------------------
+
+def rel_diff(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(a))), 1e-12))
+
+
+def run_all(model, backends: list[str], precisions: list[str], batches: list[int], image_size: int,
+            data_format: str, device: str, warmup: int, iters: int, log) -> dict:
+    """Every back end x precision over the batch sweep, plus FP32 output agreement with Paddle Inference."""
+    out: dict = {}
+    with tempfile.TemporaryDirectory(prefix="ngc-bench-") as tmp:
+        folder = Path(tmp)
+        files = export(model, image_size, data_format, folder)
+        for backend in backends:
+            out[backend] = {}
+            for precision in precisions:
+                try:
+                    if backend in ("paddle-inference", "paddle-trt"):
+                        result = paddle_backend(files, device, precision, backend == "paddle-trt", batches,
+                                                image_size, data_format, warmup, iters)
+                    elif backend == "onnxruntime":
+                        result = onnxruntime_backend(onnx_model(files, folder), device, precision, batches,
+                                                     image_size, data_format, warmup, iters)
+                    elif backend == "tensorrt":
+                        result = tensorrt_backend(onnx_model(files, folder), device, precision, batches,
+                                                  image_size, data_format, warmup, iters)
+                    else:
+                        raise NotAvailable(f"unknown back end {backend!r}")
+                except NotAvailable as exc:
+                    result = {"status": "not available", "reason": str(exc)}
+                out[backend][precision] = result
+                for bs, r in result.items() if "status" not in result else []:
+                    log(f"infer {backend} {precision} {bs}", {"ips": r["ips"], "latency_ms": r["latency_ms"]["mean"]})
+                if "status" in result:
+                    log(f"infer {backend} {precision}", {"status": result["status"], "reason": result["reason"]})
+        out["agreement"] = agreement(files, folder, backends, image_size, data_format, device)
+    return out
+
+
+def agreement(files, folder: Path, backends: list[str], image_size: int, data_format: str, device: str) -> dict:
+    x = input_batch(2, image_size, data_format, seed=42)
+    reference = _run_predictor(_predictor(files, device, "fp32", False, 2, image_size), x)
+    found = {}
+    for backend in backends:
+        try:
+            if backend == "onnxruntime":
+                import onnxruntime as ort
+
+                session = ort.InferenceSession(str(onnx_model(files, folder)), providers=["CPUExecutionProvider"])
+                found[backend] = rel_diff(reference, session.run(None, {session.get_inputs()[0].name: x})[0])
+            elif backend == "tensorrt" and device == "gpu":
+                found[backend] = rel_diff(reference, TensorRTEngine(onnx_model(files, folder), "fp32", 2,
+                                                                    image_size, data_format)(x))
+            elif backend == "paddle-trt" and device == "gpu":
+                _trt_available(device)
+                found[backend] = rel_diff(reference, _run_predictor(
+                    _predictor(files, device, "fp32", True, 2, image_size), x))
+        except (NotAvailable, ImportError):
+            continue
+    return found

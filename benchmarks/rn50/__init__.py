@@ -1,0 +1,1 @@
+"""ResNet50 v1.5 training and inference benchmark (bench-rn50)."""
