@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.harness import environment, gates, report
@@ -36,10 +36,11 @@ class ModelSpec:
     backends_cpu: list[str]
     backends_gpu: list[str]
     gpu_batch: int
+    infer_image_size: int | None = None  # inference at this size by default (the reference's), else --image-size
     add_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
     before_run: Callable[[argparse.Namespace], int | None] = lambda args: None  # e.g. --classify
     config_extra: Callable[[argparse.Namespace], dict] = lambda args: {}
-    extra: dict = field(default_factory=dict)
+    extra_results: Callable[[argparse.Namespace], dict] = lambda args: {}  # e.g. accuracy on a dataset
 
 
 def csv(kind: type, choices: tuple | None = None):
@@ -59,7 +60,9 @@ def parser(spec: ModelSpec) -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=("train", "infer", "all"), default="all")
     p.add_argument("--batch-size", type=int, help="training batch per device (default: 16 on CPU, "
                    f"{spec.gpu_batch} on GPU)")
-    p.add_argument("--image-size", type=int, help="default: 128 on CPU, 224 on GPU")
+    p.add_argument("--image-size", type=int, help="training image size (default: 128 on CPU, 224 on GPU)")
+    p.add_argument("--infer-image-size", type=int, help="inference image size (default: "
+                   f"{spec.infer_image_size or 'the training image size'})")
     p.add_argument("--precision", type=csv(str, TRAIN_PRECISIONS), help="training precisions, comma-separated: "
                    "fp32 (CPU), tf32, amp (FP16 O1), amp-o2, bf16 (default: fp32 on CPU, tf32,amp on GPU)")
     p.add_argument("--infer-precision", type=csv(str, INFER_PRECISIONS),
@@ -119,6 +122,7 @@ def resolve(args: argparse.Namespace, spec: ModelSpec) -> argparse.Namespace:
     args.device = "gpu" if gpu else "cpu"
     args.batch_size = args.batch_size or (spec.gpu_batch if gpu else 16)
     args.image_size = args.image_size or (224 if gpu else 128)
+    args.infer_image_size = args.infer_image_size or spec.infer_image_size or args.image_size
     args.precision = args.precision or (["tf32", "amp"] if gpu else ["fp32"])
     args.infer_precision = args.infer_precision or (["fp32", "fp16", "int8"] if gpu else ["fp32"])
     args.backends = args.backends or (spec.backends_gpu if gpu else spec.backends_cpu)
@@ -187,8 +191,9 @@ def run(args: argparse.Namespace, spec: ModelSpec) -> int:
         rank = dist.get_rank()
     out = report.run_folder(Path(args.output), spec.name) if rank == 0 else None
     logger = DLLogger(out / "dllogger.jsonl" if out else None, echo=sys.stdout if rank == 0 else None)
-    config = {"model": spec.name, "mode": args.mode, "device": args.device, "gpus": max(args.gpus, 0),
-              "batch_size": args.batch_size, "image_size": args.image_size, "data_format": args.data_format,
+    config = {"benchmark": spec.name, "mode": args.mode, "device": args.device, "gpus": max(args.gpus, 0),
+              "batch_size": args.batch_size, "image_size": args.image_size,
+              "infer_image_size": args.infer_image_size, "data_format": args.data_format,
               "data": args.data or "synthetic", "loader": args.loader if args.data else "synthetic",
               "steps": args.steps, "warmup": args.warmup, "asp": args.asp, **spec.config_extra(args)}
     env = environment.capture()
@@ -228,12 +233,13 @@ def run(args: argparse.Namespace, spec: ModelSpec) -> int:
         return 0
     if args.mode in ("infer", "all"):
         model = build(args.num_classes, args.data_format)
-        infer = run_all(model, args.backends, args.infer_precision, args.batch_sizes, args.image_size,
+        infer = run_all(model, args.backends, args.infer_precision, args.batch_sizes, args.infer_image_size,
                         args.data_format, args.device, max(2, args.infer_iters // 4), args.infer_iters, log)
         pi = infer.get("paddle-inference", {}).get(args.infer_precision[0], {})
         if "bs1" in pi and "bs8" in pi:
             infer["summary"] = {"bs8_over_bs1": pi["bs8"]["ips"] / pi["bs1"]["ips"]}
         results["infer"] = infer
+    results.update(spec.extra_results(args))
 
     table = gates.load(Path(args.gates))
     gpu_names = [g["name"] for g in env["gpus"]] if args.device == "gpu" else []

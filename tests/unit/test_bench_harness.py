@@ -100,5 +100,5 @@ def test_committed_gates_file_is_consistent() -> None:
             assert profile in names | {"cpu", "relative"}, (model, profile)
             for gate in entries:
                 assert ("min" in gate) != ("max" in gate), gate
-                assert gate["metric"].split(".")[0] in ("train", "infer"), gate
+                assert gate["metric"].split(".")[0] in ("train", "infer", "eval"), gate
                 assert gate.get("source"), f"gate {gate['name']} must state where its threshold comes from"

@@ -1,0 +1,1 @@
+"""PP-HGNet training and TensorRT inference benchmark (bench-hgnet)."""
