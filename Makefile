@@ -15,7 +15,8 @@ PYTEST_ARGS ?=
 build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
              $(foreach s,$(SOURCES),--source $(s))
 
-.PHONY: image test unit integration lint toolchain validate bake-print bench-build bench-validate clean distclean help
+.PHONY: image test unit integration lint toolchain validate bake-print bench-build bench-validate bench-input \
+        bench-overhead clean distclean help
 
 help:
 	@sed -n '2,5p' Makefile | sed 's/^# //'
@@ -64,6 +65,15 @@ bench-build: $(BIN)/.installed toolchain
 bench-validate: $(BIN)/.installed toolchain
 	$(BIN)/python benchmarks/validation/bench_validate.py $(IMAGE)
 
+## In the image: DALI vs Paddle DataLoader input rate, and harness vs bare-loop throughput
+IMAGE_DEFAULT = $(or $(IMAGE),ngc-paddle:$(or $(RELEASE),$(shell ls releases | sed -n 's/\.yaml$$//p' | sort | tail -n1))-$(or $(FLAVOR),cpu))
+bench-input: toolchain
+	docker run --rm --shm-size 1g -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.rn50.bench_input
+	docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.rn50.bench_input
+
+bench-overhead: toolchain
+	docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.harness.bench_overhead
+
 clean:
 	rm -rf build
 	-docker image ls --format '{{.Repository}}:{{.Tag}}' ngc-paddle-layers | xargs -r docker image rm
@@ -71,6 +81,15 @@ clean:
 dist## Validation suite: serial vs parallel wall time
 bench-validate: $(BIN)/.installed toolchain
 	$(BIN)/python benchmarks/validation/bench_validate.py $(IMAGE)
+
+## In the image: DALI vs Paddle DataLoader input rate, and harness vs bare-loop throughput
+IMAGE_DEFAULT = $(or $(IMAGE),ngc-paddle:$(or $(RELEASE),$(shell ls releases | sed -n 's/\.yaml$$//p' | sort | tail -n1))-$(or $(FLAVOR),cpu))
+bench-input: toolchain
+	docker run --rm --shm-size 1g -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.rn50.bench_input
+	docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.rn50.bench_input
+
+bench-overhead: toolchain
+	docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.harness.bench_overhead
 
 clean: clean
 	rm -rf $(VENV) *.egg-info
