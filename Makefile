@@ -78,18 +78,5 @@ clean:
 	rm -rf build
 	-docker image ls --format '{{.Repository}}:{{.Tag}}' ngc-paddle-layers | xargs -r docker image rm
 
-dist## Validation suite: serial vs parallel wall time
-bench-validate: $(BIN)/.installed toolchain
-	$(BIN)/python benchmarks/validation/bench_validate.py $(IMAGE)
-
-## In the image: DALI vs Paddle DataLoader input rate, and harness vs bare-loop throughput
-IMAGE_DEFAULT = $(or $(IMAGE),ngc-paddle:$(or $(RELEASE),$(shell ls releases | sed -n 's/\.yaml$$//p' | sort | tail -n1))-$(or $(FLAVOR),cpu))
-bench-input: toolchain
-	docker run --rm --shm-size 1g -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.rn50.bench_input
-	docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.rn50.bench_input
-
-bench-overhead: toolchain
-	docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.harness.bench_overhead
-
-clean: clean
+distclean: clean
 	rm -rf $(VENV) *.egg-info
