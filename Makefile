@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
              $(foreach s,$(SOURCES),--source $(s))
 
-.PHONY: image test unit integration lint toolchain validate bake-print bench-build bench-validate bench-input \
+.PHONY: image test unit integration lint toolchain validate scan bake-print bench-build bench-validate bench-input \
         bench-overhead clean distclean help
 
 help:
@@ -51,6 +51,10 @@ lint: $(BIN)/.installed
 ## Validate IMAGE (default: RELEASE/FLAVOR, else the newest release's default flavor) from this host
 validate: $(BIN)/.installed toolchain
 	$(BIN)/ngc-paddle validate $(or $(IMAGE),$(if $(RELEASE),ngc-paddle:$(RELEASE)-$(or $(FLAVOR),cpu)))
+
+## Security scan gate + CycloneDX SBOM of IMAGE (default: the newest release's default flavor)
+scan: $(BIN)/.installed toolchain
+	$(BIN)/ngc-paddle scan $(IMAGE)
 
 ## Print the resolved bake definition of RELEASE (structure from docker-bake.hcl + manifest args)
 bake-print: $(BIN)/.installed

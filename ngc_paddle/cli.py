@@ -81,6 +81,29 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_scan(args: argparse.Namespace) -> int:
+    from datetime import date
+
+    from ngc_paddle.scan import gate
+
+    root = Path(args.root).resolve()
+    image = args.image
+    if image is None:
+        manifest = _load(None, root)
+        image = f"{manifest.image}:{manifest.release}-{manifest.default_flavor}"
+    output = Path(args.output) if args.output else root / "build" / "scan" / image.replace("/", "_").replace(":", "-")
+    reports = [("trivy", Path(p)) for p in args.trivy_report] + [("grype", Path(p)) for p in args.grype_report]
+    osv = Path(args.osv_dir) if args.osv_dir else None
+    if osv is None and any((root / "security" / "osv").glob("**/*.json")):
+        osv = root / "security" / "osv"
+    today = date.fromisoformat(args.today) if args.today else None
+    report = gate.run(image, output, Path(args.policy), osv, reports, args.db_repository, today, root)
+    if report["blocked"]:
+        raise gate.Blocked(f"the scan gate blocks {image}: {report['counts']['blocking']} finding(s); "
+                           f"see {output / 'scan.md'}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ngc-paddle", description=__doc__.splitlines()[0])
     p.add_argument("--root", default=".", help="repository root (default: current folder)")
@@ -109,6 +132,17 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--output", help="report folder (default: build/validation/<release>-<flavor>)")
     v.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to the suite (e.g. -m 'not slow')")
     v.set_defaults(func=cmd_validate)
+
+    sc = sub.add_parser("scan", help="SBOM + vulnerability, secret and hardening gate for an image")
+    sc.add_argument("image", nargs="?", help="image (default: newest release, default flavor)")
+    sc.add_argument("--policy", default="security/policy.yaml", help="release policy (threshold, allowlist)")
+    sc.add_argument("--osv-dir", help="folder of OSV advisories (default: security/osv when it holds any)")
+    sc.add_argument("--trivy-report", action="append", default=[], metavar="FILE", help="read a trivy JSON report")
+    sc.add_argument("--grype-report", action="append", default=[], metavar="FILE", help="read a grype JSON report")
+    sc.add_argument("--db-repository", help="trivy vulnerability DB mirror (OCI reference)")
+    sc.add_argument("--output", help="report folder (default: build/scan/<image>)")
+    sc.add_argument("--today", help="evaluate allowlist expiry as of this date (YYYY-MM-DD)")
+    sc.set_defaults(func=cmd_scan)
 
     bf = sub.add_parser("bake-file", help="write build/bake/<release>.json from the manifest")
     bf.add_argument("release", nargs="?")

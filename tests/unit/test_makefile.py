@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-TARGETS = ["image", "test", "unit", "integration", "lint", "toolchain", "validate", "bake-print", "bench-build",
+TARGETS = ["image", "test", "unit", "integration", "lint", "toolchain", "validate", "scan", "bake-print", "bench-build",
            "bench-validate", "bench-input", "bench-overhead", "clean", "distclean", "help"]
 
 

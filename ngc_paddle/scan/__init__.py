@@ -1,0 +1,1 @@
+"""The security scan gate: SBOM, vulnerabilities, secrets and hardening checks, and a policy."""

@@ -1,0 +1,89 @@
+"""CycloneDX SBOM of an image, built and validated with the CycloneDX Python library.
+
+Components: every Debian package (from the dpkg database) and Python distribution (from its
+dist-info), each tagged with the build layer that brought it, plus the release manifest's
+components with the source each came from. The document is validated against the CycloneDX JSON
+schema by the library before it is written.
+"""
+
+import json
+from pathlib import Path
+
+from cyclonedx.model import ExternalReference, ExternalReferenceType, Property, XsUri
+from cyclonedx.model.bom import Bom
+from cyclonedx.model.component import Component, ComponentType
+from cyclonedx.model.license import DisjunctiveLicense
+from cyclonedx.output.json import JsonV1Dot6
+from cyclonedx.schema import SchemaVersion
+from cyclonedx.validation.json import JsonStrictValidator
+from packageurl import PackageURL
+
+from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.scan.inventory import Package
+
+PROP = "ngc-paddle"
+
+
+def _canonical(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def build(image: str, release_manifest: dict | None, packages: list[Package], debian_release: str = "12") -> Bom:
+    bom = Bom()
+    root = Component(name=image.split(":")[0], version=image.split(":", 1)[-1], type=ComponentType.CONTAINER,
+                     bom_ref=f"image:{image}")
+    bom.metadata.component = root
+    pinned = {}
+    for name, comp in (release_manifest or {}).get("components", {}).items():
+        pinned[_canonical(comp["package"])] = (name, comp)
+    used = set()
+    for p in packages:
+        props = [Property(name=f"{PROP}:layer", value=p.layer)]
+        if p.ecosystem == "deb":
+            purl = PackageURL("deb", "debian", p.name, p.version,
+                              {"arch": p.arch, "distro": f"debian-{debian_release}"} if p.arch else None)
+            component = Component(name=p.name, version=p.version, type=ComponentType.LIBRARY, purl=purl,
+                                  bom_ref=str(purl), properties=props)
+        else:
+            purl = PackageURL("pypi", None, _canonical(p.name), p.version)
+            match = pinned.get(_canonical(p.name))
+            refs = []
+            if match:
+                used.add(match[0])
+                source = match[1]["source"]
+                props += [Property(name=f"{PROP}:manifest-component", value=match[0]),
+                          Property(name=f"{PROP}:source", value=source["name"])]
+                if source["location"].startswith(("http://", "https://")):
+                    refs.append(ExternalReference(type=ExternalReferenceType.DISTRIBUTION,
+                                                  url=XsUri(source["location"])))
+            component = Component(name=p.name, version=p.version, type=ComponentType.LIBRARY, purl=purl,
+                                  bom_ref=f"{purl}@{p.path}", properties=props, external_references=refs)
+            if p.license:
+                component.licenses.add(DisjunctiveLicense(name=p.license[:100]))
+        bom.components.add(component)
+    for name, comp in (release_manifest or {}).get("components", {}).items():
+        if name in used or comp["kind"] == "pip":
+            continue  # pip components are the distributions above; the rest (OS, Python) are described here
+        bom.components.add(Component(
+            name=name, version=comp["version"], type=ComponentType.OPERATING_SYSTEM if name == "os"
+            else ComponentType.APPLICATION, bom_ref=f"manifest:{name}",
+            properties=[Property(name=f"{PROP}:layer", value=comp["layer"]),
+                        Property(name=f"{PROP}:manifest-component", value=name),
+                        Property(name=f"{PROP}:package", value=str(comp["package"])),
+                        Property(name=f"{PROP}:source", value=comp["source"]["name"]),
+                        Property(name=f"{PROP}:source-location", value=comp["source"]["location"])]))
+    bom.register_dependency(root, list(bom.components))  # the image contains every component
+    return bom
+
+
+def write(bom: Bom, path: Path) -> Path:
+    text = JsonV1Dot6(bom).output_as_string(indent=2)
+    errors = JsonStrictValidator(SchemaVersion.V1_6).validate_str(text)
+    if errors is not None:
+        raise NgcPaddleError(f"the SBOM does not validate against CycloneDX 1.6: {errors}")
+    path.write_text(text)
+    return path
+
+
+def component_count(path: Path) -> int:
+    return len(json.loads(path.read_text()).get("components", []))

@@ -1,0 +1,122 @@
+"""The scan gate on real images: the built flavor passes with a valid SBOM; planted problems block."""
+
+import json
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from cyclonedx.schema import SchemaVersion
+from cyclonedx.validation.json import JsonStrictValidator
+
+from tests.integration.conftest import REPO, Built, docker, run_cli
+
+OSV = str(REPO / "tests" / "data" / "osv")
+CA = "/etc/ssl/certs/ca-certificates.crt"
+
+
+def scan(image: str, out: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict | None]:
+    proc = run_cli("scan", image, "--output", str(out), *args)
+    report = json.loads((out / "scan.json").read_text()) if (out / "scan.json").exists() else None
+    return proc, report
+
+
+@pytest.fixture(scope="module")
+def planted(built: Built) -> dict[str, str]:
+    """Small images on the os layer, each with one planted problem."""
+    base = built.report["layers"][0]["tag"]
+    recipes = {
+        "vulnerable-package": "RUN --mount=type=secret,id=ca,target=/run/secrets/ca "
+                              "pip install --no-deps --no-cache-dir --cert /run/secrets/ca urllib3==1.26.4",
+        "deleted-key": "RUN mkdir -p /root/.ssh && printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXkt"
+                       "djEAAAAA\\n-----END OPENSSH PRIVATE KEY-----\\n' > /root/.ssh/id_ed25519\n"
+                       "RUN rm /root/.ssh/id_ed25519",
+        "setuid-binary": "RUN cp /usr/bin/true /usr/local/bin/helper && chmod 4755 /usr/local/bin/helper",
+    }
+    images = {}
+    for name, recipe in recipes.items():
+        tag = f"ngc-paddle-planted:{name}"
+        proc = subprocess.run(["docker", "buildx", "build", "--network", "host", "--secret", f"id=ca,src={CA}",
+                               "--load", "-q", "-t", tag, "-"], input=f"FROM {base}\n{recipe}\n",
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        images[name] = tag
+    yield images
+    for tag in images.values():
+        docker("image", "rm", "-f", tag, check=False)
+
+
+def test_scan_of_the_built_flavor_passes_with_a_valid_sbom(built: Built, tmp_path: Path) -> None:
+    proc, report = scan(built.image, tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    assert not report["blocked"]
+    text = (tmp_path / "sbom.cdx.json").read_text()
+    assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(text) is None
+    sbom = json.loads(text)
+    comps = {c["name"]: c for c in sbom["components"]}
+    props = {p["name"]: p["value"] for p in comps["paddlepaddle"]["properties"]}
+    assert comps["paddlepaddle"]["version"] == built.manifest.flavors[built.flavor].components["paddle"].version
+    assert props["ngc-paddle:layer"] == "paddle" and props["ngc-paddle:manifest-component"] == "paddle"
+    assert props["ngc-paddle:source"] == "pypi"
+    assert comps["python3.11"]["purl"].startswith("pkg:deb/debian/python3.11@")
+    deb_layers = {p["value"] for c in sbom["components"] if c.get("purl", "").startswith("pkg:deb/")
+                  for p in c["properties"] if p["name"] == "ngc-paddle:layer"}
+    assert {"base", "os"} <= deb_layers
+    assert "# Scan gate: " in (tmp_path / "scan.md").read_text()
+
+
+def test_planted_vulnerable_package_blocks_through_osv(planted: dict, tmp_path: Path) -> None:
+    proc, report = scan(planted["vulnerable-package"], tmp_path, "--osv-dir", OSV)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr
+    hits = [f for f in report["blocking"] if f["id"] == "GHSA-q2q7-5pp4-w6pg"]
+    assert len(hits) == 1
+    assert (hits[0]["package"], hits[0]["installed"], hits[0]["fixed"], hits[0]["source"]) == (
+        "urllib3", "1.26.4", "1.26.5", "osv")
+    assert "CVE-2021-33503" in hits[0]["aliases"]
+    assert "GHSA-q2q7-5pp4-w6pg" in proc.stdout
+
+
+@pytest.mark.parametrize("days, blocked", [(30, False), (-1, True)])
+def test_allowlisted_finding_passes_until_its_expiry(planted: dict, tmp_path: Path, days: int, blocked: bool) -> None:
+    expires = (datetime.now(UTC).date() + timedelta(days=days)).isoformat()
+    policy = tmp_path / "policy.yaml"
+    policy.write_text((REPO / "security" / "policy.yaml").read_text().replace(
+        "allowlist: []", f"allowlist:\n  - {{id: CVE-2021-33503, package: urllib3, justification: "
+                         f"test-only image, expires: {expires}}}"))
+    proc, report = scan(planted["vulnerable-package"], tmp_path / "out", "--osv-dir", OSV, "--policy", str(policy))
+    assert proc.returncode == (1 if blocked else 0), proc.stdout[-2000:]
+    if blocked:
+        assert report["expired_allowlist_entries"] == [f"CVE-2021-33503 (urllib3) expired {expires}"]
+        assert [f["id"] for f in report["blocking"]] == ["GHSA-q2q7-5pp4-w6pg"]
+    else:
+        assert [f["id"] for f in report["suppressed"]] == ["GHSA-q2q7-5pp4-w6pg"]
+
+
+def test_key_added_in_one_layer_and_deleted_in_the_next_is_found(planted: dict, tmp_path: Path) -> None:
+    image = planted["deleted-key"]
+    assert docker("run", "--rm", image, "test", "-e", "/root/.ssh/id_ed25519", check=False).returncode == 1
+    proc, report = scan(image, tmp_path)
+    assert proc.returncode == 1
+    keys = [f for f in report["blocking"] if f["kind"] == "private-key"]
+    assert [f["package"] for f in keys] == ["/root/.ssh/id_ed25519"]
+    history = json.loads(docker("image", "inspect", "--format", "{{json .RootFS.Layers}}", image).stdout)
+    assert keys[0]["location"].startswith(f"layer {len(history) - 2} ")  # the layer before the one that deleted it
+
+
+def test_setuid_binary_blocks(planted: dict, tmp_path: Path) -> None:
+    proc, report = scan(planted["setuid-binary"], tmp_path)
+    assert proc.returncode == 1
+    assert [(f["kind"], f["package"]) for f in report["blocking"]] == [("setuid", "/usr/local/bin/helper")]
+
+
+def test_bad_input_exits_2_not_blocked(built: Built, tmp_path: Path) -> None:
+    corrupt = tmp_path / "trivy.json"
+    corrupt.write_text("{ this is not json")
+    bad_policy = tmp_path / "policy.yaml"
+    bad_policy.write_text("allowlist:\n  - {id: X, package: p, justification: j, expires: someday}\n")
+    for args, needle in ((["ngc-paddle:00.01-nope"], "image 'ngc-paddle:00.01-nope' not found"),
+                         ([built.image, "--trivy-report", str(corrupt)], "corrupt trivy report"),
+                         ([built.image, "--policy", str(bad_policy)], "expires 'someday' is not a date")):
+        proc = run_cli("scan", *args, "--output", str(tmp_path / "out"))
+        assert proc.returncode == 2, (args, proc.stdout[-500:], proc.stderr)
+        assert proc.stderr.startswith("error:") and needle in proc.stderr

@@ -1,0 +1,115 @@
+"""The scan gate's parts on the host: report readers, OSV matching per ecosystem, policy and allowlist."""
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from ngc_paddle.scan import policy
+from ngc_paddle.scan.findings import Finding, dedupe
+from ngc_paddle.scan.inventory import Package
+from ngc_paddle.scan.vulnerabilities import ReportError, load_osv, match_osv, read_grype, read_trivy
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def vulns(findings: list[Finding]) -> set[tuple]:
+    return {(f.package, f.installed, f.fixed, f.severity.upper()) for f in findings if f.kind == "vulnerability"}
+
+
+def test_trivy_and_grype_reports_give_the_same_findings() -> None:
+    trivy, grype = read_trivy(DATA / "reports/trivy.json"), read_grype(DATA / "reports/grype.json")
+    expected = {("openssl", "3.0.11-1~deb12u1", "3.0.11-1~deb12u2", "HIGH"), ("urllib3", "1.26.4", "1.26.5", "HIGH")}
+    assert vulns(trivy) == vulns(grype) == expected
+    secrets = [f for f in trivy if f.kind == "secret"]
+    assert len(secrets) == 1 and secrets[0].package == "/root/.ssh/id_ed25519"
+    # the same advisory reported by both tools, under an id and its alias, is one finding
+    merged = dedupe(trivy + grype)
+    assert len([f for f in merged if f.package == "urllib3"]) == 1
+
+
+@pytest.mark.parametrize("name, text, needle", [
+    ("trivy", "{not json", "corrupt trivy report"),
+    ("trivy", '{"matches": []}', "not a trivy JSON report"),
+    ("grype", '{"Results": []}', "not a grype JSON report"),
+])
+def test_corrupt_reports_are_rejected(tmp_path: Path, name: str, text: str, needle: str) -> None:
+    path = tmp_path / f"{name}.json"
+    path.write_text(text)
+    with pytest.raises(ReportError, match=needle):
+        (read_trivy if name == "trivy" else read_grype)(path)
+
+
+def test_osv_pypi_ranges_use_pep440() -> None:
+    advisories = load_osv(DATA / "osv")
+    hits = match_osv([Package("pypi", "urllib3", "1.26.4", "paddle"), Package("pypi", "urllib3", "1.26.5", "os"),
+                      Package("pypi", "urllib3", "1.26.10", "os"), Package("pypi", "URLLib3", "1.9", "os")],
+                     advisories)
+    assert sorted((f.installed, f.fixed, f.severity) for f in hits) == [("1.26.4", "1.26.5", "HIGH"),
+                                                                       ("1.9", "1.26.5", "HIGH")]
+    assert hits[0].id == "GHSA-q2q7-5pp4-w6pg" and "CVE-2021-33503" in hits[0].aliases
+
+
+def test_osv_debian_ranges_use_dpkg_ordering() -> None:
+    advisories = load_osv(DATA / "osv")
+
+    def affected(version: str, name: str = "openssl", source: str | None = None) -> bool:
+        pkg = Package("deb", name, version, "os", extra={"source": source or name})
+        return bool(match_osv([pkg], advisories))
+
+    assert affected("3.0.11-1~deb12u1")  # ~ sorts before the fixed revision
+    assert not affected("3.0.11-1~deb12u2")
+    assert not affected("3.0.15-1~deb12u1")
+    assert affected("3.0.9-1")
+    assert not affected("1:1.0-1")  # an epoch outranks any upstream version
+    assert affected("3.0.11-1~deb12u1", name="libssl3", source="openssl")  # matched by source package
+
+
+def write_policy(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "policy.yaml"
+    path.write_text(text)
+    return path
+
+
+def urllib3() -> Finding:
+    return Finding("vulnerability", "GHSA-q2q7-5pp4-w6pg", "HIGH", "ReDoS", package="urllib3", installed="1.26.4",
+                   fixed="1.26.5", aliases=["CVE-2021-33503"])
+
+
+def test_allowlist_suppresses_until_its_expiry(tmp_path: Path) -> None:
+    rules = policy.load(write_policy(tmp_path, """
+severity_threshold: HIGH
+allowlist:
+  - {id: CVE-2021-33503, package: urllib3, justification: "no URLs from users", expires: 2027-01-31}
+"""))
+    before = policy.decide(rules, [urllib3()], date(2027, 1, 31))
+    assert not before.blocked and before.suppressed[0].suppressed_by.startswith("no URLs from users")
+    after = policy.decide(rules, [urllib3()], date(2027, 2, 1))
+    assert after.blocked and after.expired[0].id == "CVE-2021-33503"
+    assert "expired on 2027-01-31" in after.blocking[0].suppressed_by
+
+
+def test_threshold_unfixed_and_always_blocking_kinds(tmp_path: Path) -> None:
+    rules = policy.load(write_policy(tmp_path, "severity_threshold: CRITICAL\ncount_unfixed: false\n"))
+    medium = Finding("vulnerability", "CVE-1", "MEDIUM", "x", package="p", fixed="2")
+    unfixed = Finding("vulnerability", "CVE-2", "CRITICAL", "x", package="p", fixed="")
+    key = Finding("private-key", "private-key", "CRITICAL", "key", package="/root/k")
+    decision = policy.decide(rules, [medium, unfixed, key], date(2026, 12, 2))
+    assert [f.id for f in decision.blocking] == ["private-key"]
+    assert {f.id for f in decision.informational} == {"CVE-1", "CVE-2"}
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("allowlist:\n  - {id: X, package: p, justification: j, expires: 31/01/2027}\n", "is not a date"),
+    ("allowlist:\n  - {id: X, package: p, expires: 2027-01-31}\n", "lacks ['justification']"),
+    ("severity_threshold: SEVERE\n", "severity_threshold 'SEVERE'"),
+    ("treshold: HIGH\n", "unknown key 'treshold'"),
+])
+def test_bad_policies_are_errors(tmp_path: Path, text: str, needle: str) -> None:
+    with pytest.raises(policy.PolicyError, match=__import__("re").escape(needle)):
+        policy.load(write_policy(tmp_path, text))
+
+
+def test_committed_policy_loads(repo: Path) -> None:
+    rules = policy.load(repo / "security" / "policy.yaml")
+    assert rules.severity_threshold == "HIGH" and "private-key" in rules.block_on
