@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
              $(foreach s,$(SOURCES),--source $(s))
 
-.PHONY: image test unit integration lint toolchain validate scan bake-print bench-build bench-validate bench-input \
+.PHONY: image test unit integration lint toolchain validate scan release bake-print bench-build bench-validate bench-input \
         bench-overhead clean distclean help
 
 help:
@@ -55,6 +55,10 @@ validate: $(BIN)/.installed toolchain
 ## Security scan gate + CycloneDX SBOM of IMAGE (default: the newest release's default flavor)
 scan: $(BIN)/.installed toolchain
 	$(BIN)/ngc-paddle scan $(IMAGE)
+
+## Monthly release: build, validate, benchmark and scan gates, SBOM, notes, push (REGISTRY=host:port)
+release: $(BIN)/.installed toolchain
+	$(BIN)/ngc-paddle release $(RELEASE) $(if $(FLAVOR),--flavor $(FLAVOR)) $(if $(REGISTRY),--registry $(REGISTRY))
 
 ## Print the resolved bake definition of RELEASE (structure from docker-bake.hcl + manifest args)
 bake-print: $(BIN)/.installed

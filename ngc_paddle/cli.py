@@ -104,6 +104,28 @@ def cmd_scan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_release(args: argparse.Namespace) -> int:
+    root = Path(args.root).resolve()
+    if args.release == "new":
+        from ngc_paddle.release.new import create
+
+        if not args.target or not args.from_release:
+            raise NgcPaddleError("usage: ngc-paddle release new YY.MM --from PREV")
+        path, diff, _ = create(args.target, args.from_release, root, write=not args.dry_run)
+        print(diff or "(no change)")
+        print(f"{'would write' if args.dry_run else 'wrote'} {path.relative_to(root)}; review the diff, then "
+              f"'ngc-paddle manifest check {args.target}'")
+        return 0
+    from ngc_paddle.release.pipeline import ReleaseOptions, run
+
+    release = args.release or _load(None, root).release
+    opts = ReleaseOptions(release, args.flavor, args.registry, Path(args.policy),
+                          Path(args.osv_dir) if args.osv_dir else None,
+                          tuple(args.bench) if args.bench is not None else ReleaseOptions.benchmarks, root)
+    run(opts, say=lambda line: print(line, flush=True))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ngc-paddle", description=__doc__.splitlines()[0])
     p.add_argument("--root", default=".", help="repository root (default: current folder)")
@@ -143,6 +165,18 @@ def parser() -> argparse.ArgumentParser:
     sc.add_argument("--output", help="report folder (default: build/scan/<image>)")
     sc.add_argument("--today", help="evaluate allowlist expiry as of this date (YYYY-MM-DD)")
     sc.set_defaults(func=cmd_scan)
+
+    r = sub.add_parser("release", help="run the monthly release pipeline, or 'release new' to start a month")
+    r.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest), or 'new'")
+    r.add_argument("target", nargs="?", help="with 'new': the new release id")
+    r.add_argument("--from", dest="from_release", help="with 'new': the release to start from")
+    r.add_argument("--dry-run", action="store_true", help="with 'new': print the diff, write nothing")
+    r.add_argument("--flavor", action="append", default=[], help="flavor(s) to release (default: the default flavor)")
+    r.add_argument("--registry", default="127.0.0.1:5000", help="push target (default: a local registry)")
+    r.add_argument("--policy", default="security/policy.yaml")
+    r.add_argument("--osv-dir")
+    r.add_argument("--bench", action="append", help="benchmark commands to gate on (default: bench-rn50, bench-hgnet)")
+    r.set_defaults(func=cmd_release)
 
     bf = sub.add_parser("bake-file", help="write build/bake/<release>.json from the manifest")
     bf.add_argument("release", nargs="?")

@@ -48,6 +48,7 @@ def check(manifest: Manifest) -> list[Problem]:
     problems: list[Problem] = []
     for flavor_name, flavor in manifest.flavors.items():
         problems += _check_layers(flavor_name, flavor)
+        problems += _check_driver(flavor_name, flavor)
         problems += _check_components(manifest, flavor_name, flavor)
     return problems
 
@@ -75,6 +76,27 @@ def _check_layers(name: str, flavor: Flavor) -> list[Problem]:
                     f"pin {absent} under flavors.{name}.components",
                 )
             )
+    return problems
+
+
+def _check_driver(name: str, flavor: Flavor) -> list[Problem]:
+    """The flavor's driver fields must agree with NVIDIA's facts for its CUDA version (when we have them)."""
+    from ngc_paddle.driver import requirement
+
+    if flavor.cuda is None:
+        return []
+    try:
+        req = requirement(flavor.cuda.version)
+    except KeyError:
+        return []
+    where = f"flavors.{name}.cuda"
+    problems = []
+    if int(flavor.cuda.min_driver.split(".")[0]) != req.min_branch:
+        problems.append(Problem(where, f"min_driver {flavor.cuda.min_driver} is not on branch R{req.min_branch}, "
+                                f"which CUDA {flavor.cuda.major_minor} needs", f"use a R{req.min_branch} driver"))
+    if tuple(flavor.cuda.datacenter_drivers) != req.datacenter:
+        problems.append(Problem(where, f"datacenter_drivers {flavor.cuda.datacenter_drivers} differ from NVIDIA's "
+                                f"for CUDA {flavor.cuda.major_minor}", f"use {list(req.datacenter)}"))
     return problems
 
 

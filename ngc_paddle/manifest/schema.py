@@ -62,6 +62,7 @@ class Component(Strict):
     built_against: dict[str, str] = Field(default_factory=dict)  # component -> version prefix
     extra_packages: list[str] = Field(default_factory=list)  # apt: more Debian packages, unpinned
     license: str | None = None
+    hold: str | None = None  # why `release new` must not propose a newer version
 
     @model_validator(mode="after")
     def _fields_match_kind(self) -> "Component":

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-TARGETS = ["image", "test", "unit", "integration", "lint", "toolchain", "validate", "scan", "bake-print", "bench-build",
-           "bench-validate", "bench-input", "bench-overhead", "clean", "distclean", "help"]
+TARGETS = ["image", "test", "unit", "integration", "lint", "toolchain", "validate", "scan", "release", "bake-print",
+           "bench-build", "bench-validate", "bench-input", "bench-overhead", "clean", "distclean", "help"]
 
 
 @pytest.mark.parametrize("target", TARGETS)

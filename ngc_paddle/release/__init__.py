@@ -1,0 +1,1 @@
+"""The monthly release: pipeline stages, release notes, next month's manifest."""

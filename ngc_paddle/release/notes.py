@@ -1,0 +1,144 @@
+"""Release notes in the form of NGC's framework container notes, and the support matrix.
+
+Sections: contents of the container (every component, read back from the built image, beside the
+manifest's pin), driver requirements (derived from the CUDA version), GPU requirements, what
+changed since the previous release, gate results, benchmark tables, known issues (a hand-written
+file per release) and the image digests.
+"""
+
+import json
+import re
+import subprocess
+
+from packaging.version import InvalidVersion, Version
+
+from ngc_paddle.driver import driver_sentence
+from ngc_paddle.manifest.schema import Flavor, Manifest
+
+LABELS = {"os": "OS", "python": "Python", "cuda-runtime": "CUDA runtime", "cublas": "cuBLAS", "cudnn": "cuDNN",
+          "nccl": "NCCL", "tensorrt": "TensorRT", "dali": "DALI", "paddle": "PaddlePaddle"}
+ARCHITECTURES = {11: "NVIDIA Pascal, NVIDIA Volta, NVIDIA Turing, NVIDIA Ampere architecture, NVIDIA Hopper, and "
+                     "NVIDIA Ada Lovelace architecture families",
+                 12: "NVIDIA Pascal, NVIDIA Volta, NVIDIA Turing, NVIDIA Ampere architecture, NVIDIA Hopper, and "
+                     "NVIDIA Ada Lovelace architecture families"}
+PROBE = "/opt/ngc-paddle/validation/probes/distributions.py"
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def read_back(image: str, flavor: Flavor) -> dict[str, str]:
+    """Each component's version as installed in the image (pip distributions, Python, OS release)."""
+    proc = subprocess.run(["docker", "run", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", image, "bash",
+                           "-c", f"python {PROBE}; . /etc/os-release; echo \"$VERSION_ID\""],
+                          capture_output=True, text=True, check=True)
+    lines = proc.stdout.strip().splitlines()
+    dists, os_version = json.loads(lines[-2]), lines[-1]
+    found = {}
+    for name, comp in flavor.components.items():
+        if comp.kind == "pip":
+            found[name] = dists["distributions"].get(canonical(comp.package or ""), {}).get("version", "missing")
+        elif name == "python":
+            found[name] = ".".join(dists["python"].split(".")[:2])
+        elif name == "os":
+            found[name] = os_version
+    return found
+
+
+def _direction(old: str, new: str) -> str:
+    try:
+        return "up" if Version(new) > Version(old) else "down"
+    except InvalidVersion:
+        return "changed"
+
+
+def changes(previous: Flavor | None, current: Flavor) -> list[str]:
+    if previous is None:
+        return ["New flavor in this release."]
+    lines = []
+    for name, comp in current.components.items():
+        old = previous.components.get(name)
+        if old is None:
+            lines.append(f"New: {name} {comp.version}")
+        else:
+            old_pkg, new_pkg = old.package or old.image, comp.package or comp.image
+            if old_pkg != new_pkg:  # another package or image: versions are not comparable
+                lines.append(f"{name}: {old_pkg} {old.version} -> {new_pkg} {comp.version} (changed)")
+            elif old.version != comp.version:
+                lines.append(f"{name}: {old.version} -> {comp.version} ({_direction(old.version, comp.version)})")
+    lines += [f"Removed: {name} (was {old.version})" for name, old in previous.components.items()
+              if name not in current.components]
+    if previous.cuda and current.cuda and previous.cuda.version != current.cuda.version:
+        lines.insert(0, f"Based on CUDA {current.cuda.version} (was {previous.cuda.version})")
+    return lines or ["No component changed."]
+
+
+def render(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dict], known_issues: str | None) -> str:
+    """`flavors`: per flavor, {"image", "readback" (or None), "stages": {stage: {...}}, "digest", "bench_md"}."""
+    rel = manifest.release
+    built = [f for f, info in flavors.items() if info.get("readback")]
+    out = [f"# PaddlePaddle Release {rel}", "",
+           f"The ngc-paddle {rel} images are available as " +
+           ", ".join(f"`{manifest.image}:{rel}-{f}`" for f in manifest.flavors) +
+           f" (`{manifest.image}:{rel}` is the {manifest.default_flavor} flavor).", "",
+           "## Contents of the PaddlePaddle container", ""]
+    for name, flavor in manifest.flavors.items():
+        info = flavors.get(name, {})
+        readback = info.get("readback")
+        out += [f"### {name}: {flavor.description}", "",
+                "| component | package | version | in the image | source |", "| --- | --- | --- | --- | --- |"]
+        for cname, comp in flavor.components.items():
+            found = "not built in this run" if readback is None else readback.get(cname, "-")
+            agrees = readback is None or found in (comp.version, "-") or found.startswith(comp.version)
+            mark = "" if agrees else " (MISMATCH)"
+            source = manifest.sources[comp.source]
+            where = source.url or source.path
+            out.append(f"| {LABELS.get(cname, cname)} | {comp.package or comp.image} | {comp.version} | "
+                       f"{found}{mark} | {comp.source} ({where}) |")
+        out.append("")
+    out += ["## Driver Requirements", ""]
+    for name, flavor in manifest.flavors.items():
+        if flavor.cuda is None:
+            out += [f"{name}: needs no NVIDIA driver.", ""]
+        else:
+            out += [f"{name}: {driver_sentence(rel, flavor.cuda.version)}", ""]
+    gpu = [f for f in manifest.flavors.values() if f.cuda]
+    if gpu:
+        major = gpu[0].cuda.major
+        out += ["## GPU Requirements", "", f"Release {rel} supports CUDA compute capability 6.0 and later. This "
+                f"corresponds to GPUs in the {ARCHITECTURES.get(major, ARCHITECTURES[12])}.", ""]
+    out += ["## Key Features and Enhancements", ""]
+    since = f" since {previous.release}" if previous else ""
+    for name, flavor in manifest.flavors.items():
+        prev = previous.flavors.get(name) if previous else None
+        out += [f"Changes{since} ({name}):", ""] + [f"- {line}" for line in changes(prev, flavor)] + [""]
+    out += ["## Release gates", "", "| flavor | stage | result | detail |", "| --- | --- | --- | --- |"]
+    for name, info in flavors.items():
+        for stage, result in info.get("stages", {}).items():
+            out.append(f"| {name} | {stage} | {result.get('status', '-')} | {result.get('detail', '')} |")
+    out.append("")
+    for name, info in flavors.items():
+        if info.get("bench_md"):
+            out += [f"## Benchmarks ({name})", "", info["bench_md"].strip(), ""]
+    out += ["## Known Issues", "", (known_issues or "None known.").strip(), "",
+            "## Image digests", "", "| image | digest |", "| --- | --- |"]
+    for info in flavors.values():
+        out.append(f"| `{info.get('image', '-')}` | {info.get('digest') or 'not pushed'} |")
+    if not built:
+        out += ["", "No image was built in this run: the contents table shows the manifest only."]
+    return "\n".join(out) + "\n"
+
+
+def support_matrix(manifests: list[Manifest]) -> str:
+    columns = ["os", "python", "cuda-runtime", "cudnn", "nccl", "tensorrt", "dali", "paddle"]
+    out = ["# ngc-paddle support matrix", "", "Generated from releases/*.yaml.", "",
+           "| release | flavor | CUDA | min. driver | " + " | ".join(LABELS[c] for c in columns) + " |",
+           "| --- | --- | --- | --- | " + " | ".join("---" for _ in columns) + " |"]
+    for m in sorted(manifests, key=lambda m: m.release, reverse=True):
+        for name, flavor in m.flavors.items():
+            cells = [flavor.components[c].version if c in flavor.components else "-" for c in columns]
+            cuda = flavor.cuda.version if flavor.cuda else "-"
+            driver = f"R{flavor.cuda.min_driver.split('.')[0]}" if flavor.cuda else "-"
+            out.append(f"| {m.release} | {name} | {cuda} | {driver} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
