@@ -83,17 +83,20 @@ def propose(manifest: Manifest, lookup: Callable[[str, str, str], str | None]) -
     return list(proposals.values())
 
 
-def _culprit(error: str, proposals: list[Proposal], manifest: Manifest) -> Proposal | None:
-    """The changed proposal a consistency error points at: by package, or by a component name using it."""
-    names: dict[str, set[str]] = {}
-    for flavor in manifest.flavors.values():
-        for name, comp in flavor.components.items():
-            names.setdefault(str(comp.package), set()).add(name)
+def _check(text: str, path: Path) -> str | None:
+    """The manifest's first problem, or None when it checks."""
+    path.write_text(text)
+    try:
+        load_manifest(path)
+        return None
+    except ManifestError as exc:
+        return str(exc)
+
+
+def _culprit(text: str, error: str, proposals: list[Proposal], path: Path) -> Proposal | None:
+    """The changed proposal whose reversal makes this error go away."""
     for p in proposals:
-        if p.new == p.old:
-            continue
-        words = {p.package, *names.get(p.package, set())}
-        if any(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", error) for w in words):
+        if p.new != p.old and _check(_replace(text, p.package, p.new, p.old), path) != error:
             return p
     return None
 
@@ -117,18 +120,13 @@ def create(release: str, previous: str, root: Path, lookup=newest_version, write
     # Take back proposals that break a consistency rule, one at a time, until the manifest checks.
     with tempfile.TemporaryDirectory() as tmp:
         candidate = Path(tmp) / f"{release}.yaml"
-        for _ in range(len(proposals) + 1):
-            candidate.write_text(text)
-            try:
-                load_manifest(candidate)
-                break
-            except ManifestError as exc:
-                culprit = _culprit(str(exc), proposals, manifest)
-                if culprit is None:
-                    raise
-                text = _replace(text, culprit.package, culprit.new, culprit.old)
-                rule = str(exc).split(": ", 2)[-1]
-                culprit.note, culprit.new = f"kept: {culprit.new} breaks a rule ({rule})", culprit.old
+        while (error := _check(text, candidate)) is not None:
+            culprit = _culprit(text, error, proposals, candidate)
+            if culprit is None:
+                raise ManifestError(error)
+            text = _replace(text, culprit.package, culprit.new, culprit.old)
+            rule = error.split(": ", 2)[-1]
+            culprit.note, culprit.new = f"kept: {culprit.new} breaks a rule ({rule})", culprit.old
     diff = "".join(difflib.unified_diff(old_text.splitlines(True), text.splitlines(True),
                                         f"releases/{previous}.yaml", f"releases/{release}.yaml"))
     if write:

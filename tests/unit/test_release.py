@@ -1,0 +1,103 @@
+"""Release notes, driver requirements and `release new`, on the host (no engine, no network)."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ngc_paddle.driver import driver_sentence, requirement
+from ngc_paddle.manifest import load_manifest
+from ngc_paddle.release.new import create
+from ngc_paddle.release.notes import changes, render, support_matrix
+
+SENTENCE_23_01 = (
+    "Release 23.01 is based on CUDA 12.0.1, which requires NVIDIA Driver release 525 or later. However, if you are "
+    "running on a data center GPU (for example, T4 or any other data center GPU), you can use NVIDIA driver release "
+    "450.51 (or later R450), 470.57 (or later R470), 510.47 (or later R510), 515.65 (or later R515), or 525.85 (or "
+    "later R525). The CUDA driver's compatibility package only supports particular drivers. Thus, users should "
+    "upgrade from all R418, R440, and R460 drivers, which are not forward-compatible with CUDA 12.0.")
+
+
+def test_23_01_driver_sentence_word_for_word() -> None:
+    assert driver_sentence("23.01", "12.0.1") == SENTENCE_23_01
+
+
+@pytest.mark.parametrize("release, cuda, minimum, branches", [
+    ("22.05", "11.7", 515, ["450.51", "470.57", "510.47"]),
+    ("22.10", "11.8.0", 520, ["450.51", "470.57", "510.47", "515.65"]),
+    ("23.01", "12.0.1", 525, ["450.51", "470.57", "510.47", "515.65", "525.85"]),
+    ("23.04", "12.1.0", 530, ["450.51", "470.57", "510.47", "515.65", "525.85", "530.30"]),
+    ("24.05", "12.4.1", 545, ["470.57", "525.85", "535.86", "545.23"]),
+])
+def test_driver_requirements_of_the_reference_releases(release: str, cuda: str, minimum: int, branches) -> None:
+    req = requirement(cuda)
+    assert req.min_branch == minimum and list(req.datacenter) == branches
+    sentence = driver_sentence(release, cuda)
+    assert f"requires NVIDIA Driver release {minimum} or later" in sentence
+    for branch in branches:
+        assert f"{branch} (or later R{branch.split('.')[0]})" in sentence
+
+
+def test_23_11_branches_end_with_535_and_545() -> None:
+    assert requirement("12.3.0").datacenter[-2:] == ("535.86", "545.23") and requirement("12.3.0").min_branch == 545
+
+
+def test_changes_since_the_previous_release(repo: Path) -> None:
+    old, new = load_manifest(repo / "releases/23.01.yaml"), load_manifest(repo / "releases/26.12.yaml")
+    lines = changes(old.flavors["gpu"], new.flavors["gpu"])
+    assert lines[0] == f"Based on CUDA {new.flavors['gpu'].cuda.version} (was 12.0.1)"
+    assert f"cudnn: 8.7.0.84 -> {new.flavors['gpu'].components['cudnn'].version} (up)" in lines
+    assert "os: ubuntu:20.04 20.04 -> debian:bookworm-slim 12 (changed)" in lines
+    assert f"New: cufft {new.flavors['gpu'].components['cufft'].version}" in lines
+    assert changes(None, new.flavors["cpu"]) == ["New flavor in this release."]
+    assert changes(new.flavors["cpu"], new.flavors["cpu"]) == ["No component changed."]
+
+
+def fake_index(newest: dict[str, str]):
+    return lambda package, index, python: newest.get(package)
+
+
+@pytest.fixture
+def tree(tmp_path: Path, repo: Path) -> Path:
+    shutil.copytree(repo / "releases", tmp_path / "releases")
+    return tmp_path
+
+
+def test_release_new_proposes_newest_versions_within_the_rules(tree: Path) -> None:
+    newest = {"paddlepaddle": "3.4.0", "nvidia-dali-cuda120": "2.5.0", "pytest": "9.1.0",
+              "tensorrt-cu12-libs": "10.8.0", "numpy": "2.5.5", "paddle2onnx": "2.2.0"}
+    path, diff, proposals = create("27.01", "26.12", tree, lookup=fake_index(newest), say=lambda _l: None)
+    new = load_manifest(path)  # the result is a valid manifest
+    assert new.release == "27.01"
+    cpu, cu118 = new.flavors["cpu"].components, new.flavors["gpu-cu118"].components
+    assert cpu["paddle"].version == "3.4.0" and cpu["dali"].version == "2.5.0" and cpu["pytest"].version == "9.1.0"
+    assert cu118["numpy"].version == "1.26.4" and cu118["paddle2onnx"].version == "1.3.1"  # held
+    # Paddle is built against TensorRT 10.5: TensorRT 10.8 is proposed, breaks the rule, and is taken back.
+    assert new.flavors["gpu"].components["tensorrt"].version == "10.5.0"
+    notes = {(p.package, p.old): p.note for p in proposals}
+    assert notes[("tensorrt-cu12-libs", "10.5.0")].startswith("kept: 10.8.0 breaks a rule")
+    assert notes[("numpy", "1.26.4")].startswith("held: Paddle 2.6")
+    assert notes[("paddlepaddle-gpu", "3.3.1")].startswith("kept: https://www.paddlepaddle.org.cn")  # no answer
+    assert '-release: "26.12"' in diff and '+release: "27.01"' in diff
+    assert "-      paddle: {layer: paddle, kind: pip, package: paddlepaddle, version: 3.3.1" in diff
+    assert "# " in path.read_text().splitlines()[0]  # comments survive
+
+
+def test_release_new_refuses_to_overwrite(tree: Path) -> None:
+    from ngc_paddle.errors import ManifestError
+
+    create("27.01", "26.12", tree, lookup=fake_index({}), say=lambda _l: None)
+    with pytest.raises(ManifestError, match="exists already"):
+        create("27.01", "26.12", tree, lookup=fake_index({}), say=lambda _l: None)
+
+
+def test_notes_of_two_consecutive_manifests(tree: Path) -> None:
+    path, _diff, _ = create("27.01", "26.12", tree, lookup=fake_index({"paddlepaddle": "3.4.0"}),
+                            say=lambda _l: None)
+    previous, current = load_manifest(tree / "releases/26.12.yaml"), load_manifest(path)
+    text = render(current, previous, {"cpu": {"image": "ngc-paddle:27.01-cpu", "stages": {}}}, "Known: none.")
+    section = text.split("Changes since 26.12 (cpu):", 1)[1].split("Changes since", 1)[0]
+    assert [line for line in section.splitlines() if line.startswith("- ")] == ["- paddle: 3.3.1 -> 3.4.0 (up)"]
+    assert text.startswith("# PaddlePaddle Release 27.01") and "## Driver Requirements" in text
+    matrix = support_matrix([previous, current])
+    assert "| 27.01 | cpu |" in matrix and "| 26.12 | gpu |" in matrix
