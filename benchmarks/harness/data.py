@@ -77,19 +77,25 @@ def paddle_loader(root: str, batch: int, image_size: int, data_format: str, work
     transform = T.Compose([T.RandomResizedCrop(image_size), T.RandomHorizontalFlip(), T.ToTensor(),
                            T.Normalize(mean=MEAN, std=STD)])
     dataset = DatasetFolder(root, transform=transform)
-    workers = workers if workers is not None else min(4, os.cpu_count() or 1)
-    shm = shm_bytes()
-    if shm < 512 * 2**20 and workers > 0:
-        print(f"note: /dev/shm is {shm // 2**20} MB, too small for DataLoader worker processes; loading in the "
-              "main process (start the container with --ipc=host or --shm-size=1g to use workers)")
-        workers = 0
-    paddle_loader.workers = workers
+    wanted, workers = workers, dataloader_workers(workers)
+    if workers == 0 and wanted != 0:
+        print(f"note: /dev/shm is {shm_bytes() // 2**20} MB, too small for DataLoader worker processes; loading in "
+              "the main process (start the container with --ipc=host or --shm-size=1g to use workers)")
     loader = paddle.io.DataLoader(dataset, batch_size=batch, shuffle=True, drop_last=True, num_workers=workers)
     while True:
         for images, labels in loader:
             if data_format == "NHWC":
                 images = images.transpose([0, 2, 3, 1])
             yield images, labels.reshape([-1, 1]).astype("int64")
+
+
+SHM_FOR_WORKERS = 512 * 2**20
+
+
+def dataloader_workers(requested: int | None) -> int:
+    """Worker processes the DataLoader can use here: none when /dev/shm is too small for them."""
+    wanted = requested if requested is not None else min(4, os.cpu_count() or 1)
+    return wanted if shm_bytes() >= SHM_FOR_WORKERS else 0
 
 
 def shm_bytes() -> int:

@@ -12,7 +12,7 @@ import os
 import tempfile
 import time
 
-from benchmarks.harness.data import dali, make_image_folder, paddle_loader
+from benchmarks.harness.data import dali, dataloader_workers, make_image_folder, paddle_loader
 
 
 def rate(batches, count: int, batch: int) -> float:
@@ -39,7 +39,7 @@ def main() -> None:
         p = rate(paddle_loader(root, args.batch_size, args.image_size, "NCHW", workers=args.workers),
                  args.batches, args.batch_size)
     print(f"DALI {d:.1f} img/s ({args.workers} threads), Paddle DataLoader {p:.1f} img/s "
-          f"({paddle_loader.workers} worker processes); 400x300 JPEGs -> {args.image_size}px; "
+          f"({dataloader_workers(args.workers)} worker processes); 400x300 JPEGs -> {args.image_size}px; "
           f"DALI / DataLoader = {d / p:.2f}")
 
 
