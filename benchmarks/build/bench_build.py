@@ -12,7 +12,6 @@ Reinstalling the packages is part of "cold": on a mirror-less host this is domin
 
 import argparse
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,20 +23,13 @@ sys.path.insert(0, str(REPO))
 
 from ngc_paddle.build import pipeline  # noqa: E402
 from ngc_paddle.build.report import human  # noqa: E402
+from ngc_paddle.build.scratch import scratch_copy  # noqa: E402
 from ngc_paddle.manifest.loader import latest_release  # noqa: E402
 
 PAYLOAD_SCRIPT = (
     "du -sb /opt/venv/lib/python3*/site-packages | cut -f1; "
     "dpkg-query -W -f='${Installed-Size}\\n' | awk '{s+=$1} END {print s*1024}'"
 )
-
-
-def scratch_copy(tmp: Path) -> Path:
-    root = tmp / "repo"
-    shutil.copytree(REPO, root, ignore=shutil.ignore_patterns(".git", ".venv", "build", "__pycache__", "*.egg-info"))
-    for manifest in (root / "releases").glob("*.yaml"):
-        manifest.write_text(manifest.read_text().replace("\nimage: ngc-paddle\n", "\nimage: ngc-paddle-bench\n"))
-    return root
 
 
 def timed_build(root: Path, release: str, flavor: str | None, sources: dict[str, str]) -> tuple[float, list[str], str]:
@@ -58,7 +50,7 @@ def main() -> int:
     sources = dict(item.split("=", 1) for item in args.source)
 
     with tempfile.TemporaryDirectory(prefix="ngc-bench-") as tmp:
-        root = scratch_copy(Path(tmp))
+        root = scratch_copy(REPO, Path(tmp) / "repo", "ngc-paddle-bench")
         if not args.keep_cache:
             subprocess.run("docker image ls --format '{{.Repository}}:{{.Tag}}' ngc-paddle-layers "
                            "| xargs -r docker image rm", shell=True, check=False, capture_output=True)

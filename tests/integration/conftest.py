@@ -5,7 +5,6 @@ missing engine is a failure with the fix, not a skip.
 """
 
 import json
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ngc_paddle.build.scratch import scratch_copy
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.loader import latest_release
 
@@ -60,10 +60,4 @@ def built() -> Built:
 @pytest.fixture
 def scratch_repo(tmp_path: Path) -> Path:
     """A copy of the repository whose images are named ngc-paddle-itest, so tests can break it freely."""
-    root = tmp_path / "repo"
-    shutil.copytree(REPO, root, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "__pycache__", "*.egg-info", ".pytest_cache", ".ruff_cache"))
-    for manifest in (root / "releases").glob("*.yaml"):
-        text = manifest.read_text()
-        manifest.write_text(text.replace("\nimage: ngc-paddle\n", "\nimage: ngc-paddle-itest\n"))
-    return root
+    return scratch_copy(REPO, tmp_path / "repo", "ngc-paddle-itest")
