@@ -18,6 +18,9 @@ SOURCE_KINDS_FOR: dict[str, tuple[str, ...]] = {
     "image": ("debian",),
 }
 
+# Components whose versions follow the CUDA toolkit's own numbering (12.6.x ships with CUDA 12.6).
+TOOLKIT_VERSIONED = ("cuda-runtime", "cuda-nvrtc", "nvjitlink")  # not cuBLAS: CUDA 11.8 ships cuBLAS 11.11
+
 # CUDA major encoded in a wheel's name: nvidia-cublas-cu12, tensorrt-cu12-libs, nvidia-dali-cuda120.
 _CUDA_NAME_PATTERNS = (re.compile(r"-cu(\d{2})(?:-|$)"), re.compile(r"-cuda(\d{2})0(?:-|$)"))
 
@@ -141,6 +144,12 @@ def _check_cuda(name: str, flavor: Flavor, where: str, comp: Component) -> list[
     if comp.package == "paddlepaddle":
         problems.append(Problem(where, "a CUDA flavor ships the CPU-only paddlepaddle wheel",
                                 "use package: paddlepaddle-gpu"))
+    component = where.rsplit(".", 1)[-1]
+    if component in TOOLKIT_VERSIONED and ".".join(comp.version.split(".")[:2]) != flavor.cuda.major_minor:
+        problems.append(Problem(where, f"{comp.package} {comp.version} belongs to CUDA "
+                                f"{'.'.join(comp.version.split('.')[:2])} but flavor {name!r} declares CUDA "
+                                f"{flavor.cuda.version}", f"pin the CUDA {flavor.cuda.major_minor} release of it "
+                                f"or move the flavor (cuda.version, drivers) to the newer CUDA"))
     return problems
 
 

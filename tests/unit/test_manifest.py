@@ -74,6 +74,9 @@ def test_cuda12_dali_in_cuda11_flavor(current_manifest_data, write_manifest) -> 
                 comp["package"] = comp["package"].replace("cu12-", "cu11-")
             if comp.get("cuda") == 12:
                 comp["cuda"] = 11
+        for name in ("cuda-runtime", "cuda-nvrtc"):
+            gpu["components"][name]["version"] = "11.8.89"
+        del gpu["components"]["nvjitlink"]
 
     msg = _error(write_manifest, _broken(current_manifest_data, edit))
     assert "flavors.gpu.components.dali" in msg
@@ -178,3 +181,11 @@ def test_driver_fields_must_match_nvidias_facts(current_manifest_data, write_man
 
     msg = _error(write_manifest, _broken(current_manifest_data, edit))
     assert "flavors.gpu.cuda: datacenter_drivers ['470.57'] differ from NVIDIA's for CUDA 12.6" in msg
+
+
+def test_toolkit_libraries_follow_the_flavor_cuda_version(current_manifest_data, write_manifest) -> None:
+    def edit(d):
+        d["flavors"]["gpu"]["components"]["cuda-runtime"]["version"] = "12.9.79"
+
+    msg = _error(write_manifest, _broken(current_manifest_data, edit))
+    assert "flavors.gpu.components.cuda-runtime: nvidia-cuda-runtime-cu12 12.9.79 belongs to CUDA 12.9" in msg

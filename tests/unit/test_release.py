@@ -65,6 +65,7 @@ def tree(tmp_path: Path, repo: Path) -> Path:
 
 def test_release_new_proposes_newest_versions_within_the_rules(tree: Path) -> None:
     newest = {"paddlepaddle": "3.4.0", "nvidia-dali-cuda120": "2.5.0", "pytest": "9.1.0",
+              "nvidia-cuda-runtime-cu12": "12.9.79",
               "tensorrt-cu12-libs": "10.8.0", "numpy": "2.5.5", "paddle2onnx": "2.2.0"}
     path, diff, proposals = create("27.01", "26.12", tree, lookup=fake_index(newest), say=lambda _l: None)
     new = load_manifest(path)  # the result is a valid manifest
@@ -74,6 +75,8 @@ def test_release_new_proposes_newest_versions_within_the_rules(tree: Path) -> No
     assert cu118["numpy"].version == "1.26.4" and cu118["paddle2onnx"].version == "1.3.1"  # held
     # Paddle is built against TensorRT 10.5: TensorRT 10.8 is proposed, breaks the rule, and is taken back.
     assert new.flavors["gpu"].components["tensorrt"].version == "10.5.0"
+    # The CUDA 12.9 runtime does not belong to the flavor's CUDA 12.6: taken back too.
+    assert new.flavors["gpu"].components["cuda-runtime"].version == "12.6.77"
     notes = {(p.package, p.old): p.note for p in proposals}
     assert notes[("tensorrt-cu12-libs", "10.5.0")].startswith("kept: 10.8.0 breaks a rule")
     assert notes[("numpy", "1.26.4")].startswith("held: Paddle 2.6")
