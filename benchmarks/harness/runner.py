@@ -200,9 +200,6 @@ def run(args: argparse.Namespace, spec: ModelSpec) -> int:
     logger.metadata("config", config)
     logger.metadata("environment", env)
 
-    def log(step: str, values: dict) -> None:
-        logger.log(step, values)
-
     def build(num_classes: int, data_format: str):
         return spec.build(args, num_classes, data_format)
 
@@ -224,7 +221,7 @@ def run(args: argparse.Namespace, spec: ModelSpec) -> int:
             else:
                 batches = data_mod.synthetic(args.batch_size, args.image_size, args.num_classes, args.data_format,
                                              args.seed)
-            result = train(build, batches, cfg, log)
+            result = train(build, batches, cfg, logger.log)
             results["train"][precision] = {k: v for k, v in result.items() if k != "losses"}
             results["train"][precision]["losses"] = [round(v, 5) for v in result["losses"]]
         finite = all(r["loss_finite"] for r in results["train"].values())
@@ -234,7 +231,7 @@ def run(args: argparse.Namespace, spec: ModelSpec) -> int:
     if args.mode in ("infer", "all"):
         model = build(args.num_classes, args.data_format)
         infer = run_all(model, args.backends, args.infer_precision, args.batch_sizes, args.infer_image_size,
-                        args.data_format, args.device, max(2, args.infer_iters // 4), args.infer_iters, log)
+                        args.data_format, args.device, max(2, args.infer_iters // 4), args.infer_iters, logger.log)
         pi = infer.get("paddle-inference", {}).get(args.infer_precision[0], {})
         if "bs1" in pi and "bs8" in pi:
             infer["summary"] = {"bs8_over_bs1": pi["bs8"]["ips"] / pi["bs1"]["ips"]}

@@ -123,12 +123,12 @@ def _check_components(manifest: Manifest, name: str, flavor: Flavor) -> list[Pro
                 Problem(where, f"a {comp.kind} component cannot come from {source.kind} source {comp.source!r}",
                         f"use a source of kind {' or '.join(SOURCE_KINDS_FOR[comp.kind])}")
             )
-        problems += _check_cuda(name, flavor, where, comp)
+        problems += _check_cuda(name, flavor, where, comp_name, comp)
         problems += _check_built_against(flavor, where, comp)
     return problems
 
 
-def _check_cuda(name: str, flavor: Flavor, where: str, comp: Component) -> list[Problem]:
+def _check_cuda(name: str, flavor: Flavor, where: str, comp_name: str, comp: Component) -> list[Problem]:
     major = cuda_major_of(comp)
     if flavor.cuda is None:
         if comp.package == "paddlepaddle-gpu":
@@ -144,8 +144,7 @@ def _check_cuda(name: str, flavor: Flavor, where: str, comp: Component) -> list[
     if comp.package == "paddlepaddle":
         problems.append(Problem(where, "a CUDA flavor ships the CPU-only paddlepaddle wheel",
                                 "use package: paddlepaddle-gpu"))
-    component = where.rsplit(".", 1)[-1]
-    if component in TOOLKIT_VERSIONED and ".".join(comp.version.split(".")[:2]) != flavor.cuda.major_minor:
+    if comp_name in TOOLKIT_VERSIONED and ".".join(comp.version.split(".")[:2]) != flavor.cuda.major_minor:
         problems.append(Problem(where, f"{comp.package} {comp.version} belongs to CUDA "
                                 f"{'.'.join(comp.version.split('.')[:2])} but flavor {name!r} declares CUDA "
                                 f"{flavor.cuda.version}", f"pin the CUDA {flavor.cuda.major_minor} release of it "

@@ -17,10 +17,9 @@ from ngc_paddle.manifest.schema import Flavor, Manifest
 
 LABELS = {"os": "OS", "python": "Python", "cuda-runtime": "CUDA runtime", "cublas": "cuBLAS", "cudnn": "cuDNN",
           "nccl": "NCCL", "tensorrt": "TensorRT", "dali": "DALI", "paddle": "PaddlePaddle"}
-ARCHITECTURES = {11: "NVIDIA Pascal, NVIDIA Volta, NVIDIA Turing, NVIDIA Ampere architecture, NVIDIA Hopper, and "
-                     "NVIDIA Ada Lovelace architecture families",
-                 12: "NVIDIA Pascal, NVIDIA Volta, NVIDIA Turing, NVIDIA Ampere architecture, NVIDIA Hopper, and "
-                     "NVIDIA Ada Lovelace architecture families"}
+# GPU families of compute capability 6.0 and later that CUDA 11.8 and 12.x support.
+ARCHITECTURES = ("NVIDIA Pascal, NVIDIA Volta, NVIDIA Turing, NVIDIA Ampere architecture, NVIDIA Hopper, and "
+                 "NVIDIA Ada Lovelace architecture families")
 PROBE = "/opt/ngc-paddle/validation/probes/distributions.py"
 
 
@@ -105,9 +104,8 @@ def render(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dic
             out += [f"{name}: {driver_sentence(rel, flavor.cuda.version)}", ""]
     gpu = [f for f in manifest.flavors.values() if f.cuda]
     if gpu:
-        major = gpu[0].cuda.major
         out += ["## GPU Requirements", "", f"Release {rel} supports CUDA compute capability 6.0 and later. This "
-                f"corresponds to GPUs in the {ARCHITECTURES.get(major, ARCHITECTURES[12])}.", ""]
+                f"corresponds to GPUs in the {ARCHITECTURES}.", ""]
     out += ["## Key Features and Enhancements", ""]
     since = f" since {previous.release}" if previous else ""
     for name, flavor in manifest.flavors.items():

@@ -60,7 +60,7 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
         want = lambda path, size: wants_content(path, size) or layer_checks.wants_content(path, size)  # noqa: E731
         for entry in saved.entries(want_content=want):
             inventory.add(entry)
-            findings += layer_checks.scan_entries([entry], rules.setuid_allowed)
+            findings += layer_checks.scan_entry(entry, rules.setuid_allowed)
         findings += layer_checks.scan_config(saved)
         packages = inventory.packages()
         manifest = json.loads(inventory.image_manifest) if inventory.image_manifest else None

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from email.parser import Parser
 
-from ngc_paddle.scan.saved_image import Entry, SavedImage
+from ngc_paddle.scan.saved_image import Entry
 
 DPKG_STATUS = "/var/lib/dpkg/status"
 METADATA_RE = re.compile(r"/([^/]+)\.dist-info/METADATA$")
@@ -59,13 +59,6 @@ class Inventory:
     def packages(self) -> list[Package]:
         found = _dpkg(self.statuses[-1], self.statuses) if self.statuses else []
         return found + [_dist(e) for e in self.metadata.values()]
-
-
-def collect(image: SavedImage) -> list[Package]:
-    inventory = Inventory()
-    for entry in image.entries(content_limit=8 * 2**20, want_content=wants_content):
-        inventory.add(entry)
-    return inventory.packages()
 
 
 def _dpkg(status: Entry, statuses: list[Entry]) -> list[Package]:

@@ -29,27 +29,27 @@ def wants_content(path: str, size: int) -> bool:
     return size <= CONTENT_LIMIT and not path.startswith(("/usr/share/doc/", "/usr/share/man/"))
 
 
-def scan_entries(entries: list[Entry], setuid_allowed: set[str]) -> list[Finding]:
+def scan_entry(e: Entry, setuid_allowed: set[str]) -> list[Finding]:
+    """Findings of one entry of one layer (called for every entry as the layers stream past)."""
     findings: list[Finding] = []
-    for e in entries:
-        where = f"layer {e.layer.index} ({e.layer.name})"
-        if e.type == "file":
-            if e.mode & (stat.S_ISUID | stat.S_ISGID) and e.path not in setuid_allowed:
-                bit = "setuid" if e.mode & stat.S_ISUID else "setgid"
-                findings.append(Finding("setuid", f"{bit}-file", "HIGH", f"{bit} file not in the allowlist",
+    where = f"layer {e.layer.index} ({e.layer.name})"
+    if e.type == "file":
+        if e.mode & (stat.S_ISUID | stat.S_ISGID) and e.path not in setuid_allowed:
+            bit = "setuid" if e.mode & stat.S_ISUID else "setgid"
+            findings.append(Finding("setuid", f"{bit}-file", "HIGH", f"{bit} file not in the allowlist",
+                                    package=e.path, location=where, source="layers"))
+        if e.content is not None:
+            if PRIVATE_KEY.search(e.content):
+                findings.append(Finding("private-key", "private-key", "CRITICAL", "private key in a layer",
                                         package=e.path, location=where, source="layers"))
-            if e.content is not None:
-                if PRIVATE_KEY.search(e.content):
-                    findings.append(Finding("private-key", "private-key", "CRITICAL", "private key in a layer",
+            for rule, pattern in CREDENTIALS:
+                if pattern.search(e.content):
+                    findings.append(Finding("credential", rule, "CRITICAL", f"{rule} in a layer",
                                             package=e.path, location=where, source="layers"))
-                for rule, pattern in CREDENTIALS:
-                    if pattern.search(e.content):
-                        findings.append(Finding("credential", rule, "CRITICAL", f"{rule} in a layer",
-                                                package=e.path, location=where, source="layers"))
-        elif e.type == "dir" and e.mode & stat.S_IWOTH and not e.mode & stat.S_ISVTX:
-            findings.append(Finding("world-writable", "world-writable-dir", "MEDIUM",
-                                    "world-writable directory without the sticky bit", package=e.path,
-                                    location=where, source="layers"))
+    elif e.type == "dir" and e.mode & stat.S_IWOTH and not e.mode & stat.S_ISVTX:
+        findings.append(Finding("world-writable", "world-writable-dir", "MEDIUM",
+                                "world-writable directory without the sticky bit", package=e.path,
+                                location=where, source="layers"))
     return findings
 
 
