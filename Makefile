@@ -16,7 +16,7 @@ build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLA
              $(foreach s,$(SOURCES),--source $(s))
 
 .PHONY: image test unit integration lint toolchain validate scan release bake-print bench-build bench-validate bench-input \
-        bench-overhead clean distclean help
+        bench-overhead bench-threads clean distclean help
 
 help:
 	@sed -n '2,5p' Makefile | sed 's/^# //'
@@ -48,17 +48,25 @@ lint: $(BIN)/.installed
 	$(BIN)/hadolint --config .hadolint.yaml Dockerfile layers/*/Dockerfile
 	$(BIN)/ngc-paddle manifest check
 
-## Validate IMAGE (default: RELEASE/FLAVOR, else the newest release's default flavor) from this host
+LATEST = $(shell ls releases | sed -n 's/\.yaml$$//p' | sort | tail -n1)
+IMAGE_DEFAULT = $(or $(IMAGE),ngc-paddle:$(or $(RELEASE),$(LATEST))-$(or $(FLAVOR),cpu))
+# IMAGE, or RELEASE/FLAVOR when either is given, else nothing (the CLI then takes the newest default flavor)
+IMAGE_ARG = $(if $(or $(IMAGE),$(RELEASE),$(FLAVOR)),$(IMAGE_DEFAULT))
+
+## Validate IMAGE (default: RELEASE/FLAVOR, else the newest release's default flavor) from this host.
+## Exit 3: NOT PROVEN (a GPU flavor whose GPU checks could not run here).
 validate: $(BIN)/.installed toolchain
-	$(BIN)/ngc-paddle validate $(or $(IMAGE),$(if $(RELEASE),ngc-paddle:$(RELEASE)-$(or $(FLAVOR),cpu)))
+	$(BIN)/ngc-paddle validate $(IMAGE_ARG)
 
-## Security scan gate + CycloneDX SBOM of IMAGE (default: the newest release's default flavor)
+## Security scan gate + CycloneDX SBOM of IMAGE (default: RELEASE/FLAVOR, else the newest default flavor)
 scan: $(BIN)/.installed toolchain
-	$(BIN)/ngc-paddle scan $(IMAGE)
+	$(BIN)/ngc-paddle scan $(IMAGE_ARG)
 
-## Monthly release: build, validate, benchmark and scan gates, SBOM, notes, push (REGISTRY=host:port)
+## Monthly release: build, validate, benchmark and scan gates, SBOM, notes, push (REGISTRY=host:port).
+## ACCEPT_UNPROVEN="reason" pushes flavors whose gates are NOT PROVEN; the notes print the reason.
 release: $(BIN)/.installed toolchain
-	$(BIN)/ngc-paddle release $(RELEASE) $(if $(FLAVOR),--flavor $(FLAVOR)) $(if $(REGISTRY),--registry $(REGISTRY))
+	$(BIN)/ngc-paddle release $(RELEASE) $(if $(FLAVOR),--flavor $(FLAVOR)) $(if $(REGISTRY),--registry $(REGISTRY)) \
+	  $(if $(ACCEPT_UNPROVEN),--accept-unproven "$(ACCEPT_UNPROVEN)")
 
 ## Print the resolved bake definition of RELEASE (structure from docker-bake.hcl + manifest args)
 bake-print: $(BIN)/.installed
@@ -73,14 +81,17 @@ bench-build: $(BIN)/.installed toolchain
 bench-validate: $(BIN)/.installed toolchain
 	$(BIN)/python benchmarks/validation/bench_validate.py $(IMAGE)
 
-## In the image: DALI vs Paddle DataLoader input rate, and harness vs bare-loop throughput
-IMAGE_DEFAULT = $(or $(IMAGE),ngc-paddle:$(or $(RELEASE),$(shell ls releases | sed -n 's/\.yaml$$//p' | sort | tail -n1))-$(or $(FLAVOR),cpu))
+## In the image: DALI vs Paddle DataLoader input rate, harness vs bare-loop throughput, one thread vs the default
 bench-input: toolchain
 	docker run --rm --shm-size 1g -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.rn50.bench_input
 	docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.rn50.bench_input
 
 bench-overhead: toolchain
 	docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.harness.bench_overhead
+
+bench-threads: toolchain
+	docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.harness.bench_threads \
+	  --repeats $(or $(REPEATS),2)
 
 clean:
 	rm -rf build

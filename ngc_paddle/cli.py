@@ -121,7 +121,8 @@ def cmd_release(args: argparse.Namespace) -> int:
     release = args.release or _load(None, root).release
     opts = ReleaseOptions(release, args.flavor, args.registry, Path(args.policy),
                           Path(args.osv_dir) if args.osv_dir else None,
-                          tuple(args.bench) if args.bench is not None else ReleaseOptions.benchmarks, root)
+                          tuple(args.bench) if args.bench is not None else ReleaseOptions.benchmarks, root,
+                          args.accept_unproven)
     run(opts, say=lambda line: print(line, flush=True))
     return 0
 
@@ -176,6 +177,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--policy", default="security/policy.yaml")
     r.add_argument("--osv-dir")
     r.add_argument("--bench", action="append", help="benchmark commands to gate on (default: bench-rn50, bench-hgnet)")
+    r.add_argument("--accept-unproven", metavar="REASON",
+                   help="push flavors whose gates are NOT PROVEN (e.g. GPU gates on a host without a GPU); the "
+                        "release notes print the reason")
     r.set_defaults(func=cmd_release)
 
     bf = sub.add_parser("bake-file", help="write build/bake/<release>.json from the manifest")

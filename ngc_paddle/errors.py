@@ -23,3 +23,9 @@ class BuildError(NgcPaddleError):
     """A layer failed to build; the release tag was left where it was."""
 
     exit_code = 1
+
+
+class NotProven(NgcPaddleError):
+    """A verdict rests on checks that could not run (e.g. GPU checks without a GPU): not a pass."""
+
+    exit_code = 3

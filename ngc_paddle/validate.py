@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ngc_paddle.build import engine
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.errors import NgcPaddleError, NotProven
 
 SUITE_IN_IMAGE = "/opt/ngc-paddle/validation"
 
@@ -38,7 +38,7 @@ def validate(image: str | None, container: str | None, output: Path | None, root
         if image is None or engine.image_id(image) is None:
             raise NgcPaddleError(f"image {image!r} not found; fix: build it with 'make image' or name a local image")
         labels = engine.image_labels(image)
-        proc = engine.docker("run", "-d", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", image,
+        proc = engine.docker("run", "-d", "--rm", *engine.run_flags(), "-e", "NGC_PADDLE_QUIET=1", image,
                              "sleep", "infinity", check=False)
         if proc.returncode != 0:
             raise NgcPaddleError(f"cannot start a container from {image}: {proc.stderr.strip()}")
@@ -63,6 +63,9 @@ def validate(image: str | None, container: str | None, output: Path | None, root
             engine.docker("rm", "-f", started_here, check=False)
     if code == 1:
         raise ValidationFailed(f"validation failed: see {out / 'validation.md'}")
+    if code == 3:
+        raise NotProven(f"validation of {image or container} NOT PROVEN: its GPU checks could not run (no GPU "
+                        f"visible); see {out / 'validation.md'}; fix: validate on a GPU host")
     if code != 0:
         raise NgcPaddleError(f"the validation suite could not run (exit {code}); earlier reports in {out} were kept")
     return out

@@ -34,6 +34,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         check_id, component = check_identity(item)
         item.user_properties.append(("check_id", check_id))
         item.user_properties.append(("component", component))
+        item.user_properties.append(("gpu", item.get_closest_marker("gpu") is not None))
 
 
 def _one_line(report: pytest.TestReport) -> str:
@@ -64,6 +65,7 @@ class Collector:
         entry = self.results.setdefault(report.nodeid, {
             "id": props.get("check_id", report.nodeid), "component": props.get("component", "-"),
             "status": "passed", "message": "ok", "duration_s": 0.0, "nodeid": report.nodeid,
+            "gpu": bool(props.get("gpu")),
         })
         entry["duration_s"] = round(entry["duration_s"] + report.duration, 3)
         if report.when == "call" or report.outcome != "passed":
@@ -85,6 +87,7 @@ class Collector:
         counts = {s: sum(1 for c in checks if c["status"] == s) for s in ("passed", "failed", "error", "skipped")}
         summary = {
             "release": manifest.get("release"), "flavor": manifest.get("flavor"),
+            "gpu_flavor": manifest.get("cuda") is not None,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
             "duration_s": round(time.time() - self.started, 1), "counts": counts,
             "ok": counts["failed"] == 0 and counts["error"] == 0, "checks": checks,
@@ -106,11 +109,30 @@ class Collector:
                 terminalreporter.write_line(f"{c['id']} [{c['component']}]: {c['message']}")
 
 
+def verdict(summary: dict) -> tuple[str, list[str]]:
+    """FAIL when a check failed; NOT PROVEN when a GPU flavor's GPU checks did not run; else PASS.
+
+    A skip in a cpu flavor (no CUDA stack, a component the flavor does not ship) is "not
+    applicable"; a GPU check skipped in a GPU flavor is missing evidence, so the image is not proven.
+    """
+    counts = summary["counts"]
+    if counts.get("failed") or counts.get("error") or not summary["checks"]:
+        return "FAIL", []
+    unproven = [c for c in summary["checks"] if summary.get("gpu_flavor") and c.get("gpu") and c["status"] == "skipped"]
+    if unproven:
+        return "NOT PROVEN", [f"{len(unproven)} GPU check(s) did not run ({', '.join(c['id'] for c in unproven)}): "
+                              f"{unproven[0]['message']}"]
+    return "PASS", []
+
+
 def markdown(summary: dict) -> str:
     counts = summary["counts"]
+    result, reasons = verdict(summary)
     lines = [
-        f"# Validation of {summary['release']}-{summary['flavor']}: {'PASS' if summary['ok'] else 'FAIL'}",
+        f"# Validation of {summary['release']}-{summary['flavor']}: {result}",
         "",
+        *[f"- {reason}" for reason in reasons],
+        *([""] if reasons else []),
         f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} errors, "
         f"{counts['skipped']} skipped in {summary['duration_s']} s.",
         "",
@@ -119,7 +141,9 @@ def markdown(summary: dict) -> str:
     ]
     for c in summary["checks"]:
         message = c["message"].replace("|", "\\|")
-        lines.append(f"| {c['id']} | {c['component']} | {c['status']} | {message} | {c['duration_s']:.2f} |")
+        status = "not run (GPU)" if summary.get("gpu_flavor") and c.get("gpu") and c["status"] == "skipped" \
+            else c["status"]
+        lines.append(f"| {c['id']} | {c['component']} | {status} | {message} | {c['duration_s']:.2f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -58,10 +58,11 @@ def dali(root: str, batch: int, image_size: int, data_format: str, gpu: bool, tr
     if gpu:
         from nvidia.dali.plugin.paddle import DALIGenericIterator, LastBatchPolicy
 
-        for data in DALIGenericIterator([p], ["image", "label"], reader_name="reader",
-                                        last_batch_policy=LastBatchPolicy.DROP, auto_reset=True):
-            yield data[0]["image"], data[0]["label"].astype("int64")
-        return
+        epochs = DALIGenericIterator([p], ["image", "label"], reader_name="reader",
+                                     last_batch_policy=LastBatchPolicy.DROP, auto_reset=True)
+        while True:  # auto_reset restarts the reader at each epoch's end: loop like the CPU path
+            for data in epochs:
+                yield data[0]["image"], data[0]["label"].astype("int64")
     while True:
         images, labels = p.run()
         yield (paddle.to_tensor(np.array(images.as_tensor())),
@@ -83,10 +84,16 @@ def paddle_loader(root: str, batch: int, image_size: int, data_format: str, work
               "the main process (start the container with --ipc=host or --shm-size=1g to use workers)")
     loader = paddle.io.DataLoader(dataset, batch_size=batch, shuffle=True, drop_last=True, num_workers=workers)
     while True:
-        for images, labels in loader:
-            if data_format == "NHWC":
-                images = images.transpose([0, 2, 3, 1])
-            yield images, labels.reshape([-1, 1]).astype("int64")
+        epoch = iter(loader)
+        try:
+            for images, labels in epoch:
+                if data_format == "NHWC":
+                    images = images.transpose([0, 2, 3, 1])
+                yield images, labels.reshape([-1, 1]).astype("int64")
+        finally:  # on close(): stop the workers now, before the caller may remove the folder they read
+            shutdown = getattr(epoch, "_try_shutdown_all", None)  # Paddle's iterators have no public close
+            if shutdown is not None:
+                shutdown()
 
 
 SHM_FOR_WORKERS = 512 * 2**20

@@ -7,6 +7,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from benchmarks.harness import cpus
+
 MANIFEST = Path(os.environ.get("NGC_PADDLE_MANIFEST", "/opt/ngc-paddle/manifest.json"))
 
 
@@ -47,6 +49,7 @@ def capture() -> dict:
     return {
         "cpu": cpu_model(),
         "cpu_cores": os.cpu_count(),
+        "cpu_budget": cpus.budget().explain(),
         "gpus": gpus(),
         "python": platform.python_version(),
         "release": manifest.get("release"),

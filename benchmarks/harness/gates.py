@@ -1,42 +1,64 @@
-"""Acceptance gates: thresholds per hardware profile from gates.yaml, relative gates, regressions.
+"""Acceptance gates: thresholds per hardware profile from gates.yaml, relative gates, regressions, the verdict.
 
-Why: a benchmark is a release gate only if a run ends in a verdict per gate (PASS, FAIL, or NOT RUN
-with the reason), with the measured figure, the threshold and the profile it came from.
-A gate applies only when the run's configuration matches its `when` (image size, batch size,
-model variant, GPUs): figures measured another way are not compared with it.
+Why: a benchmark is a release gate only if a run ends in a verdict per gate, with the measured
+figure, the threshold and where the threshold came from, and an overall verdict that never
+passes on missing evidence. Per gate:
+  PASS / FAIL  measured and compared;
+  N/A          the run was not configured for it (its `when` differs, or its mode, back end,
+               precision or batch size was not asked for): nothing to prove;
+  NOT RUN      it applied, but the figure is missing (a back end or device not available).
+Overall: FAIL (exit 1) when a gate failed; NOT PROVEN (exit 3) when an acceptance gate (the
+profile's, or a regression against --baseline) did not run, none passed, or the run lacked
+what the image exists for (a GPU flavor without a GPU); PASS (exit 0) otherwise.
 """
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 GATES_FILE = Path(__file__).resolve().parents[1] / "gates.yaml"
+PEAK_TOLERANCE = 0.15  # throughput is compared with a baseline only when the probed peaks agree this well
+EXIT_CODES = {"PASS": 0, "FAIL": 1, "NOT PROVEN": 3, "SMOKE": 0}
 
 
 @dataclass
 class Verdict:
     gate: str
     metric: str
-    status: str  # PASS | FAIL | NOT RUN
+    status: str  # PASS | FAIL | NOT RUN | N/A
     measured: float | None
     threshold: float | None
     op: str  # ">=" or "<="
     profile: str
     source: str = ""
     reason: str = ""
+    acceptance: bool = False  # the profile's own gates and regressions; relative gates are sanity checks
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
+@dataclass
+class Outcome:
+    verdict: str  # PASS | FAIL | NOT PROVEN
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+
 def load(path: Path = GATES_FILE) -> dict:
     try:
-        return yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise SystemExit(f"error: cannot read gates file {path}: {exc}; fix: check its YAML") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
+        raise SystemExit(f"error: gates file {path}: no 'models' mapping; fix: see benchmarks/gates.yaml")
+    return data
 
 
 def detect_profile(gates: dict, gpu_names: list[str]) -> str | None:
@@ -49,47 +71,91 @@ def detect_profile(gates: dict, gpu_names: list[str]) -> str | None:
     return None
 
 
+def datasheet_tflops(gates: dict, profile: str | None, precision: str) -> float | None:
+    """The data sheet's dense peak of the profile's GPU for a training or inference precision."""
+    peaks = next((p.get("peak_tflops", {}) for p in gates.get("profiles", []) if p["name"] == profile), {})
+    key = {"amp": "fp16", "amp-o2": "fp16", "fp32": "tf32" if "tf32" in peaks else "fp32"}.get(precision, precision)
+    return peaks.get(key)
+
+
 def lookup(results: dict, path: str) -> float | None:
     node: Any = results
     for part in path.split("."):
         if not isinstance(node, dict) or part not in node:
             return None
         node = node[part]
-    return float(node) if isinstance(node, int | float) else None
+    return float(node) if isinstance(node, int | float) and not isinstance(node, bool) else None
 
 
-def _compare(name: str, metric: str, measured: float | None, gate: dict, profile: str, config: dict) -> Verdict:
+def not_requested(metric: str, config: dict) -> str | None:
+    """Why a metric was not part of this run's configuration, or None when the run asked for it."""
+    parts = metric.split(".")
+    mode = config.get("mode", "all")
+    if parts[0] in ("train", "infer") and mode not in (parts[0], "all"):
+        return f"{parts[0]} not run (--mode {mode})"
+    if parts[0] == "train" and len(parts) > 1 and parts[1] != "summary" \
+            and parts[1] not in config.get("precisions", [parts[1]]):
+        return f"precision {parts[1]} not asked for (--precision)"
+    if parts[:2] == ["infer", "summary"] and not {1, 8} <= set(config.get("batch_sizes", [1, 8])):
+        return "needs batch sizes 1 and 8 in the sweep (--batch-sizes)"
+    if parts[0] == "infer" and len(parts) > 2:
+        backend = parts[2] if parts[1] == "agreement" else parts[1]
+        if parts[1] != "summary" and backend not in config.get("backends", [backend]):
+            return f"back end {backend} not asked for (--backends)"
+        if parts[1] not in ("summary", "agreement") and len(parts) > 3:
+            if parts[2] not in config.get("infer_precisions", [parts[2]]):
+                return f"inference precision {parts[2]} not asked for (--infer-precision)"
+            batch = parts[3].removeprefix("bs")
+            if batch.isdigit() and int(batch) not in config.get("batch_sizes", [int(batch)]):
+                return f"batch size {batch} not in the sweep (--batch-sizes)"
+    if parts[0] == "eval" and not config.get("eval"):
+        return "needs --eval-data DIR and --weights FILE"
+    return None
+
+
+def _compare(gate: dict, results: dict, profile: str, config: dict, acceptance: bool) -> Verdict:
     op, threshold = (">=", gate["min"]) if "min" in gate else ("<=", gate["max"])
-    verdict = Verdict(name, metric, "NOT RUN", measured, float(threshold), op, profile, gate.get("source", ""))
+    measured = lookup(results, gate["metric"])
+    verdict = Verdict(gate["name"], gate["metric"], "N/A", measured, float(threshold), op, profile,
+                      gate.get("source", ""), acceptance=acceptance)
     mismatched = {k: v for k, v in gate.get("when", {}).items() if config.get(k) != v}
     if mismatched:
         verdict.reason = "run configuration differs: " + ", ".join(
             f"{k}={config.get(k)} (gate: {v})" for k, v in mismatched.items())
         return verdict
+    skipped = not_requested(gate["metric"], config)
+    if skipped:
+        verdict.reason = skipped
+        return verdict
     if measured is None:
-        verdict.reason = "metric not measured in this run"
+        verdict.status, verdict.reason = "NOT RUN", why_missing(gate["metric"], results)
         return verdict
     ok = measured >= threshold if op == ">=" else measured <= threshold
     verdict.status = "PASS" if ok else "FAIL"
     return verdict
 
 
+def why_missing(metric: str, results: dict) -> str:
+    """The reason a back end gave for not running, when the metric belongs to one."""
+    parts = metric.split(".")
+    if parts[0] == "infer" and len(parts) > 2:
+        node = results.get("infer", {}).get(parts[1], {}).get(parts[2], {})
+        if isinstance(node, dict) and node.get("status"):
+            return f"{parts[1]} {parts[2]}: {node['status']}: {node.get('reason', '')}"
+    return "metric not measured in this run"
+
+
 def evaluate(gates: dict, model: str, profile: str | None, results: dict, config: dict,
-             baseline: dict | None = None, max_regression_pct: float | None = None) -> list[Verdict]:
-    """Verdicts for one run: the profile's gates (or the relative ones), then regressions vs a baseline."""
+             baseline: dict | None = None, max_regression_pct: float | None = None,
+             hardware: str | None = None) -> list[Verdict]:
+    """Verdicts for one run: the profile's gates (or none), the relative ones, then regressions vs a baseline."""
     table = gates.get("models", {}).get(model, {})
-    verdicts: list[Verdict] = []
-    chosen = profile if profile in table else "relative"
-    for gate in table.get(chosen, []):
-        verdicts.append(_compare(gate["name"], gate["metric"], lookup(results, gate["metric"]), gate,
-                                 chosen if profile in table else f"relative (no profile for {profile or 'this GPU'})",
-                                 config))
-    if chosen != "relative":
-        for gate in table.get("relative", []):
-            verdicts.append(_compare(gate["name"], gate["metric"], lookup(results, gate["metric"]), gate,
-                                     "relative", config))
+    verdicts = [_compare(g, results, profile, config, True) for g in table.get(profile or "", [])
+                if profile in table and profile != "relative"]
+    verdicts += [_compare(g, results, "relative", config, False) for g in table.get("relative", [])]
     if baseline is not None:
-        verdicts += regressions(results, baseline, max_regression_pct or gates.get("max_regression_pct", 5.0))
+        verdicts += regressions(results, baseline, max_regression_pct or gates.get("max_regression_pct", 5.0),
+                                hardware)
     return verdicts
 
 
@@ -103,12 +169,28 @@ def _flatten(node: Any, prefix: str = "") -> dict[str, float]:
     return out
 
 
-def regressions(results: dict, baseline: dict, pct: float) -> list[Verdict]:
-    """Throughput (`.ips`) may not fall, latency (`latency_ms.*`) may not rise, by more than pct %."""
+def _peak(results: dict) -> float | None:
+    return lookup(results, "peak.float32.peak_flops")
+
+
+def regressions(results: dict, baseline: dict, pct: float, hardware: str | None = None) -> list[Verdict]:
+    """Efficiency may not fall by more than pct %; throughput (`.ips`) may not fall and latency may not rise
+    by more than pct % either, compared only when the baseline ran on the same hardware under the same
+    load (the probed peaks agree within PEAK_TOLERANCE)."""
+    then_hw = baseline.get("environment", {}).get("hardware")
+    if hardware and then_hw and then_hw != hardware:
+        return [Verdict("regression vs baseline", "-", "NOT RUN", None, None, "", "baseline",
+                        reason=f"the baseline ran on {then_hw}, this run on {hardware}: not comparable; "
+                        "fix: pass a result.json of the same hardware profile", acceptance=True)]
     now, before = _flatten(results), _flatten(baseline.get("results", baseline))
+    peak_now, peak_then = _peak(results), _peak(baseline.get("results", baseline))
+    load_differs = None
+    if peak_now and peak_then and abs(peak_now / peak_then - 1) > PEAK_TOLERANCE:
+        load_differs = (f"probed peak {peak_now / 1e9:.1f} vs {peak_then / 1e9:.1f} GFLOP/s in the baseline: the "
+                        "host is busier or clocked differently; efficiency is compared instead")
     verdicts = []
     for metric in sorted(set(now) & set(before)):
-        if metric.endswith(".ips"):
+        if metric.endswith(".efficiency") or metric.endswith(".ips"):
             threshold, op = before[metric] * (1 - pct / 100), ">="
             ok = now[metric] >= threshold
         elif ".latency_ms." in metric and metric.endswith((".mean", ".p99")):
@@ -116,6 +198,23 @@ def regressions(results: dict, baseline: dict, pct: float) -> list[Verdict]:
             ok = now[metric] <= threshold
         else:
             continue
-        verdicts.append(Verdict(f"regression {metric}", metric, "PASS" if ok else "FAIL", now[metric], threshold, op,
-                                "baseline", f"previous result {before[metric]:.4g}, at most {pct:g} % worse"))
+        verdict = Verdict(f"regression {metric}", metric, "PASS" if ok else "FAIL", now[metric], threshold, op,
+                          "baseline", f"previous result {before[metric]:.4g}, at most {pct:g} % worse",
+                          acceptance=True)
+        if load_differs and not metric.endswith(".efficiency"):
+            verdict.status, verdict.reason = "N/A", load_differs
+        verdicts.append(verdict)
     return verdicts
+
+
+def overall(verdicts: list[Verdict], missing: list[str] | None = None) -> Outcome:
+    """One verdict for the run; `missing` names what the run needed and did not have (e.g. a GPU)."""
+    failed = [v for v in verdicts if v.status == "FAIL"]
+    if failed:
+        return Outcome("FAIL", [f"{v.gate}: {v.measured:.4g} (needs {v.op} {v.threshold:.4g})" for v in failed])
+    reasons = list(missing or [])
+    reasons += [f"{v.gate}: not run: {v.reason}" for v in verdicts if v.acceptance and v.status == "NOT RUN"]
+    if not any(v.acceptance and v.status == "PASS" for v in verdicts) and not reasons:
+        reasons.append("no acceptance gate applies to this hardware and configuration (the profile's gates need "
+                       "their reference configuration; or give --baseline RESULT.json of this hardware)")
+    return Outcome("NOT PROVEN", reasons) if reasons else Outcome("PASS")

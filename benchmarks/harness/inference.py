@@ -1,12 +1,12 @@
 """Inference back ends shared by the models, over a batch-size sweep, with output agreement.
 
-paddle-inference: Paddle Inference on the CPU (oneDNN) or the GPU. paddle-trt: Paddle Inference
-with the TensorRT subgraph engine (FP32/FP16/INT8 with calibration). onnxruntime: paddle2onnx
+paddle-inference: Paddle Inference on the CPU (oneDNN, on the run's CPU threads) or the GPU (FP32,
+FP16; INT8 only through TensorRT). paddle-trt: Paddle Inference with the TensorRT subgraph engine
+(FP32/FP16; INT8 calibrated first, then the deployed predictor that loads the table is timed). onnxruntime: paddle2onnx
 export run in ONNX Runtime. tensorrt: the same ONNX model built into an engine with the TensorRT
 Python API. A back end the image or the host cannot run returns "not available" with the reason.
 """
 
-import os
 import tempfile
 from pathlib import Path
 
@@ -58,17 +58,21 @@ def _trt_available(device: str) -> None:
         raise NotAvailable(f"Paddle is built for TensorRT {compiled[0]}.x but the image has {runtime[0]}.x")
 
 
-def _predictor(files: tuple[Path, Path], device: str, precision: str, trt: bool, batch: int, image_size: int,
-               calibrate: bool = False):
+def _predictor(files: tuple[Path, Path], device: str, precision: str, trt: bool, batch: int, threads: int,
+               calibrate: bool = False, cache: Path | None = None):
     from paddle import inference
 
     config = inference.Config(str(files[0]), str(files[1]))
     if device == "gpu":
+        if not trt and precision == "int8":
+            raise NotAvailable("Paddle Inference runs INT8 on GPUs only through TensorRT: use --backends paddle-trt")
         half = precision == "fp16" and not trt
         config.enable_use_gpu(1024, 0, inference.PrecisionType.Half if half else inference.PrecisionType.Float32)
         if trt:
             mode = {"fp32": inference.PrecisionType.Float32, "fp16": inference.PrecisionType.Half,
                     "int8": inference.PrecisionType.Int8}[precision]
+            if cache is not None:  # where the INT8 calibration table is written, then read back
+                config.set_optim_cache_dir(str(cache))
             config.enable_tensorrt_engine(workspace_size=1 << 30, max_batch_size=batch, min_subgraph_size=3,
                                           precision_mode=mode, use_static=False, use_calib_mode=calibrate)
     else:
@@ -76,7 +80,7 @@ def _predictor(files: tuple[Path, Path], device: str, precision: str, trt: bool,
             raise NotAvailable(f"Paddle Inference on the CPU runs fp32 here, not {precision}")
         config.disable_gpu()
         config.enable_mkldnn()
-        config.set_cpu_math_library_num_threads(os.cpu_count() or 1)
+        config.set_cpu_math_library_num_threads(threads)
     config.disable_glog_info()
     return inference.create_predictor(config)
 
@@ -89,21 +93,41 @@ def _run_predictor(predictor, x: np.ndarray) -> np.ndarray:
     return predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
 
 
+CALIBRATION_BATCHES = 8
+
+
+def calibrate_int8(files, bs: int, image_size: int, data_format: str, threads: int, cache: Path) -> Path:
+    """Paddle-TRT's calibrate-then-deploy: a calibration predictor sees CALIBRATION_BATCHES batches and writes
+    its table (trt_calib_*) into `cache` when it is destroyed; the deployed predictor then loads it."""
+    import gc
+
+    calibrator = _predictor(files, "gpu", "int8", True, bs, threads, calibrate=True, cache=cache)
+    for seed in range(CALIBRATION_BATCHES):
+        _run_predictor(calibrator, input_batch(bs, image_size, data_format, seed))
+    del calibrator
+    gc.collect()
+    tables = sorted(cache.rglob("trt_calib_*"))
+    if not tables:
+        raise NotAvailable(f"Paddle-TRT INT8 calibration wrote no table under {cache}")
+    return tables[-1]
+
+
 def paddle_backend(files, device: str, precision: str, trt: bool, batches: list[int], image_size: int,
-                   data_format: str, warmup: int, iters: int) -> dict:
+                   data_format: str, warmup: int, iters: int, threads: int = 1) -> dict:
     if trt:
         _trt_available(device)
     results = {}
     for bs in batches:
         x = input_batch(bs, image_size, data_format)
-        if trt and precision == "int8":  # calibration pass writes the table the next predictor uses
-            calibrator = _predictor(files, device, precision, True, bs, image_size, calibrate=True)
-            for seed in range(8):
-                _run_predictor(calibrator, input_batch(bs, image_size, data_format, seed))
-            del calibrator
-        predictor = _predictor(files, device, precision, trt, bs, image_size)
+        cache, timed = None, None
+        if trt and precision == "int8":
+            cache = files[0].parent / f"trt-int8-bs{bs}"
+            table = calibrate_int8(files, bs, image_size, data_format, threads, cache)
+            timed = f"the deployed INT8 predictor, loading calibration table {table.name} ({CALIBRATION_BATCHES} " \
+                    "calibration batches)"
+        predictor = _predictor(files, device, precision, trt, bs, threads, cache=cache)
         timing = StepTimer(warmup, iters, bs).run(lambda _i, p=predictor, x=x: _run_predictor(p, x))
-        results[f"bs{bs}"] = timing.summary()
+        results[f"bs{bs}"] = timing.summary() | ({"timed": timed} if timed else {})
     return results
 
 
@@ -207,7 +231,7 @@ def rel_diff(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def run_all(model, backends: list[str], precisions: list[str], batches: list[int], image_size: int,
-            data_format: str, device: str, warmup: int, iters: int, log) -> dict:
+            data_format: str, device: str, warmup: int, iters: int, log, threads: int = 1) -> dict:
     """Every back end x precision over the batch sweep, plus FP32 output agreement with Paddle Inference."""
     out: dict = {}
     with tempfile.TemporaryDirectory(prefix="ngc-bench-") as tmp:
@@ -219,7 +243,7 @@ def run_all(model, backends: list[str], precisions: list[str], batches: list[int
                 try:
                     if backend in ("paddle-inference", "paddle-trt"):
                         result = paddle_backend(files, device, precision, backend == "paddle-trt", batches,
-                                                image_size, data_format, warmup, iters)
+                                                image_size, data_format, warmup, iters, threads)
                     elif backend == "onnxruntime":
                         result = onnxruntime_backend(onnx_model(files, folder), device, precision, batches,
                                                      image_size, data_format, warmup, iters)
@@ -235,13 +259,14 @@ def run_all(model, backends: list[str], precisions: list[str], batches: list[int
                     log(f"infer {backend} {precision} {bs}", {"ips": r["ips"], "latency_ms": r["latency_ms"]["mean"]})
                 if "status" in result:
                     log(f"infer {backend} {precision}", {"status": result["status"], "reason": result["reason"]})
-        out["agreement"] = agreement(files, folder, backends, image_size, data_format, device)
+        out["agreement"] = agreement(files, folder, backends, image_size, data_format, device, threads)
     return out
 
 
-def agreement(files, folder: Path, backends: list[str], image_size: int, data_format: str, device: str) -> dict:
+def agreement(files, folder: Path, backends: list[str], image_size: int, data_format: str, device: str,
+              threads: int = 1) -> dict:
     x = input_batch(2, image_size, data_format, seed=42)
-    reference = _run_predictor(_predictor(files, device, "fp32", False, 2, image_size), x)
+    reference = _run_predictor(_predictor(files, device, "fp32", False, 2, threads), x)
     found = {}
     for backend in backends:
         try:
@@ -256,7 +281,7 @@ def agreement(files, folder: Path, backends: list[str], image_size: int, data_fo
             elif backend == "paddle-trt" and device == "gpu":
                 _trt_available(device)
                 found[backend] = rel_diff(reference, _run_predictor(
-                    _predictor(files, device, "fp32", True, 2, image_size), x))
+                    _predictor(files, device, "fp32", True, 2, threads), x))
         except (NotAvailable, ImportError):
             continue
     return found

@@ -1,6 +1,8 @@
-"""Benchmark reports: result.json for machines, result.md and a throughput plot for people.
+"""Benchmark reports: result.json for machines, result.md and a throughput plot for people, a console summary.
 
 Each run writes into its own folder (model-timestamp), so no earlier result is overwritten.
+Beside img/s every table shows the achieved TFLOP/s, the peak probed in the same run, their
+ratio (efficiency) and, on GPUs, the share of the data sheet's peak (MFU).
 """
 
 import json
@@ -8,7 +10,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmarks.harness.gates import Verdict
+from benchmarks.harness.gates import Outcome, Verdict
 
 
 def run_folder(base: Path, model: str) -> Path:
@@ -22,35 +24,65 @@ def run_folder(base: Path, model: str) -> Path:
     return folder
 
 
-def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[Verdict]) -> str:
-    lines = [f"# {title}", "", f"- release: {env.get('release')} ({env.get('flavor')}), "
-             f"hardware: {', '.join(g['name'] for g in env.get('gpus', [])) or env.get('cpu')}",
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f} %"
+
+
+def _tflops(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}" if value < 1 else f"{value:.1f}"
+
+
+def verdict_lines(outcome: Outcome) -> list[str]:
+    return [f"**Verdict: {outcome.verdict}**", ""] + [f"- {reason}" for reason in outcome.reasons] + \
+        ([""] if outcome.reasons else [])
+
+
+def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[Verdict], outcome: Outcome) -> str:
+    lines = [f"# {title}", "", *verdict_lines(outcome),
+             f"- release: {env.get('release')} ({env.get('flavor')}), "
+             f"hardware: {env.get('hardware') or env.get('cpu')}",
+             f"- CPU threads: {config.get('threads')} ({config.get('threads_from')})",
              "- configuration: " + ", ".join(f"{k}={v}" for k, v in config.items()), ""]
+    peaks = results.get("peak", {})
+    if peaks:
+        lines += ["Peak probed in this run, right before the figures that use it: " + "; ".join(
+            f"{dtype} {p['peak_flops'] / 1e12:.3f} TFLOP/s (GEMM {p['gemm_flops'] / 1e12:.3f}, conv "
+            f"{p['conv_flops'] / 1e12:.3f})" if "peak_flops" in p else f"{dtype} {p.get('status')}: {p.get('reason')}"
+            for dtype, p in peaks.items()), ""]
     train = {k: v for k, v in results.get("train", {}).items() if k != "summary"}
     if train:
-        lines += ["## Training", "", "| precision | batch | img/s | step ms (mean) | p99 ms | loss first -> last |",
-                  "| --- | ---: | ---: | ---: | ---: | --- |"]
+        lines += ["## Training", "", "| precision | batch | img/s | TFLOP/s | peak TFLOP/s | efficiency | MFU | "
+                  "step ms (mean) | p99 ms | loss first -> last |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
         for precision, r in train.items():
             lat = r["latency_ms"]
-            lines.append(f"| {precision} | {r['batch']} | {r['ips']:.2f} | {lat['mean']:.1f} | {lat['p99']:.1f} | "
-                         f"{r['loss_first']:.3f} -> {r['loss_last']:.3f} |")
+            lines.append(f"| {precision} | {r['batch']} | {r['ips']:.2f} | {_tflops(r.get('achieved_tflops'))} | "
+                         f"{_tflops(r.get('peak_tflops'))} | {_pct(r.get('efficiency'))} | {_pct(r.get('mfu'))} | "
+                         f"{lat['mean']:.1f} | {lat['p99']:.1f} | {r['loss_first']:.3f} -> {r['loss_last']:.3f} |")
         lines.append("")
     infer = {k: v for k, v in results.get("infer", {}).items() if k not in ("summary", "agreement")}
     if infer:
-        lines += ["## Inference", "", "| backend | precision | batch | img/s | mean ms | p50 | p90 | p95 | p99 |",
-                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        lines += ["## Inference", "", "| backend | precision | batch | img/s | TFLOP/s | efficiency | MFU | mean ms | "
+                  "p50 | p90 | p95 | p99 |",
+                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for backend, by_precision in infer.items():
             for precision, by_batch in by_precision.items():
                 if "status" in by_batch:
                     lines.append(f"| {backend} | {precision} | - | {by_batch['status']}: {by_batch['reason']} "
-                                 "| | | | | |")
+                                 "| | | | | | | | |")
                     continue
                 for bs, r in by_batch.items():
                     lat = r["latency_ms"]
                     lines.append(f"| {backend} | {precision} | {bs.removeprefix('bs')} | {r['ips']:.1f} | "
-                                 f"{lat['mean']:.2f} | {lat['p50']:.2f} | {lat['p90']:.2f} | {lat['p95']:.2f} | "
-                                 f"{lat['p99']:.2f} |")
+                                 f"{_tflops(r.get('achieved_tflops'))} | {_pct(r.get('efficiency'))} | "
+                                 f"{_pct(r.get('mfu'))} | {lat['mean']:.2f} | {lat['p50']:.2f} | {lat['p90']:.2f} | "
+                                 f"{lat['p95']:.2f} | {lat['p99']:.2f} |")
         lines.append("")
+    notes = [f"{backend} {precision} {bs}: {r['timed']}" for backend, by_precision in infer.items()
+             for precision, by_batch in by_precision.items() if "status" not in by_batch
+             for bs, r in by_batch.items() if r.get("timed")]
+    if notes:
+        lines += ["What was timed: " + "; ".join(notes), ""]
     if results.get("infer", {}).get("agreement"):
         lines += ["Output agreement with Paddle Inference (max relative difference): " + ", ".join(
             f"{k} {v:.2e}" for k, v in results["infer"]["agreement"].items()), ""]
@@ -58,9 +90,29 @@ def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[
               "| --- | --- | ---: | ---: | --- | --- |"]
     for v in verdicts:
         measured = "-" if v.measured is None else f"{v.measured:.4g}"
-        lines.append(f"| {v.gate} | {v.status} | {measured} | {v.op} {v.threshold:.4g} | {v.profile} | "
-                     f"{v.reason or v.source} |")
+        threshold = "-" if v.threshold is None else f"{v.op} {v.threshold:.4g}"
+        lines.append(f"| {v.gate} | {v.status} | {measured} | {threshold} | {v.profile} | {v.reason or v.source} |")
     return "\n".join(lines) + "\n"
+
+
+def console(title: str, profile: str | None, config: dict, results: dict, verdicts: list[Verdict],
+            outcome: Outcome, out: Path) -> str:
+    """The end of the run's output: the figures, the gates and the verdict."""
+    gated = f"gates against profile {profile or 'none'}" if verdicts else "no gate evaluated"
+    lines = [f"\n== {title}: {config.get('device')}, {config.get('threads')} CPU threads "
+             f"({config.get('threads_from')}), {gated}"]
+    for precision, r in results.get("train", {}).items():
+        if precision != "summary":
+            lines.append(f"   train {precision}: {r['ips']:.2f} img/s, {_tflops(r.get('achieved_tflops'))} TFLOP/s, "
+                         f"efficiency {_pct(r.get('efficiency'))} of the probed peak"
+                         + (f", MFU {_pct(r['mfu'])}" if r.get("mfu") else ""))
+    for v in verdicts:
+        measured = "-" if v.measured is None else f"{v.measured:.4g}"
+        threshold = "" if v.threshold is None else f" (needs {v.op} {v.threshold:.4g})"
+        lines.append(f"   {v.status:<8} {v.gate}: {measured}{threshold}{' - ' + v.reason if v.reason else ''}")
+    lines.append(f"   results: {out}/result.json, result.md, throughput.png")
+    lines.append(f"== verdict: {outcome.verdict}" + (": " + "; ".join(outcome.reasons) if outcome.reasons else ""))
+    return "\n".join(lines)
 
 
 def plot(results: dict, path: Path, title: str) -> bool:
@@ -102,13 +154,14 @@ def plot(results: dict, path: Path, title: str) -> bool:
 
 
 def write(folder: Path, model: str, title: str, config: dict, env: dict, results: dict,
-          verdicts: list[Verdict]) -> dict:
+          verdicts: list[Verdict], outcome: Outcome) -> dict:
     summary = {
         "model": model, "config": config, "environment": env, "results": results,
         "gates": [v.as_dict() for v in verdicts],
-        "passed": not any(v.status == "FAIL" for v in verdicts),
+        "verdict": outcome.verdict, "verdict_reasons": outcome.reasons,
+        "passed": outcome.verdict in ("PASS", "SMOKE"),
     }
     (folder / "result.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
-    (folder / "result.md").write_text(markdown(title, config, env, results, verdicts))
+    (folder / "result.md").write_text(markdown(title, config, env, results, verdicts, outcome))
     plot(results, folder / "throughput.png", title)
     return summary

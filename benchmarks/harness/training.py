@@ -1,7 +1,8 @@
 """The training benchmark loop shared by the models: optimizer, LR, AMP, ASP, distribution, checkpoints.
 
-Recipe (DLE ResNet50 v1.5 defaults): Momentum 0.875, weight decay 3.0517578125e-05, label smoothing
-0.1, cosine LR with linear warm-up (or step decay). Precisions: fp32 (CPU), tf32 (FP32 math on GPUs,
+Recipe (DLE ResNet50 v1.5 defaults): Momentum 0.875, weight decay 3.0517578125e-05 on every parameter
+but BatchNorm's (DLE's `bn_weight_decay` off; `bn_weight_decay=True` decays them too), label
+smoothing 0.1, cosine LR with linear warm-up (or step decay). Precisions: fp32 (CPU), tf32 (FP32 math on GPUs,
 TF32 tensor cores on Ampere and later), amp (FP16 O1, dynamic loss scaling from 128), amp-o2 (FP16
 O2), bf16 (BF16 O1 where the device supports it). ASP prunes to 2:4 with Paddle's ASP API and keeps
 the pattern through optimizer steps; it needs the legacy program representation (FLAGS_enable_pir_api=0),
@@ -34,6 +35,7 @@ class TrainConfig:
     momentum: float = 0.875
     weight_decay: float = 3.0517578125e-05
     label_smoothing: float = 0.1
+    bn_weight_decay: bool = False
     asp: bool = False
     device: str = "cpu"
     checkpoint_dir: str | None = None
@@ -73,6 +75,20 @@ def sparsity_24(model) -> dict[str, bool]:
     return result
 
 
+def exempt_batchnorm_from_weight_decay(model) -> int:
+    """Give BatchNorm scales and shifts their own zero L2 decay (DLE's `bn_weight_decay` off): in Paddle a
+    parameter's own regularizer overrides the optimizer's. Per parameter, not per optimizer group, because
+    Paddle's ASP `decorate` takes no parameter groups. Returns how many parameters were exempted."""
+    import paddle
+    from paddle import nn
+
+    norms = (nn.BatchNorm, nn.BatchNorm1D, nn.BatchNorm2D, nn.BatchNorm3D, nn.SyncBatchNorm)
+    exempt = [p for layer in model.sublayers() if isinstance(layer, norms) for p in layer.parameters()]
+    for param in exempt:
+        param.regularizer = paddle.regularizer.L2Decay(0.0)
+    return len(exempt)
+
+
 def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Callable[[str, dict], None]) -> dict:
     """Train for warm-up + measured steps; return throughput, step latency and the loss curve."""
     import paddle
@@ -83,6 +99,8 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
     model = build_model(num_classes=cfg.num_classes, data_format=cfg.data_format)
     total = cfg.warmup + cfg.steps
     scheduler = _scheduler(cfg, total)
+    if not cfg.bn_weight_decay:
+        exempt_batchnorm_from_weight_decay(model)
     optimizer = paddle.optimizer.Momentum(learning_rate=scheduler, momentum=cfg.momentum,
                                           parameters=model.parameters(),
                                           weight_decay=paddle.regularizer.L2Decay(cfg.weight_decay))

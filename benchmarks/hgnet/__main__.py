@@ -4,7 +4,8 @@ Runtime) benchmark with acceptance gates; --classify for real images. `python -m
 import argparse
 import sys
 
-from benchmarks.harness.runner import ModelSpec, main
+from benchmarks.harness.cli import main
+from benchmarks.harness.spec import ModelSpec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.hgnet.model import pphgnet
-from benchmarks.hgnet.preprocess import preprocess, top_k
+from benchmarks.hgnet.preprocess import DEPLOY_RESIZE_SHORT, EVAL_RESIZE_SHORT, preprocess, preprocess_eval, top_k
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
 
@@ -44,6 +44,8 @@ def classify(paths: list[str], variant: str, weights: str | None) -> int:
     if not weights:
         print(f"note: PP-HGNet {variant} with random weights (no --weights): the labels below come from the "
               "ImageNet-1k map but carry no meaning; pass --weights PPHGNet_*_pretrained.pdparams")
+    print(f"note: deploy preprocessing (short side {DEPLOY_RESIZE_SHORT}, bilinear, centre crop 224), as PaddleClas's "
+          f"inference config; the accuracy gate uses the evaluation one ({EVAL_RESIZE_SHORT[variant]}, bicubic)")
     for path in paths:
         with paddle.no_grad():
             logits = model(paddle.to_tensor(preprocess(path))).numpy()
@@ -67,7 +69,7 @@ def accuracy(folder: str, variant: str, weights: str, batch: int = 32, limit: in
     top1 = top5 = 0
     for start in range(0, len(items), batch):
         chunk = items[start:start + batch]
-        x = np.concatenate([preprocess(p) for p, _ in chunk])
+        x = np.concatenate([preprocess_eval(p, variant) for p, _ in chunk])
         with paddle.no_grad():
             logits = model(paddle.to_tensor(x)).numpy()
         best = np.argsort(-logits, axis=1)[:, :5]
@@ -75,4 +77,5 @@ def accuracy(folder: str, variant: str, weights: str, batch: int = 32, limit: in
         top1 += int((best[:, 0] == labels).sum())
         top5 += int((best == labels[:, None]).any(axis=1).sum())
     n = len(items)
-    return {"images": n, "top1": 100 * top1 / n, "top5": 100 * top5 / n, "workers": os.cpu_count()}
+    return {"images": n, "top1": 100 * top1 / n, "top5": 100 * top5 / n, "workers": os.cpu_count(),
+            "preprocessing": f"short side {EVAL_RESIZE_SHORT[variant]}, bicubic, centre crop 224 (PaddleClas PPHGNet)"}

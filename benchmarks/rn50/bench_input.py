@@ -34,10 +34,14 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = args.data or make_image_folder(tmp, classes=8, per_class=40, size=(300, 400), signal=False)
-        d = rate(dali(root, args.batch_size, args.image_size, "NCHW", gpu=args.gpu, threads=args.workers),
-                 args.batches, args.batch_size)
-        p = rate(paddle_loader(root, args.batch_size, args.image_size, "NCHW", workers=args.workers),
-                 args.batches, args.batch_size)
+        dali_batches = dali(root, args.batch_size, args.image_size, "NCHW", gpu=args.gpu, threads=args.workers)
+        loader_batches = paddle_loader(root, args.batch_size, args.image_size, "NCHW", workers=args.workers)
+        try:
+            d = rate(dali_batches, args.batches, args.batch_size)
+            p = rate(loader_batches, args.batches, args.batch_size)
+        finally:  # stop both pipelines (DataLoader workers included) before the image folder is removed
+            dali_batches.close()
+            loader_batches.close()
     print(f"DALI {d:.1f} img/s ({args.workers} threads), Paddle DataLoader {p:.1f} img/s "
           f"({dataloader_workers(args.workers)} worker processes); 400x300 JPEGs -> {args.image_size}px; "
           f"DALI / DataLoader = {d / p:.2f}")

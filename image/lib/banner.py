@@ -1,6 +1,7 @@
 """Print the start-up banner from the manifest baked into the image (runs at every start)."""
 
 import json
+import os
 
 MANIFEST = "/opt/ngc-paddle/manifest.json"
 # Components shown in the banner, in this order, when the flavor has them.
@@ -23,6 +24,10 @@ def main() -> None:
         comp = m["components"].get(key)
         if comp:
             print(f"  {label:<14} {comp['version']:<12} ({comp['package']})")
+    threads = os.environ.get("OMP_NUM_THREADS", "?")
+    origin = "the CPUs this container may use" if os.environ.get("NGC_PADDLE_THREADS_FROM") == "detected" \
+        else "OMP_NUM_THREADS as given"
+    print(f"  CPU threads    {threads:<12} ({origin}; set OMP_NUM_THREADS to change)")
     print(
         "\nEach bundled component is subject to its own license (see 'license' per component in"
         f"\n{MANIFEST}). Commands: validate, bench-rn50, bench-hgnet.\n"

@@ -4,13 +4,19 @@ Why: the build drives `docker buildx bake` (a CLI-only tool) anyway, so image qu
 CLI and the same DOCKER_HOST, with no second client library to configure.
 """
 
+import functools
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
 from ngc_paddle.errors import ToolchainError
 
 ENSURE_ENGINE = Path(__file__).resolve().parents[2] / "toolchain" / "ensure-engine.sh"
+# NGC's recommended flags for GPU containers: every GPU, the host's IPC namespace (NCCL, DataLoader
+# workers need more than 64 MB of /dev/shm), unlimited locked memory, a 64 MB stack.
+GPU_FLAGS = ("--gpus", "all", "--ipc=host", "--ulimit", "memlock=-1", "--ulimit", "stack=67108864")
+CONTAINER_HOSTNAME = "ngc-paddle"
 
 
 def docker(*args: str, check: bool = True, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
@@ -52,3 +58,24 @@ def try_pull(ref: str, timeout: float = 300) -> bool:
         return docker("pull", "--quiet", ref, check=False, timeout=timeout).returncode == 0
     except subprocess.TimeoutExpired:
         return False
+
+
+@functools.lru_cache(maxsize=1)
+def host_has_nvidia_gpus() -> bool:
+    """The engine has the NVIDIA runtime, or nvidia-smi lists a GPU on this host."""
+    info = docker("info", "--format", "{{json .Runtimes}}", check=False)
+    if info.returncode == 0 and "nvidia" in info.stdout:
+        return True
+    if shutil.which("nvidia-smi") is None:
+        return False
+    return subprocess.run(["nvidia-smi", "-L"], capture_output=True, check=False).returncode == 0
+
+
+def run_flags(network_none: bool = True) -> list[str]:
+    """`docker run` flags for the containers the tools start: the GPUs where the host has them, and without a
+    network a hostname that resolves (Docker writes none into /etc/hosts then, and Paddle's launcher needs it)."""
+    flags = list(GPU_FLAGS) if host_has_nvidia_gpus() else []
+    if network_none:
+        flags += ["--network", "none", "--hostname", CONTAINER_HOSTNAME, "--add-host",
+                  f"{CONTAINER_HOSTNAME}:127.0.0.1"]
+    return flags

@@ -4,7 +4,10 @@ Each stage of each flavor records its result and the key of its inputs (the imag
 policy or benchmark options) in build/release/<release>/state.json, written after every stage.
 A rerun skips stages whose key did not change and resumes after an interruption or a failure; the
 build itself always runs, BuildKit's cache making an unchanged build a no-op. Any failed gate stops
-the push and is named; the registry then keeps the previous release.
+the push and is named; the registry then keeps the previous release. A gate that is NOT PROVEN
+(GPU checks or benchmarks of a GPU flavor on a host without a GPU) stops the push too, unless
+`accept_unproven` gives a reason, which the release notes print in the gate table.
+Containers the stages start get the host's GPUs where it has them (engine.run_flags).
 """
 
 import hashlib
@@ -18,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ngc_paddle.build import engine, pipeline
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.errors import NgcPaddleError, NotProven
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from ngc_paddle.manifest.resolve import flavor_of
 from ngc_paddle.release import notes
@@ -42,6 +45,7 @@ class ReleaseOptions:
     osv_dir: Path | None = None
     benchmarks: tuple[str, ...] = BENCHMARKS
     root: Path = Path(".")
+    accept_unproven: str | None = None  # the reason a person gives for pushing a flavor whose gates are not proven
 
 
 class State:
@@ -50,6 +54,7 @@ class State:
         self.data = json.loads(path.read_text()) if path.exists() else {}
 
     def done(self, flavor: str, stage: str, key: str) -> dict | None:
+        """The stage's last result when its inputs are unchanged and it passed (a NOT PROVEN one always reruns)."""
         entry = self.data.get(flavor, {}).get(stage)
         return entry if entry and entry.get("key") == key and entry.get("status") == "passed" else None
 
@@ -113,10 +118,11 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         layers = ", ".join(r.status for r in report.layers)
         detail = f"{image} {image_id[7:19]} ({layers})"
         info["stages"]["build"] = state.record(name, "build", image_id, "passed", detail)
+        baselines = previous_bench_results(root, manifest.release, name, opts.benchmarks)
         for stage, key, action in (
             ("validate", _hash(image_id), lambda n=name, i=image: _validate(i, rdir / n / "validation")),
-            ("bench", _hash(image_id, opts.benchmarks), lambda n=name, i=image: _bench(i, rdir / n / "bench",
-                                                                                     opts.benchmarks)),
+            ("bench", _hash(image_id, opts.benchmarks, sorted(map(str, baselines.values()))),
+             lambda n=name, i=image, b=baselines: _bench(i, rdir / n / "bench", opts.benchmarks, b)),
             ("scan", _hash(image_id, _file_hash(root / opts.policy), _folder_hash(opts.osv_dir)),
              lambda n=name, i=image: _scan(i, rdir / n / "scan", root / opts.policy, opts.osv_dir, root)),
         ):
@@ -127,9 +133,14 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
                 continue
             say(f"--> {stage}")
             status, detail = action()
+            if status == "not proven" and opts.accept_unproven:
+                status, detail = "accepted unproven", f"{detail}; accepted by a person: {opts.accept_unproven}"
             info["stages"][stage] = state.record(name, stage, key, status, detail)
             say(f"    {stage}: {status}: {detail}")
-            if status != "passed":
+            if status == "not proven":
+                failures.append(f"{name}: {stage} gate NOT PROVEN ({detail}; to push anyway: --accept-unproven "
+                                "REASON)")
+            elif status not in ("passed", "accepted unproven"):
                 failures.append(f"{name}: {stage} gate ({detail})")
         if image_id:
             info["readback"] = notes.read_back(image, manifest.flavors[name])
@@ -179,28 +190,63 @@ def _validate(image: str, out: Path) -> tuple[str, str]:
         status = "passed"
     except ValidationFailed:
         status = "failed"
-    counts = json.loads((out / "validation.json").read_text())["counts"]
-    return status, f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+    except NotProven:
+        status = "not proven"
+    report = json.loads((out / "validation.json").read_text())
+    counts = report["counts"]
+    detail = f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+    return status, detail + "".join(f"; {reason}" for reason in report.get("verdict_reasons", []))
 
 
-def _bench(image: str, out: Path, commands: tuple[str, ...]) -> tuple[str, str]:
+BENCH_STATUS = {0: "passed", 1: "failed", 3: "not proven"}
+
+
+def previous_bench_results(root: Path, release: str, flavor: str, commands: tuple[str, ...]) -> dict[str, Path]:
+    """The newest stored result.json of each benchmark in the previous release's run of this flavor, on this
+    host: the baseline its regressions are gated against (the benchmark refuses other hardware itself)."""
+    previous = _previous_manifest(root, release)
+    found = {}
+    for command in commands if previous else ():
+        results = sorted((root / "build" / "release" / previous.release / flavor / "bench" / command)
+                         .glob("*/result.json"))
+        if results:
+            found[command] = results[-1]
+    return found
+
+
+def _bench(image: str, out: Path, commands: tuple[str, ...], baselines: dict[str, Path]) -> tuple[str, str]:
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o777)
-    details, status = [], "passed"
+    details, statuses = [], []
     for command in commands:
-        proc = subprocess.run(["docker", "run", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", "-v",
-                               f"{out}:/workspace/out", image, command, "--output", f"/workspace/out/{command}"],
-                              capture_output=True, text=True)
-        results = sorted((out / command).glob("*/result.json"))
-        if proc.returncode not in (0, 1) or not results:
+        folder = out / command
+        before = set(folder.glob("*/result.json"))
+        mounts, extra = ["-v", f"{out}:/workspace/out"], []
+        if command in baselines:
+            mounts += ["-v", f"{baselines[command]}:/workspace/baseline.json:ro"]
+            extra = ["--baseline", "/workspace/baseline.json"]
+        name = f"ngc-release-bench-{os.getpid()}-{command}"
+        try:
+            proc = subprocess.run(["docker", "run", "--rm", "--name", name, *engine.run_flags(), "-e",
+                                   "NGC_PADDLE_QUIET=1", *mounts, image, command, "--output",
+                                   f"/workspace/out/{command}", *extra], capture_output=True, text=True)
+        except BaseException:  # interrupted: the container must not run on and write into the next attempt
+            engine.docker("rm", "-f", name, check=False)
+            raise
+        results = sorted(set(folder.glob("*/result.json")) - before)
+        if proc.returncode not in BENCH_STATUS or not results:
             return "failed", f"{command} could not run (exit {proc.returncode}): {proc.stderr.strip()[-200:]}"
-        gates = json.loads(results[-1].read_text())["gates"]
-        counts = {s: sum(g["status"] == s for g in gates) for s in ("PASS", "FAIL", "NOT RUN")}
+        result = json.loads(results[-1].read_text())
+        gates = result["gates"]
+        counts = {s: sum(g["status"] == s for g in gates) for s in ("PASS", "FAIL", "NOT RUN", "N/A")}
         failed = [g["gate"] for g in gates if g["status"] == "FAIL"]
-        details.append(f"{command}: {counts['PASS']} pass, {counts['FAIL']} fail, {counts['NOT RUN']} not run"
-                       + (f" (failed: {', '.join(failed)})" if failed else ""))
-        if proc.returncode == 1:
-            status = "failed"
+        baseline = f", baseline {baselines[command].parent.name}" if command in baselines else ", no baseline"
+        details.append(f"{command}: {result.get('verdict', '?')} ({counts['PASS']} pass, {counts['FAIL']} fail, "
+                       f"{counts['NOT RUN']} not run, {counts['N/A']} n/a{baseline})"
+                       + (f" (failed: {', '.join(failed)})" if failed else "")
+                       + "".join(f"; {r}" for r in result.get("verdict_reasons", []) if result["verdict"] != "FAIL"))
+        statuses.append(BENCH_STATUS[proc.returncode])
+    status = "failed" if "failed" in statuses else "not proven" if "not proven" in statuses else "passed"
     return status, "; ".join(details)
 
 

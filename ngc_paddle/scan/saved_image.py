@@ -88,14 +88,16 @@ class SavedImage:
         return self.config.get("config", {}).get("User") or "root"
 
     def entries(self, content_limit: int = 256 * 1024, want_content=None) -> Iterator[Entry]:
-        """Every entry of every layer, bottom to top; small files carry their content when wanted."""
-        with tarfile.open(self.path, mode="r|") as outer:
-            order = {name: i for i, name in enumerate(self.layer_files)}
-            for member in outer:
-                if member.name not in order:
-                    continue
-                layer = self.layers[order[member.name]]
-                with tarfile.open(fileobj=outer.extractfile(member), mode="r|") as inner:
+        """Every entry of every layer, bottom to top; small files carry their content when wanted.
+
+        Layers are read in the order of the image's manifest, not the order `docker save` archived
+        them in (which follows layer hashes): a later layer must come later, or an older dpkg status
+        or a whiteout read out of turn hides what the upper layers installed. Each layer itself is
+        streamed.
+        """
+        with tarfile.open(self.path) as outer:  # random access: the outer archive has one member per layer
+            for layer, name in zip(self.layers, self.layer_files, strict=True):
+                with tarfile.open(fileobj=outer.extractfile(outer.getmember(name)), mode="r|") as inner:
                     for item in inner:
                         yield self._entry(layer, inner, item, content_limit, want_content)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import Built
+from tests.integration.conftest import EXIT_OF_VERDICT, Built
 from tests.integration.test_bench_rn50 import bench, in_image
 
 PHOTO_WHEEL = "scikit-image==0.26.0"  # ships a few real photographs under skimage/data/
@@ -46,20 +46,43 @@ print(json.dumps(out))
     assert all(f["shape"] == [2, 1000] for f in found.values())
 
 
-def test_default_run_agrees_across_back_ends_and_passes_cpu_gates(built: Built, tmp_path: Path) -> None:
+def test_default_run_agrees_across_back_ends_and_evaluates_cpu_gates(built: Built, tmp_path: Path) -> None:
     proc, result = bench(built.image, tmp_path, command="bench-hgnet")
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert proc.returncode == EXIT_OF_VERDICT[result["verdict"]] and result["verdict"] in ("PASS", "FAIL"), \
+        proc.stdout[-2000:] + proc.stderr[-2000:]
     assert result["config"]["model"] == "tiny" and result["config"]["infer_image_size"] == 224
-    assert result["results"]["train"]["fp32"]["ips"] > 0
+    train = result["results"]["train"]["fp32"]
+    assert train["ips"] > 0 and train["efficiency"] > 0
     infer = result["results"]["infer"]
     assert set(infer["paddle-inference"]["fp32"]) == {"bs1", "bs8"}
+    assert infer["paddle-inference"]["fp32"]["bs1"]["flops_per_sample"] == 2 * 4_530_447_104  # PaddleClas: 4.54 G
+    # training at 128 px: 3 x a forward pass, about (128/224)^2 of the 224 px one
+    assert 0.9 < train["flops_per_sample"] / (3 * 2 * 4_530_447_104 * (128 / 224) ** 2) < 1.1
     assert set(infer["onnxruntime"]["fp32"]) == {"bs1", "bs8"}
     assert infer["agreement"]["onnxruntime"] < 1e-4
     verdicts = {g["gate"]: g for g in result["gates"]}
     assert verdicts["Paddle Inference and ONNX Runtime agree (max rel. diff)"]["status"] == "PASS"
     cpu = [g for g in verdicts.values() if g["profile"] == "cpu"]
-    assert len(cpu) == 2 and all(g["status"] == "PASS" for g in cpu), cpu
-    assert verdicts["top-1 %, tiny"]["status"] == "NOT RUN"
+    assert len(cpu) == 2 and all(g["status"] in ("PASS", "FAIL") for g in cpu), cpu
+    assert verdicts["top-1 %, tiny"]["status"] == "N/A" and "--eval-data" in verdicts["top-1 %, tiny"]["reason"]
+
+
+def test_accuracy_preprocessing_follows_paddleclas_pphgnet_configs(built: Built, tmp_path: Path) -> None:
+    proc = in_image(built.image, tmp_path, """
+import json
+import numpy as np
+from PIL import Image
+from benchmarks.hgnet.preprocess import EVAL_RESIZE_SHORT, preprocess, preprocess_eval
+Image.fromarray(np.random.default_rng(0).integers(0, 255, (300, 400, 3), dtype=np.uint8)).save("/workspace/x.png")
+a = preprocess_eval("/workspace/x.png", "tiny"); b = preprocess_eval("/workspace/x.png", "small")
+c = preprocess("/workspace/x.png")
+print(json.dumps({"sizes": EVAL_RESIZE_SHORT, "shape": list(a.shape), "differ": bool(np.abs(a - b).max() > 0),
+                  "deploy_differs": bool(np.abs(a - c).max() > 0)}))
+""")
+    assert proc.returncode == 0, proc.stderr[-1500:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["sizes"] == {"tiny": 232, "small": 236, "base": 236} and found["shape"] == [1, 3, 224, 224]
+    assert found["differ"] and found["deploy_differs"]
 
 
 def test_classify_prints_five_imagenet_labels(built: Built, photos: Path) -> None:
@@ -77,7 +100,7 @@ def test_classify_prints_five_imagenet_labels(built: Built, photos: Path) -> Non
             label = line.split(". ", 1)[1].rsplit(" (class ", 1)[0]
             index = int(line.rsplit("(class ", 1)[1].split(")")[0])
             assert labels[index] == label
-    assert "random weights" in proc.stdout
+    assert "random weights" in proc.stdout and "deploy preprocessing (short side 256, bilinear" in proc.stdout
 
 
 def test_paddleclas_named_weights_load_and_wrong_ones_are_refused(built: Built, tmp_path: Path) -> None:
@@ -96,9 +119,9 @@ paddle.save(state, "/workspace/renamed.pdparams")
 """)
     assert proc.returncode == 0, proc.stderr[-2000:]
     weights = "/workspace/PPHGNet_tiny_pretrained.pdparams"
-    good, _ = bench(built.image, tmp_path, "--mode", "infer", "--weights", weights, "--batch-sizes", "1",
-                    "--infer-iters", "2", "--backends", "paddle-inference", command="bench-hgnet")
-    assert good.returncode == 0, good.stderr[-1500:]
+    good, result = bench(built.image, tmp_path, "--mode", "infer", "--weights", weights, "--batch-sizes", "1",
+                         "--infer-iters", "2", "--backends", "paddle-inference", command="bench-hgnet")
+    assert good.returncode == EXIT_OF_VERDICT[result["verdict"]] != 2, good.stderr[-1500:]
     bad, _ = bench(built.image, tmp_path, "--mode", "infer", "--weights", "/workspace/renamed.pdparams",
                    command="bench-hgnet")
     assert bad.returncode != 0
@@ -108,7 +131,7 @@ paddle.save(state, "/workspace/renamed.pdparams")
 def test_gpu_and_tensorrt_paths_report_not_available(built: Built, tmp_path: Path) -> None:
     proc, result = bench(built.image, tmp_path, "--mode", "infer", "--backends", "paddle-trt,tensorrt",
                          "--batch-sizes", "1", "--infer-iters", "2", command="bench-hgnet")
-    assert proc.returncode == 0, proc.stderr[-1500:]
+    assert proc.returncode == 3 and result["verdict"] == "NOT PROVEN", proc.stderr[-1500:]  # no cpu gate ran
     infer = result["results"]["infer"]
     assert infer["paddle-trt"]["fp32"] == {"status": "not available", "reason": "Paddle-TRT needs a GPU"}
     assert infer["tensorrt"]["fp32"] == {"status": "not available", "reason": "TensorRT needs a GPU"}

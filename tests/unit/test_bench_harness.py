@@ -66,21 +66,65 @@ def test_profile_detection() -> None:
     assert gates.detect_profile(GATES, ["NVIDIA L4"]) is None
 
 
-def test_gates_pass_fail_and_not_run() -> None:
+def test_gates_pass_fail_and_not_applicable() -> None:
     results = {"train": {"amp": {"ips": 120.0}, "summary": {"loss_finite": 1}},
                "infer": {"trt": {"fp16": {"bs1": {"latency_ms": {"mean": 1.2}}}}}}
     verdicts = {v.gate: v for v in gates.evaluate(GATES, "m", "A100-80GB", results, {"batch_size": 256})}
-    assert verdicts["amp"].status == "PASS" and verdicts["amp"].threshold == 100
+    assert verdicts["amp"].status == "PASS" and verdicts["amp"].threshold == 100 and verdicts["amp"].acceptance
     assert verdicts["lat"].status == "FAIL" and verdicts["lat"].op == "<="
     assert verdicts["finite"].status == "PASS" and verdicts["finite"].profile == "relative"
+    assert not verdicts["finite"].acceptance
     other = {v.gate: v for v in gates.evaluate(GATES, "m", "A100-80GB", results, {"batch_size": 64})}
-    assert other["amp"].status == "NOT RUN" and "batch_size=64 (gate: 256)" in other["amp"].reason
+    assert other["amp"].status == "N/A" and "batch_size=64 (gate: 256)" in other["amp"].reason
 
 
-def test_unknown_hardware_gets_relative_gates_only() -> None:
-    verdicts = gates.evaluate(GATES, "m", None, {"train": {"summary": {"loss_finite": 0}}}, {})
-    assert [(v.gate, v.status) for v in verdicts] == [("finite", "FAIL")]
-    assert verdicts[0].profile.startswith("relative (no profile")
+def test_a_gate_whose_back_end_did_not_run_is_not_run_with_its_reason() -> None:
+    results = {"infer": {"trt": {"fp16": {"status": "not available", "reason": "Paddle-TRT needs a GPU"}}}}
+    config = {"backends": ["trt"], "infer_precisions": ["fp16"], "batch_sizes": [1]}
+    lat = next(v for v in gates.evaluate(GATES, "m", "A100-80GB", results, config) if v.gate == "lat")
+    assert lat.status == "NOT RUN" and "Paddle-TRT needs a GPU" in lat.reason
+    asked_less = {**config, "backends": ["other"]}
+    lat = next(v for v in gates.evaluate(GATES, "m", "A100-80GB", results, asked_less) if v.gate == "lat")
+    assert lat.status == "N/A" and "back end trt not asked for" in lat.reason
+
+
+@pytest.mark.parametrize(("metric", "config", "reason"), [
+    ("train.fp32.ips", {"mode": "infer"}, "train not run (--mode infer)"),
+    ("train.amp.ips", {"mode": "all", "precisions": ["tf32"]}, "precision amp not asked for"),
+    ("infer.paddle-trt.int8.bs256.ips", {"backends": ["paddle-trt"], "infer_precisions": ["fp16"]},
+     "inference precision int8 not asked for"),
+    ("infer.paddle-trt.fp16.bs256.ips", {"backends": ["paddle-trt"], "infer_precisions": ["fp16"],
+                                         "batch_sizes": [1, 8]}, "batch size 256 not in the sweep"),
+    ("infer.agreement.tensorrt", {"backends": ["paddle-inference"]}, "back end tensorrt not asked for"),
+    ("eval.top1", {}, "needs --eval-data"),
+    ("train.fp32.efficiency", {"mode": "all", "precisions": ["fp32"]}, None),
+])
+def test_what_a_run_did_not_ask_for(metric: str, config: dict, reason: str | None) -> None:
+    found = gates.not_requested(metric, config)
+    assert (found is None) if reason is None else (reason in found)
+
+
+def test_unknown_hardware_gets_relative_gates_only_and_is_not_proven() -> None:
+    verdicts = gates.evaluate(GATES, "m", None, {"train": {"summary": {"loss_finite": 1}}}, {})
+    assert [(v.gate, v.status, v.profile) for v in verdicts] == [("finite", "PASS", "relative")]
+    outcome = gates.overall(verdicts)
+    assert outcome.verdict == "NOT PROVEN" and outcome.exit_code == 3
+    assert "no acceptance gate applies" in outcome.reasons[0]
+
+
+def test_overall_verdict_and_exit_codes() -> None:
+    def verdict(status: str, acceptance: bool = True) -> gates.Verdict:
+        return gates.Verdict("g", "m", status, 1.0, 2.0, ">=", "p", acceptance=acceptance, reason="why")
+
+    assert gates.overall([verdict("PASS"), verdict("N/A")]).exit_code == 0
+    failed = gates.overall([verdict("PASS"), verdict("FAIL", acceptance=False)])
+    assert failed.verdict == "FAIL" and failed.exit_code == 1 and "g: 1 (needs >= 2)" in failed.reasons
+    not_run = gates.overall([verdict("PASS"), verdict("NOT RUN")])
+    assert not_run.verdict == "NOT PROVEN" and not_run.reasons == ["g: not run: why"]
+    assert gates.overall([verdict("PASS", acceptance=False)]).verdict == "NOT PROVEN"
+    no_gpu = gates.overall([verdict("PASS")], ["no GPU visible"])
+    assert no_gpu.verdict == "NOT PROVEN" and no_gpu.reasons == ["no GPU visible"]
+    assert gates.Outcome("SMOKE").exit_code == 0
 
 
 def test_regression_against_a_previous_result() -> None:
@@ -90,6 +134,31 @@ def test_regression_against_a_previous_result() -> None:
     verdicts = {v.metric: v for v in gates.regressions(now, before, 5)}
     assert verdicts["train.amp.ips"].status == "FAIL"  # 6 % slower
     assert verdicts["infer.x.fp32.bs1.latency_ms.mean"].status == "PASS"  # 4 % slower, within 5 %
+    assert all(v.acceptance for v in verdicts.values())
+
+
+def test_regression_needs_the_same_hardware_and_compares_efficiency_under_other_load() -> None:
+    def result(ips: float, eff: float, peak: float) -> dict:
+        return {"train": {"fp32": {"ips": ips, "efficiency": eff}}, "peak": {"float32": {"peak_flops": peak}}}
+
+    baseline = {"environment": {"hardware": "Xeon, 2 threads"}, "results": result(10.0, 0.40, 200e9)}
+    other = gates.regressions(result(10.0, 0.40, 200e9), baseline, 5, "EPYC, 8 threads")
+    assert [v.status for v in other] == ["NOT RUN"] and "the baseline ran on Xeon, 2 threads" in other[0].reason
+    busy = {v.metric: v for v in gates.regressions(result(5.0, 0.39, 100e9), baseline, 5, "Xeon, 2 threads")}
+    assert busy["train.fp32.ips"].status == "N/A" and "probed peak 100.0 vs 200.0" in busy["train.fp32.ips"].reason
+    assert busy["train.fp32.efficiency"].status == "PASS"
+    slower = {v.metric: v for v in gates.regressions(result(9.0, 0.30, 195e9), baseline, 5, "Xeon, 2 threads")}
+    assert slower["train.fp32.ips"].status == "FAIL" and slower["train.fp32.efficiency"].status == "FAIL"
+
+
+def test_datasheet_peak_per_precision() -> None:
+    table = gates.load()
+    assert gates.datasheet_tflops(table, "A100-80GB", "amp") == 312
+    assert gates.datasheet_tflops(table, "A100-80GB", "fp32") == 156  # fp32 math runs as TF32 there
+    assert gates.datasheet_tflops(table, "V100", "fp32") == 15.7
+    assert gates.datasheet_tflops(table, "cpu", "fp32") is None
+    assert gates.detect_profile(table, ["NVIDIA H100 80GB HBM3"]) == "H100-SXM"
+    assert gates.detect_profile(table, ["NVIDIA H100 PCIe"]) == "H100-PCIe"
 
 
 def test_committed_gates_file_is_consistent() -> None:
@@ -102,3 +171,18 @@ def test_committed_gates_file_is_consistent() -> None:
                 assert ("min" in gate) != ("max" in gate), gate
                 assert gate["metric"].split(".")[0] in ("train", "infer", "eval"), gate
                 assert gate.get("source"), f"gate {gate['name']} must state where its threshold comes from"
+            if profile == "cpu":  # no absolute CPU figure carries to another machine
+                assert all(g["metric"].endswith(".efficiency") for g in entries), (model, entries)
+
+
+def test_bad_numbers_are_one_line_errors_not_tracebacks(capsys) -> None:
+    from benchmarks.harness.cli import parser
+    from benchmarks.harness.spec import ModelSpec
+
+    spec = ModelSpec("m", "M", build=lambda *a: None, backends_cpu=["x"], backends_gpu=["x"], gpu_batch=1)
+    for args in (["--warmup", "-1"], ["--steps", "0"], ["--threads", "two"], ["--batch-sizes", "1,x"]):
+        with pytest.raises(SystemExit) as exit_info:
+            parser(spec).parse_args(args)
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err[-1].startswith("bench-m: error: argument"), err

@@ -6,10 +6,32 @@ from pathlib import Path
 import pytest
 
 TARGETS = ["image", "test", "unit", "integration", "lint", "toolchain", "validate", "scan", "release", "bake-print",
-           "bench-build", "bench-validate", "bench-input", "bench-overhead", "clean", "distclean", "help"]
+           "bench-build", "bench-validate", "bench-input", "bench-overhead", "bench-threads", "clean", "distclean",
+           "help"]
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_make_target_dry_runs(repo: Path, target: str) -> None:
     proc = subprocess.run(["make", "-n", target], cwd=repo, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+NEWEST = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "releases").glob("*.yaml"))[-1]
+
+
+@pytest.mark.parametrize(("variables", "expected"), [
+    ([], "ngc-paddle validate \n"),
+    (["FLAVOR=gpu-cu118"], f"ngc-paddle validate ngc-paddle:{NEWEST}-gpu-cu118\n"),
+    (["RELEASE=23.01", "FLAVOR=gpu"], "ngc-paddle validate ngc-paddle:23.01-gpu\n"),
+    (["IMAGE=mine:1"], "ngc-paddle validate mine:1\n"),
+])
+def test_validate_honours_flavor_without_release(repo: Path, variables: list[str], expected: str) -> None:
+    proc = subprocess.run(["make", "-n", "-W", ".venv/bin/.installed", "validate", *variables], cwd=repo,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.endswith(expected), proc.stdout
+
+
+def test_release_passes_the_unproven_waiver(repo: Path) -> None:
+    proc = subprocess.run(["make", "-n", "release", "ACCEPT_UNPROVEN=no GPU in CI"], cwd=repo, capture_output=True,
+                          text=True)
+    assert '--accept-unproven "no GPU in CI"' in proc.stdout, proc.stdout

@@ -113,3 +113,35 @@ def test_bad_policies_are_errors(tmp_path: Path, text: str, needle: str) -> None
 def test_committed_policy_loads(repo: Path) -> None:
     rules = policy.load(repo / "security" / "policy.yaml")
     assert rules.severity_threshold == "HIGH" and "private-key" in rules.block_on
+
+
+def test_saved_image_layers_are_read_in_manifest_order_not_archive_order(tmp_path) -> None:
+    """docker save archives layers in hash order; the stack order is the manifest's."""
+    import io
+    import json
+    import tarfile
+
+    from ngc_paddle.scan.saved_image import SavedImage
+
+    def layer(path: str, text: str) -> bytes:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            info = tarfile.TarInfo(path)
+            info.size = len(text)
+            tar.addfile(info, io.BytesIO(text.encode()))
+        return buf.getvalue()
+
+    files = {"bottom/layer.tar": layer("var/lib/dpkg/status", "base only"),
+             "top/layer.tar": layer("var/lib/dpkg/status", "base and python3.11")}
+    config = {"history": [{"created_by": "Imported from -"}, {"created_by": "APT_PACKAGES=python3"}]}
+    members = {"manifest.json": json.dumps([{"Config": "c.json", "Layers": ["bottom/layer.tar", "top/layer.tar"]}]),
+               "c.json": json.dumps(config)}
+    saved = tmp_path / "image.tar"
+    with tarfile.open(saved, mode="w") as tar:
+        for name, data in [("top/layer.tar", files["top/layer.tar"]), ("bottom/layer.tar", files["bottom/layer.tar"]),
+                           *((n, t.encode()) for n, t in members.items())]:  # the top layer archived first
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    seen = [(e.layer.name, e.content) for e in SavedImage(saved).entries() if e.path == "/var/lib/dpkg/status"]
+    assert seen == [("base", b"base only"), ("os", b"base and python3.11")]

@@ -51,6 +51,23 @@ def test_commands_on_path(host) -> None:
     assert not missing, f"expected {', '.join(COMMANDS)} on PATH, found {', '.join(missing)} missing"
 
 
+SMOKE_TIMEOUT_S = 240
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.check("contract.command-starts.{command}", component="suite")
+def test_shipped_command_starts(host, command) -> None:
+    """Every command the image ships runs through in its smoke mode (one tiny step), in every flavor:
+    a missing run-time dependency (e.g. PyYAML reaching only some flavors) fails here, not at a user's."""
+    output = "" if command == "validate" else '--output "$d/out"'
+    script = (f'd=$(mktemp -d) && cd "$d" && timeout {SMOKE_TIMEOUT_S} {command} --smoke {output}; rc=$?; '
+              'cd / && rm -rf "$d"; exit $rc')
+    result = host.run("bash -c %s", script)
+    tail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or ["no output"]
+    assert result.rc == 0, f"expected '{command} --smoke' to run through, found exit {result.rc}: {tail[0][-200:]}"
+
+
 @pytest.mark.check("contract.nvidia-env", component="cuda-runtime")
 def test_nvidia_container_variables(host, manifest, is_gpu_flavor) -> None:
     env = {k: host.environment().get(k) for k in ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
