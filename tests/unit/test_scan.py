@@ -101,9 +101,9 @@ def test_threshold_unfixed_and_always_blocking_kinds(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("text, needle", [
     ("allowlist:\n  - {id: X, package: p, justification: j, expires: 31/01/2027}\n", "is not a date"),
-    ("allowlist:\n  - {id: X, package: p, expires: 2027-01-31}\n", "lacks ['justification']"),
-    ("severity_threshold: SEVERE\n", "severity_threshold 'SEVERE'"),
-    ("treshold: HIGH\n", "unknown key 'treshold'"),
+    ("allowlist:\n  - {id: X, package: p, expires: 2027-01-31}\n", "allowlist.0.justification: required key"),
+    ("severity_threshold: SEVERE\n", "severity_threshold: Input should be 'UNKNOWN', 'LOW',"),
+    ("treshold: HIGH\n", "policy.yaml: treshold: unknown key; fix: remove it"),
 ])
 def test_bad_policies_are_errors(tmp_path: Path, text: str, needle: str) -> None:
     with pytest.raises(policy.PolicyError, match=__import__("re").escape(needle)):
