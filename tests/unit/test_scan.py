@@ -29,7 +29,7 @@ def test_trivy_and_grype_reports_give_the_same_findings() -> None:
 
 
 @pytest.mark.parametrize("name, text, needle", [
-    ("trivy", "{not json", "corrupt trivy report"),
+    ("trivy", "{not json", r"trivy.json: \(file\): not valid JSON"),
     ("trivy", '{"matches": []}', "not a trivy JSON report"),
     ("grype", '{"Results": []}', "not a grype JSON report"),
 ])
