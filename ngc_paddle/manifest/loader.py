@@ -44,7 +44,7 @@ def load_manifest(path: Path) -> Manifest:
     """Parse, validate and consistency-check one manifest file."""
     data = safe_read.load_yaml(path, ManifestError, MAX_MANIFEST_BYTES)
     if not isinstance(data, dict):
-        raise ManifestError(f"{path}: the manifest must be a mapping of keys; fix: see releases/README.md")
+        raise ManifestError(f"{path}: (top level): the manifest must be a mapping of keys; fix: see releases/README.md")
     # Top-level `x-*` keys only hold YAML anchors shared by flavors (as in Compose files).
     data = {key: value for key, value in data.items() if not (isinstance(key, str) and key.startswith("x-"))}
     try:
