@@ -13,7 +13,6 @@ import unicodedata
 from typing import Annotated
 
 from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
 from pydantic import AfterValidator
 
 _HOST = r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::[0-9]{1,5})?"
@@ -50,7 +49,7 @@ def pip_name(value: str) -> str:
     req = Requirement(value)  # cannot fail after the pattern; says the same as pip will
     if req.name != value or req.extras or req.specifier or req.url or req.marker:
         raise ValueError(f"{_shown(value)} is a requirement, not a bare distribution name")
-    return canonicalize_name(value) and value
+    return value
 
 
 def debian_name(value: str) -> str:
