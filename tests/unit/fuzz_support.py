@@ -82,10 +82,11 @@ def _set(data: Any, at: tuple, value: Any) -> Any:
 
 
 def _enlarged(value: Any, size: int) -> Any:
+    # small new items, never copies of the value: repeated mutations must not compound in memory
     if isinstance(value, list):
-        return value * min(size // 50, 2_000)
+        return value + list(range(size // 100))
     if isinstance(value, dict):
-        return {**value, **{f"k{i}": i for i in range(min(size // 50, 2_000))}}
+        return {**value, **{f"k{i}": i for i in range(size // 100)}}
     text = str(value) or "x"
     return (text * (size // len(text) + 1))[:size]
 
