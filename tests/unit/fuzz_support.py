@@ -107,7 +107,7 @@ def mutated(draw: st.DrawFn, original: Any) -> Any:
             new = draw(st.sampled_from([at[-1] + "s", at[-1][:-1], at[-1].upper(), "x-" + at[-1], at[-1] + "\n"]))
             parent[new] = parent.pop(at[-1])
         elif op == "retype":
-            data = _set(data, at, draw(st.sampled_from(ODD_VALUES)))
+            data = _set(data, at, copy.deepcopy(draw(st.sampled_from(ODD_VALUES))))  # never share the constants
         elif op == "inject" and isinstance(value, str):
             cut = draw(st.integers(0, len(value)))
             data = _set(data, at, value[:cut] + draw(st.sampled_from(INJECTIONS)) + value[cut:])
