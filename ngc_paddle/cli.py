@@ -96,7 +96,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
     osv = Path(args.osv_dir) if args.osv_dir else None
     if osv is None and any((root / "security" / "osv").glob("**/*.json")):
         osv = root / "security" / "osv"
-    today = date.fromisoformat(args.today) if args.today else None
+    try:
+        today = date.fromisoformat(args.today) if args.today else None
+    except ValueError:
+        raise NgcPaddleError(f"--today {args.today[:40]!r}: (argument): not a date; fix: write YYYY-MM-DD") from None
     report = gate.run(image, output, Path(args.policy), osv, reports, args.db_repository, today, root)
     if report["blocked"]:
         raise gate.Blocked(f"the scan gate blocks {image}: {report['counts']['blocking']} finding(s); "

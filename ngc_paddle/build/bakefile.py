@@ -12,10 +12,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from ngc_paddle import outputs
 from ngc_paddle.errors import ManifestError, ToolchainError
 from ngc_paddle.layers import bake_target
 from ngc_paddle.manifest.resolve import image_manifest, layer_args
 from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.outputs import ensure_folder
 
 HCL = Path("docker-bake.hcl")
 
@@ -31,14 +33,23 @@ def bake_definition(manifest: Manifest, base_images: dict[str, str] | None = Non
 
 
 def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, str] | None = None) -> Path:
-    """Write build/bake/<release>.json and build/manifests/<release>-<flavor>.json; return the bake file."""
-    for flavor_name in manifest.flavors:
-        _write_if_changed(
-            root / "build" / "manifests" / f"{manifest.release}-{flavor_name}.json",
-            json.dumps(image_manifest(manifest, flavor_name), indent=2, sort_keys=True) + "\n",
-        )
+    """Write build/bake/<release>.json and build/manifests/<release>-<flavor>.json; return the bake file.
+
+    Everything is computed first and written only when all of it succeeded; unchanged files are
+    left alone (their mtime too), and a symlink in build/ is replaced or refused, never written through.
+    """
+    texts = {
+        root / "build" / "manifests" / f"{manifest.release}-{flavor_name}.json":
+            json.dumps(image_manifest(manifest, flavor_name), indent=2, sort_keys=True) + "\n"
+        for flavor_name in manifest.flavors
+    }
     bake_file = root / "build" / "bake" / f"{manifest.release}.json"
-    _write_if_changed(bake_file, json.dumps(bake_definition(manifest, base_images), indent=2, sort_keys=True) + "\n")
+    texts[bake_file] = json.dumps(bake_definition(manifest, base_images), indent=2, sort_keys=True) + "\n"
+    with outputs.staged() as stage:
+        for path, text in texts.items():
+            ensure_folder(path.parent, stop=root)
+            if path.is_symlink() or not path.exists() or path.read_text() != text:
+                stage.write_text(path, text)
     return bake_file
 
 
@@ -71,12 +82,6 @@ def resolved_group(root: Path, bake_file: Path, manifest: Manifest, flavor: str,
             f"{manifest.flavors[flavor].layers}; fix: make the group's targets {expected}"
         )
     return printed
-
-
-def _write_if_changed(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
 
 
 # Fields of a printed bake target that build_command translates; anything else is refused so a

@@ -6,14 +6,16 @@ the field and the fix, not at a traceback.
 
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
+from ngc_paddle import safe_read
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.manifest import consistency
 from ngc_paddle.manifest.schema import RELEASE_RE, Manifest
+from ngc_paddle.validation_line import one_line
 
 RELEASES_DIR = Path("releases")
+MAX_MANIFEST_BYTES = 1024 * 1024  # a manifest is a few kB; also bounds `release new`, which reloads it per proposal
 
 
 def find_manifest(release: str, releases_dir: Path = RELEASES_DIR) -> Path:
@@ -40,22 +42,15 @@ def latest_release(releases_dir: Path = RELEASES_DIR) -> str:
 
 def load_manifest(path: Path) -> Manifest:
     """Parse, validate and consistency-check one manifest file."""
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ManifestError(f"{path}: cannot read the manifest ({exc.strerror}); fix: check the path") from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark else ""
-        raise ManifestError(f"{path}: not valid YAML{at}: {getattr(exc, 'problem', exc)}; fix the syntax") from exc
+    data = safe_read.load_yaml(path, ManifestError, MAX_MANIFEST_BYTES)
     if not isinstance(data, dict):
-        raise ManifestError(f"{path}: the manifest must be a mapping of keys; fix: see releases/README.md")
+        raise ManifestError(f"{path}: (top level): the manifest must be a mapping of keys; fix: see releases/README.md")
     # Top-level `x-*` keys only hold YAML anchors shared by flavors (as in Compose files).
-    data = {key: value for key, value in data.items() if not str(key).startswith("x-")}
+    data = {key: value for key, value in data.items() if not (isinstance(key, str) and key.startswith("x-"))}
     try:
         manifest = Manifest.model_validate(data)
     except ValidationError as exc:
-        raise ManifestError(_first_validation_line(path, exc)) from exc
+        raise ManifestError(one_line(path, exc)) from None
     if manifest.release != path.stem:
         raise ManifestError(
             f"{path}: release: {manifest.release!r} does not match the file name; "
@@ -66,16 +61,3 @@ def load_manifest(path: Path) -> Manifest:
         more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
         raise ManifestError(f"{path}: {problems[0]}{more}")
     return manifest
-
-
-def _first_validation_line(path: Path, exc: ValidationError) -> str:
-    errors = exc.errors()
-    err = errors[0]
-    where = ".".join(str(part) for part in err["loc"]) or "(top level)"
-    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-    if err["type"] == "extra_forbidden":
-        return f"{path}: {where}: unknown key; fix: remove it or check its spelling{more}"
-    if err["type"] == "missing":
-        return f"{path}: {where}: required key is missing; fix: add it{more}"
-    message = err["msg"].removeprefix("Value error, ")
-    return f"{path}: {where}: {message}; fix: correct this field{more}"

@@ -8,9 +8,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from ngc_paddle.driver import nvidia_require_cuda
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.manifest.schema import Component, Flavor, Manifest, Source
+from ngc_paddle.validation_line import one_line
 
 IMAGE_MANIFEST_PATH = "/opt/ngc-paddle/manifest.json"
 
@@ -25,7 +28,11 @@ def apply_source_overrides(manifest: Manifest, overrides: Mapping[str, str]) -> 
                 f"fix: use one of {sorted(sources)}"
             )
         field = "path" if sources[name].kind == "wheel-dir" else "url"
-        sources[name] = Source.model_validate({**sources[name].model_dump(), field: where})
+        try:
+            sources[name] = Source.model_validate({**sources[name].model_dump(), field: where})
+        except ValidationError as exc:
+            fix = "give a plain http(s) URL or a relative path"
+            raise ManifestError(one_line(f"--source {name}", exc, fix)) from None
     return manifest.model_copy(update={"sources": sources})
 
 

@@ -6,35 +6,57 @@ relate fields to each other (CUDA majors, layers and their components) live in c
 """
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ngc_paddle.fields import (
+    DebianName,
+    DebianSuite,
+    ImageName,
+    ImageRef,
+    RelPath,
+    Text,
+    Token,
+    Url,
+    check,
+    debian_name,
+    pip_name,
+)
 from ngc_paddle.layers import LAYER_ORDER
 
-RELEASE_RE = re.compile(r"^\d{2}\.(0[1-9]|1[0-2])$")
+# All patterns are ASCII-only ([0-9], not \d, which takes full-width digits) and end in \Z, not $
+# (which lets a trailing newline through).
+RELEASE_RE = re.compile(r"^[0-9]{2}\.(0[1-9]|1[0-2])\Z")
 # Debian package versions: [epoch:]upstream[-revision]; also accepts plain "12" or "3.11".
-DEBIAN_VERSION_RE = re.compile(r"^(\d+:)?[0-9][A-Za-z0-9.+~-]*$")
-DRIVER_RE = re.compile(r"^\d{3}(\.\d{1,3}){1,2}$")
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+DEBIAN_VERSION_RE = re.compile(r"^([0-9]+:)?[0-9][A-Za-z0-9.+~-]{0,100}\Z")
+PIP_VERSION_RE = re.compile(r"^v?[0-9][A-Za-z0-9.+!_-]{0,100}\Z")
+DRIVER_RE = re.compile(r"^[0-9]{3}(\.[0-9]{1,3}){1,2}\Z")
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}\Z")
+VERSION_PREFIX_RE = re.compile(r"^[0-9]+(\.[0-9]+){0,3}\Z")
+
+Name = Annotated[str, AfterValidator(lambda v: check(v, NAME_RE, "a name of lower-case letters, digits and '-'"))]
+VersionPrefix = Annotated[str, AfterValidator(lambda v: check(v, VERSION_PREFIX_RE, "a version prefix (e.g. 10.5)"))]
 
 LayerName = Literal["os", "cuda", "dali", "tensorrt", "paddle", "suite"]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Unknown keys are errors; no coercion (a bool is not an int, a float not a str)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Source(Strict):
     """Where packages come from: a pip index, a folder of wheels, or a Debian archive."""
 
     kind: Literal["pip-index", "wheel-dir", "debian"]
-    url: str | None = None
-    path: str | None = None
-    suite: str | None = None
-    security_url: str | None = None  # debian: the security archive, if the image takes its updates
-    description: str = ""
+    url: Url | None = None
+    path: RelPath | None = None
+    suite: DebianSuite | None = None
+    security_url: Url | None = None  # debian: the security archive, if the image takes its updates
+    description: Text = ""
 
     @model_validator(mode="after")
     def _fields_match_kind(self) -> "Source":
@@ -44,8 +66,8 @@ class Source(Strict):
             raise ValueError("a wheel-dir source needs a 'path' (relative to the repository root)")
         if self.kind == "debian" and not self.suite:
             raise ValueError("a debian source needs a 'suite' (e.g. bookworm)")
-        if self.url and not re.match(r"^(https?|file)://", self.url):
-            raise ValueError(f"url {self.url!r} must start with http://, https:// or file://")
+        if self.kind != "debian" and (self.suite or self.security_url):
+            raise ValueError(f"a {self.kind} source takes no 'suite' or 'security_url'")
         return self
 
 
@@ -55,14 +77,14 @@ class Component(Strict):
     layer: LayerName
     kind: Literal["pip", "apt", "image"]
     version: str
-    source: str
-    package: str | None = None  # pip distribution or Debian package; not used by kind=image
-    image: str | None = None  # kind=image: the base image reference
-    cuda: int | None = None  # CUDA major the binary is built for; inferred from the package name if unset
-    built_against: dict[str, str] = Field(default_factory=dict)  # component -> version prefix
-    extra_packages: list[str] = Field(default_factory=list)  # apt: more Debian packages, unpinned
-    license: str | None = None
-    hold: str | None = None  # why `release new` must not propose a newer version
+    source: Name
+    package: Token | None = None  # pip distribution or Debian package; not used by kind=image
+    image: ImageRef | None = None  # kind=image: the base image reference
+    cuda: Annotated[int, Field(ge=10, le=99)] | None = None  # CUDA major; inferred from the package name if unset
+    built_against: dict[Name, VersionPrefix] = Field(default_factory=dict)  # component -> version prefix
+    extra_packages: list[DebianName] = Field(default_factory=list)  # apt: more Debian packages, unpinned
+    license: Token | None = None
+    hold: Text | None = None  # why `release new` must not propose a newer version
 
     @model_validator(mode="after")
     def _fields_match_kind(self) -> "Component":
@@ -70,7 +92,17 @@ class Component(Strict):
             raise ValueError("a component of kind 'image' needs 'image' (e.g. debian:bookworm-slim)")
         if self.kind in ("pip", "apt") and not self.package:
             raise ValueError(f"a component of kind {self.kind!r} needs 'package'")
+        if self.kind != "image" and self.image:
+            raise ValueError(f"a component of kind {self.kind!r} takes no 'image'")
+        if self.kind != "apt" and self.extra_packages:
+            raise ValueError("only a component of kind 'apt' takes 'extra_packages'")
         if self.kind == "pip":
+            pip_name(str(self.package))
+        elif self.kind == "apt":
+            debian_name(str(self.package))
+        if self.kind == "pip":
+            if not PIP_VERSION_RE.match(self.version):
+                raise ValueError(f"version {self.version!r} is not a PEP 440 version (e.g. 2.4.0)")
             try:
                 parsed = Version(self.version)
             except InvalidVersion:
@@ -97,7 +129,7 @@ class CudaSpec(Strict):
     @field_validator("version")
     @classmethod
     def _cuda_version(cls, v: str) -> str:
-        if not re.match(r"^\d{2}\.\d(\.\d+)?$", v):
+        if not re.match(r"^[0-9]{2}\.[0-9](\.[0-9]{1,4})?\Z", v):
             raise ValueError(f"CUDA version {v!r} must look like 12.6 or 12.6.3")
         return v
 
@@ -128,10 +160,18 @@ class CudaSpec(Strict):
 class Flavor(Strict):
     """One image variant of a release (cpu, gpu, ...): its layers and pinned components."""
 
-    description: str
+    description: Text
     layers: list[LayerName]
     cuda: CudaSpec | None = None
-    components: dict[str, Component]
+    components: dict[Name, Component]
+
+    @model_validator(mode="after")
+    def _cuda_only_in_cuda_flavors(self) -> "Flavor":
+        if self.cuda is None:
+            pinned = sorted(name for name, comp in self.components.items() if comp.cuda is not None)
+            if pinned:
+                raise ValueError(f"components {pinned} set 'cuda:' in a flavor without CUDA (drop it)")
+        return self
 
     @field_validator("layers")
     @classmethod
@@ -149,11 +189,18 @@ class Manifest(Strict):
 
     schema_version: Literal[1]
     release: str
-    image: str = "ngc-paddle"
-    default_flavor: str
-    dependency_source: str = "pypi"  # pip index for dependencies the manifest does not pin
-    sources: dict[str, Source]
-    flavors: dict[Annotated[str, Field(pattern=NAME_RE.pattern)], Flavor]
+    image: ImageName = "ngc-paddle"
+    default_flavor: Name
+    dependency_source: Name = "pypi"  # pip index for dependencies the manifest does not pin
+    sources: dict[Name, Source]
+    flavors: dict[Name, Flavor]
+
+    @field_validator("schema_version", mode="before")
+    @classmethod
+    def _plain_int(cls, v: Any) -> Any:
+        if type(v) is not int:  # True == 1 and 1.0 == 1, but neither is a schema version
+            raise ValueError(f"schema_version must be the integer 1, not {v!r}")
+        return v
 
     @field_validator("release")
     @classmethod

@@ -37,16 +37,33 @@ class Finding:
 
 
 def dedupe(findings: list[Finding]) -> list[Finding]:
-    """One finding per kind, id (or alias) and place: scanners often report the same thing under two ids."""
-    kept: list[tuple[set[str], Finding]] = []
+    """One finding per kind, id (or alias) and place: scanners often report the same thing under two ids.
+
+    Linear: each (kind, place, id) points at the first kept finding that holds that id, so a finding
+    joins the earliest kept one sharing any of its ids (as a scan through the kept list would).
+    """
+    kept: list[Finding] = []
+    ids_of: list[set[str]] = []
+    owner: dict[tuple, int] = {}
     for f in findings:
         ids = {f.id, *f.aliases}
-        same = next((k for k in kept if k[1].kind == f.kind and k[1].where == f.where and k[0] & ids), None)
-        if same is None:
-            kept.append((ids, f))
-            continue
-        same[0].update(ids)
-        if severity_rank(f.severity) > severity_rank(same[1].severity):
-            same[1].severity = f.severity
-        same[1].aliases = sorted(set(same[1].aliases) | ids - {same[1].id})
-    return [f for _ids, f in kept]
+        place = (f.kind, f.where)
+        hits = [owner[(place, i)] for i in ids if (place, i) in owner]
+        if not hits:
+            index = len(kept)
+            kept.append(f)
+            ids_of.append(set(ids))
+        else:
+            index = min(hits)
+            same = kept[index]
+            ids_of[index] |= ids
+            if severity_rank(f.severity) > severity_rank(same.severity):
+                same.severity = f.severity
+        for i in ids:
+            key = (place, i)
+            if owner.get(key, index) >= index:
+                owner[key] = index
+    for f, ids in zip(kept, ids_of, strict=True):
+        if ids != {f.id, *f.aliases}:
+            f.aliases = sorted(ids - {f.id})
+    return kept

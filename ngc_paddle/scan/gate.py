@@ -11,7 +11,9 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+from ngc_paddle import outputs
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.fields import IMAGE_REF_RE
 from ngc_paddle.scan import layer_checks, policy, sbom, vulnerabilities
 from ngc_paddle.scan.findings import Finding, dedupe, severity_rank
 from ngc_paddle.scan.inventory import Inventory, wants_content
@@ -45,60 +47,66 @@ def hadolint_findings(root: Path) -> list[Finding]:
 def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, reports: list[tuple[str, Path]],
         db_repository: str | None = None, today: date | None = None, root: Path = Path("."),
         say: Callable[[str], None] = print) -> dict:
+    if not IMAGE_REF_RE.fullmatch(image):  # it reaches docker and grype as an argument
+        raise NgcPaddleError(f"image {image[:80]!r}: (argument): not an image reference; "
+                             "fix: name an image like ngc-paddle:26.12-cpu")
     rules = policy.load(policy_path)
     today = today or datetime.now(UTC).date()
     external: list[Finding] = []
     for kind, path in reports:  # read given reports first: a corrupt one is bad input, before any work
         external += vulnerabilities.read_trivy(path) if kind == "trivy" else vulnerabilities.read_grype(path)
     advisories = vulnerabilities.load_osv(osv_dir) if osv_dir else []
-    output.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="ngc-scan-") as tmp:
-        say(f"==> scan {image}: saving the image")
-        saved = SavedImage(save(image, Path(tmp) / "image.tar"))
-        say(f"    reading {len(saved.layers)} layers")
-        inventory, findings = Inventory(), []
-        want = lambda path, size: wants_content(path, size) or layer_checks.wants_content(path, size)  # noqa: E731
-        for entry in saved.entries(want_content=want):
-            inventory.add(entry)
-            findings += layer_checks.scan_entry(entry, rules.setuid_allowed)
-        findings += layer_checks.scan_config(saved)
-        packages = inventory.packages()
-        manifest = json.loads(inventory.image_manifest) if inventory.image_manifest else None
-        sbom_path = sbom.write(sbom.build(image, manifest, packages), output / "sbom.cdx.json")
-        say(f"    SBOM: {sbom.component_count(sbom_path)} components -> {sbom_path}")
-        cache = Path.home() / ".cache" / "trivy"  # where an air-gapped host keeps a pre-populated database
-        trivy_report, scanned = vulnerabilities.run_trivy(Path(tmp) / "image.tar", cache, db_repository,
-                                                          Path(tmp) / "trivy.json")
-        if trivy_report:
-            findings += vulnerabilities.read_trivy(trivy_report)
-            say(f"    trivy: {scanned} scanners")
-        else:
-            say(f"    trivy: {scanned}")
-        grype_report = vulnerabilities.run_grype(image, Path(tmp) / "grype.json")
-        if grype_report:
-            findings += vulnerabilities.read_grype(grype_report)
-    findings += external
-    if advisories:
-        findings += vulnerabilities.match_osv(packages, advisories)
-        say(f"    OSV: {len(advisories)} advisories matched against {len(packages)} packages")
-    findings += hadolint_findings(root)
-    findings = dedupe(findings)
-    decision = policy.decide(rules, findings, today)
-    report = {
-        "image": image, "scanned": datetime.now(UTC).isoformat(timespec="seconds"), "today": str(today),
-        "policy": str(policy_path), "severity_threshold": rules.severity_threshold,
-        "blocked": decision.blocked, "sbom": str(sbom_path),
-        "vulnerability_sources": {"trivy": scanned if trivy_report else "not run", "osv_advisories": len(advisories),
-                                  "reports": [f"{k}:{p}" for k, p in reports]},
-        "counts": {"blocking": len(decision.blocking), "suppressed": len(decision.suppressed),
-                   "informational": len(decision.informational)},
-        "expired_allowlist_entries": [f"{e.id} ({e.package}) expired {e.expires}" for e in decision.expired],
-        "blocking": [f.as_dict() for f in decision.blocking],
-        "suppressed": [f.as_dict() for f in decision.suppressed],
-        "informational": [f.as_dict() for f in decision.informational],
-    }
-    (output / "scan.json").write_text(json.dumps(report, indent=2) + "\n")
-    (output / "scan.md").write_text(markdown(report))
+    outputs.ensure_folder(output)
+    with outputs.staged() as stage:  # nothing replaces the previous outputs unless the whole run succeeds
+        with tempfile.TemporaryDirectory(prefix="ngc-scan-") as tmp:
+            say(f"==> scan {image}: saving the image")
+            saved = SavedImage(save(image, Path(tmp) / "image.tar"))
+            say(f"    reading {len(saved.layers)} layers")
+            inventory, findings = Inventory(), []
+            want = lambda path, size: wants_content(path, size) or layer_checks.wants_content(path, size)  # noqa: E731
+            for entry in saved.entries(want_content=want):
+                inventory.add(entry)
+                findings += layer_checks.scan_entry(entry, rules.setuid_allowed)
+            findings += layer_checks.scan_config(saved)
+            packages = inventory.packages()
+            manifest = json.loads(inventory.image_manifest) if inventory.image_manifest else None
+            sbom_path = output / "sbom.cdx.json"
+            staged_sbom = sbom.write(sbom.build(image, manifest, packages), stage.path(sbom_path))
+            say(f"    SBOM: {sbom.component_count(staged_sbom)} components -> {sbom_path}")
+            cache = Path.home() / ".cache" / "trivy"  # where an air-gapped host keeps a pre-populated database
+            trivy_report, scanned = vulnerabilities.run_trivy(Path(tmp) / "image.tar", cache, db_repository,
+                                                              Path(tmp) / "trivy.json")
+            if trivy_report:
+                findings += vulnerabilities.read_trivy(trivy_report)
+                say(f"    trivy: {scanned} scanners")
+            else:
+                say(f"    trivy: {scanned}")
+            grype_report = vulnerabilities.run_grype(image, Path(tmp) / "grype.json")
+            if grype_report:
+                findings += vulnerabilities.read_grype(grype_report)
+        findings += external
+        if advisories:
+            findings += vulnerabilities.match_osv(packages, advisories)
+            say(f"    OSV: {len(advisories)} advisories matched against {len(packages)} packages")
+        findings += hadolint_findings(root)
+        findings = dedupe(findings)
+        decision = policy.decide(rules, findings, today)
+        report = {
+            "image": image, "scanned": datetime.now(UTC).isoformat(timespec="seconds"), "today": str(today),
+            "policy": str(policy_path), "severity_threshold": rules.severity_threshold,
+            "blocked": decision.blocked, "sbom": str(sbom_path),
+            "vulnerability_sources": {"trivy": scanned if trivy_report else "not run",
+                                      "osv_advisories": len(advisories),
+                                      "reports": [f"{k}:{p}" for k, p in reports]},
+            "counts": {"blocking": len(decision.blocking), "suppressed": len(decision.suppressed),
+                       "informational": len(decision.informational)},
+            "expired_allowlist_entries": [f"{e.id} ({e.package}) expired {e.expires}" for e in decision.expired],
+            "blocking": [f.as_dict() for f in decision.blocking],
+            "suppressed": [f.as_dict() for f in decision.suppressed],
+            "informational": [f.as_dict() for f in decision.informational],
+        }
+        stage.write_text(output / "scan.json", json.dumps(report, indent=2) + "\n")
+        stage.write_text(output / "scan.md", markdown(report))
     say(f"==> {'BLOCKED' if decision.blocked else 'PASS'}: {len(decision.blocking)} blocking, "
         f"{len(decision.suppressed)} allowlisted, {len(decision.informational)} informational; "
         f"report: {output / 'scan.md'}")

@@ -6,16 +6,24 @@ so. A policy that cannot be read (bad YAML, bad date, unknown key) is bad input,
 """
 
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
+from typing import Annotated, Any, Literal
 
-import yaml
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from ngc_paddle import safe_read
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.fields import Text, Token
 from ngc_paddle.scan.findings import SEVERITIES, Finding, severity_rank
+from ngc_paddle.validation_line import one_line
 
 DEFAULT_POLICY = Path("security/policy.yaml")
 ALWAYS_BLOCK = {"secret", "private-key", "credential", "setuid"}
+# Every kind of finding the gate produces (see findings.Finding.kind); `block_on` may only name these.
+FindingKind = Literal["vulnerability", "secret", "private-key", "credential", "setuid", "world-writable", "user",
+                      "dockerfile"]
+MAX_POLICY_BYTES = 1024 * 1024
 
 
 class PolicyError(NgcPaddleError):
@@ -42,38 +50,66 @@ class Policy:
     allowlist: list[AllowEntry] = field(default_factory=list)
 
 
-KEYS = {"severity_threshold", "count_unfixed", "block_on", "setuid_allowed", "allowlist"}
+def _threshold(value: Any) -> Any:
+    return value.upper() if isinstance(value, str) else value
+
+
+def _real_date(value: Any) -> Any:
+    """YAML gives a date for 2027-01-31; a quoted "2027-01-31" is read too; a date-time or anything else is not."""
+    if isinstance(value, datetime):
+        raise ValueError(f"expires {value!r} is a date-time; write YYYY-MM-DD")
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"expires {value[:40]!r} is not a date; write YYYY-MM-DD") from None
+    if not isinstance(value, date):
+        raise ValueError(f"expires {value!r} is not a date; write YYYY-MM-DD")
+    return value
+
+
+def _absolute(value: str) -> str:
+    if not value.startswith("/"):
+        raise ValueError(f"{value[:60]!r} is not an absolute path in the image")
+    return value
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class _AllowEntryModel(_Strict):
+    id: Token
+    package: Annotated[str, Field(min_length=1, max_length=500)]
+    justification: Annotated[Text, Field(min_length=1)]
+    expires: Annotated[date, BeforeValidator(_real_date)]
+
+
+class _PolicyModel(_Strict):
+    severity_threshold: Annotated[Literal[SEVERITIES], BeforeValidator(_threshold)] = "HIGH"  # type: ignore[valid-type]
+    count_unfixed: bool = False  # strict: "false" is a string, not a boolean
+    block_on: list[FindingKind] | None = None  # strict: a string is not a list of kinds
+    setuid_allowed: list[Annotated[str, Field(max_length=4096), AfterValidator(_absolute)]] | None = None
+    allowlist: list[_AllowEntryModel] | None = None
+
+
+KEYS = set(_PolicyModel.model_fields)
 
 
 def load(path: Path) -> Policy:
+    data = safe_read.load_yaml(path, PolicyError, MAX_POLICY_BYTES)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise PolicyError(f"{path}: (top level): the policy must be a mapping of keys, not {type(data).__name__}; "
+                          f"fix: use the keys {sorted(KEYS)}")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except OSError as exc:
-        raise PolicyError(f"{path}: cannot read the policy ({exc.strerror}); fix: check --policy") from exc
-    except yaml.YAMLError as exc:
-        raise PolicyError(f"{path}: not valid YAML ({exc}); fix the syntax") from exc
-    unknown = sorted(set(data) - KEYS)
-    if unknown:
-        raise PolicyError(f"{path}: unknown key {unknown[0]!r}; fix: use {sorted(KEYS)}")
-    threshold = str(data.get("severity_threshold", "HIGH")).upper()
-    if threshold not in SEVERITIES:
-        raise PolicyError(f"{path}: severity_threshold {threshold!r} is not one of {SEVERITIES}")
-    entries = []
-    for i, raw in enumerate(data.get("allowlist") or []):
-        missing = [k for k in ("id", "package", "justification", "expires") if not raw.get(k)]
-        if missing:
-            raise PolicyError(f"{path}: allowlist[{i}] lacks {missing}; fix: every entry needs id, package, "
-                              "justification and expires")
-        expires = raw["expires"]
-        if not isinstance(expires, date):
-            try:
-                expires = date.fromisoformat(str(expires))
-            except ValueError:
-                raise PolicyError(f"{path}: allowlist[{i}] ({raw['id']}): expires {raw['expires']!r} is not a date; "
-                                  "fix: write YYYY-MM-DD") from None
-        entries.append(AllowEntry(str(raw["id"]), str(raw["package"]), str(raw["justification"]), expires))
-    return Policy(threshold, bool(data.get("count_unfixed", False)), set(data.get("block_on") or ALWAYS_BLOCK),
-                  set(data.get("setuid_allowed") or []), entries)
+        model = _PolicyModel.model_validate(data)
+    except ValidationError as exc:
+        raise PolicyError(one_line(path, exc, fix=f"see {DEFAULT_POLICY} for the format")) from None
+    entries = [AllowEntry(e.id, e.package, e.justification, e.expires) for e in model.allowlist or []]
+    return Policy(model.severity_threshold, model.count_unfixed, set(model.block_on or ALWAYS_BLOCK),
+                  set(model.setuid_allowed or []), entries)
 
 
 @dataclass

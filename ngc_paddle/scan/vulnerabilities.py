@@ -8,19 +8,30 @@ compares versions per ecosystem: PEP 440 for PyPI (packaging), dpkg ordering for
 (python-debian).
 """
 
-import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, TypeVar
 
-from debian.debian_support import Version as DebVersion
 from packaging.version import InvalidVersion
-from packaging.version import Version as PyVersion
+from pydantic import BaseModel, RootModel, ValidationError
 
+from ngc_paddle import safe_read
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.inventory import Package
+from ngc_paddle.scan.report_models import (
+    GrypeReport,
+    OsvAdvisory,
+    TrivyReport,
+    ecosystem_kind,
+    parse_version,
+)
+from ngc_paddle.validation_line import one_line
+
+M = TypeVar("M", bound=BaseModel)
+_OSV_FILE = RootModel[list[OsvAdvisory]]
 
 
 class ReportError(NgcPaddleError):
@@ -62,19 +73,19 @@ def run_trivy(saved: Path, cache_dir: Path, db_repository: str | None, out: Path
 def read_trivy(path: Path) -> list[Finding]:
     data = _load_json(path, "trivy")
     if not isinstance(data, dict) or ("Results" not in data and "SchemaVersion" not in data):
-        raise ReportError(f"{path}: not a trivy JSON report (no Results/SchemaVersion); fix: trivy --format json")
+        raise ReportError(f"{path}: (top level): not a trivy JSON report (no Results/SchemaVersion); "
+                          "fix: trivy --format json")
+    report = _validate(TrivyReport, data, path, "regenerate it with trivy --format json")
     findings = []
-    for result in data.get("Results") or []:
-        target = result.get("Target", "")
-        for v in result.get("Vulnerabilities") or []:
-            findings.append(Finding("vulnerability", v["VulnerabilityID"], v.get("Severity", "UNKNOWN"),
-                                    v.get("Title", ""), package=v.get("PkgName", ""),
-                                    installed=v.get("InstalledVersion", ""), fixed=v.get("FixedVersion", "") or "",
-                                    location=target, source="trivy"))
-        for s in result.get("Secrets") or []:
-            findings.append(Finding("secret", s.get("RuleID", "secret"), s.get("Severity", "HIGH"),
-                                    s.get("Title", "secret"), package=target,
-                                    location=f"layer {s.get('Layer', {}).get('DiffID', '?')[:19]}", source="trivy"))
+    for result in report.Results or []:
+        for v in result.Vulnerabilities or []:
+            findings.append(Finding("vulnerability", v.VulnerabilityID, v.Severity, v.Title, package=v.PkgName,
+                                    installed=v.InstalledVersion, fixed=v.FixedVersion or "",
+                                    location=result.Target, source="trivy"))
+        for s in result.Secrets or []:
+            diff_id = s.Layer.DiffID if s.Layer else "?"
+            findings.append(Finding("secret", s.RuleID, s.Severity, s.Title, package=result.Target,
+                                    location=f"layer {diff_id[:19]}", source="trivy"))
     return findings
 
 
@@ -94,33 +105,33 @@ def run_grype(image: str, out: Path) -> Path | None:
 def read_grype(path: Path) -> list[Finding]:
     data = _load_json(path, "grype")
     if not isinstance(data, dict) or "matches" not in data:
-        raise ReportError(f"{path}: not a grype JSON report (no matches); fix: grype -o json")
+        raise ReportError(f"{path}: (top level): not a grype JSON report (no matches); fix: grype -o json")
+    report = _validate(GrypeReport, data, path, "regenerate it with grype -o json")
     findings = []
-    for m in data["matches"]:
-        vuln, artifact = m.get("vulnerability", {}), m.get("artifact", {})
-        fix = vuln.get("fix", {})
-        fixed = ", ".join(fix.get("versions") or []) if fix.get("state") == "fixed" else ""
-        aliases = [r.get("id") for r in m.get("relatedVulnerabilities") or [] if r.get("id")]
-        findings.append(Finding("vulnerability", vuln.get("id", "?"), vuln.get("severity", "UNKNOWN"),
-                                vuln.get("description", "")[:120], package=artifact.get("name", ""),
-                                installed=artifact.get("version", ""), fixed=fixed,
-                                location=artifact.get("type", ""), source="grype", aliases=aliases))
+    for m in report.matches:
+        vuln, artifact = m.vulnerability, m.artifact
+        fixed = ", ".join(vuln.fix.versions) if vuln.fix and vuln.fix.state == "fixed" else ""
+        aliases = [r.id for r in m.relatedVulnerabilities or []]
+        findings.append(Finding("vulnerability", vuln.id, vuln.severity, (vuln.description or "")[:120],
+                                package=artifact.name, installed=artifact.version, fixed=fixed,
+                                location=artifact.type, source="grype", aliases=aliases))
     return findings
 
 
-def _load_json(path: Path, tool: str):
+def _load_json(path: Path, tool: str) -> Any:
+    return safe_read.load_json(Path(path), ReportError)
+
+
+def _validate(model: type[M], data: Any, path: Path, fix: str) -> M:
     try:
-        return json.loads(Path(path).read_text())
-    except FileNotFoundError as exc:
-        raise ReportError(f"{path}: no such {tool} report; fix: check the path") from exc
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ReportError(f"{path}: corrupt {tool} report ({exc}); fix: regenerate it with {tool} -o json") from exc
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ReportError(one_line(path, exc, fix)) from None
 
 
 # ---- OSV -----------------------------------------------------------------------------------------
 
-def _parse(ecosystem: str, version: str):
-    return DebVersion(version) if ecosystem == "deb" else PyVersion(version)
+_parse = parse_version  # event versions are checked when the advisory is read (report_models.OsvAffected)
 
 
 def _affected(ecosystem: str, installed: str, affected: dict) -> tuple[bool, str]:
@@ -167,15 +178,16 @@ def _severity(advisory: dict) -> str:
 
 
 def load_osv(folder: Path) -> list[dict]:
+    """The advisories of a folder of OSV JSON files (one advisory or a list per file), each checked."""
     if not folder.is_dir():
-        raise ReportError(f"--osv-dir {folder}: no such folder; fix: point at a folder of OSV JSON advisories")
+        raise ReportError(f"--osv-dir {folder}: (folder): no such folder; "
+                          "fix: point at a folder of OSV JSON advisories")
     advisories = []
     for path in sorted(folder.rglob("*.json")):
-        try:
-            data = json.loads(path.read_text())
-        except ValueError as exc:
-            raise ReportError(f"{path}: corrupt OSV advisory ({exc}); fix: replace it from the OSV dump") from exc
-        advisories += data if isinstance(data, list) else [data]
+        data = safe_read.load_json(path, ReportError)
+        records = data if isinstance(data, list) else [data]
+        _validate(_OSV_FILE, records, path, "replace it from the OSV dump")
+        advisories += records
     return advisories
 
 
@@ -184,9 +196,8 @@ def match_osv(packages: list[Package], advisories: list[dict]) -> list[Finding]:
     index: dict[tuple[str, str], list[tuple[dict, dict]]] = {}
     for adv in advisories:
         for affected in adv.get("affected", []):
-            pkg = affected.get("package", {})
-            eco = pkg.get("ecosystem", "")
-            kind = "pypi" if eco == "PyPI" else "deb" if eco.startswith("Debian") else None
+            pkg = affected.get("package") or {}
+            kind = ecosystem_kind(pkg.get("ecosystem", ""))
             if kind:
                 name = pkg.get("name", "").lower().replace("_", "-")
                 index.setdefault((kind, name), []).append((adv, affected))

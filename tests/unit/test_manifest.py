@@ -146,7 +146,7 @@ def test_bad_release_id(current_manifest_data, write_manifest) -> None:
 def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "26.12.yaml"
     path.write_text("release: '26.12'\nflavors: [\n  cpu: {\n")
-    with pytest.raises(ManifestError, match=r"26\.12\.yaml: not valid YAML at line \d+"):
+    with pytest.raises(ManifestError, match=r"26\.12\.yaml: \(file\): not valid YAML at line \d+"):
         load_manifest(path)
 
 

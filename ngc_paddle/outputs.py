@@ -1,0 +1,79 @@
+"""Write a run's output files all at once, only when the run succeeded, never through a symlink.
+
+Why: a scan or bake-file run that fails half-way must leave the previous outputs as they were
+(a fresh sbom.cdx.json beside a stale scan.json is worse than either), and a symlink planted in an
+output folder must not redirect a write onto another file. Files are staged under temporary names
+in their own folder (same filesystem, so `os.replace` is atomic and replaces a link, not its target)
+and moved into place on `commit()`; `staged()` discards them when the run raises.
+"""
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ngc_paddle.errors import NgcPaddleError
+
+
+def ensure_folder(folder: Path, stop: Path | None = None) -> Path:
+    """Create `folder`; refuse it, or any folder between `stop` and it, when it is a symlink."""
+    folder = Path(folder)
+    chain = [folder, *folder.parents]
+    for part in chain:
+        if stop is not None and part == stop:
+            break
+        if part.is_symlink():
+            raise NgcPaddleError(f"{part}: (folder): is a symlink; fix: remove the link, outputs are not "
+                                 "written through symlinks")
+        if stop is None:
+            break
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+class Staged:
+    """Output files waiting to be moved into place."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[Path, Path]] = []
+
+    def path(self, final: Path) -> Path:
+        """A new temporary file beside `final` to write into; it becomes `final` on commit."""
+        fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
+        os.close(fd)
+        self._pending.append((Path(tmp), final))
+        return Path(tmp)
+
+    def write_text(self, final: Path, text: str) -> Path:
+        self.path(final).write_text(text)
+        return final
+
+    def commit(self) -> None:
+        for tmp, final in self._pending:
+            os.replace(tmp, final)
+        self._pending.clear()
+
+    def discard(self) -> None:
+        for tmp, _final in self._pending:
+            tmp.unlink(missing_ok=True)
+        self._pending.clear()
+
+
+@contextmanager
+def staged() -> Iterator[Staged]:
+    """Stage outputs; they are moved into place when the block ends without an exception."""
+    stage = Staged()
+    try:
+        yield stage
+    except BaseException:
+        stage.discard()
+        raise
+    stage.commit()

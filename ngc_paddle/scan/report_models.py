@@ -1,0 +1,176 @@
+"""The parts of trivy and grype JSON reports and OSV advisories that the scan gate reads, as typed models.
+
+Why: these files come from other tools and dumps; a field with the wrong type, a missing id, a
+string where a list belongs (`fix.versions: "1.26.5"`), a numeric severity or a version that the
+ecosystem cannot parse must be bad input (exit 2), never a crash in the gate (which would read as
+"blocked") nor a silent UNKNOWN that lets a finding pass. Only the fields the gate uses are
+declared; the tools add others freely, so extra keys are ignored, but declared ones are strict.
+"""
+
+from typing import Annotated, Literal
+
+from debian.debian_support import Version as DebVersion
+from packaging.version import InvalidVersion
+from packaging.version import Version as PyVersion
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from ngc_paddle.fields import Text, Token
+
+KNOWN_SEVERITIES = ("UNKNOWN", "NEGLIGIBLE", "LOW", "MEDIUM", "MODERATE", "HIGH", "CRITICAL")
+
+
+def _severity(value: str) -> str:
+    upper = value.upper()
+    if upper not in KNOWN_SEVERITIES:
+        raise ValueError(f"severity {value[:40]!r} is not one of {list(KNOWN_SEVERITIES)}")
+    return upper
+
+
+SeverityName = Annotated[str, AfterValidator(_severity)]
+Short = Annotated[Text, Field(max_length=1000)]  # names and versions: no control characters
+Prose = Annotated[str, Field(max_length=100_000)]  # titles and descriptions: shown, never executed
+
+
+class _Report(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+
+
+# ---- trivy ---------------------------------------------------------------------------------------
+
+class TrivyVulnerability(_Report):
+    VulnerabilityID: Token
+    PkgName: Short = ""
+    InstalledVersion: Short = ""
+    FixedVersion: Short | None = ""
+    Severity: SeverityName = "UNKNOWN"
+    Title: Prose = ""
+
+
+class TrivyLayer(_Report):
+    DiffID: Short = "?"
+
+
+class TrivySecret(_Report):
+    RuleID: Token = "secret"
+    Severity: SeverityName = "HIGH"
+    Title: Prose = "secret"
+    Layer: TrivyLayer | None = None
+
+
+class TrivyResult(_Report):
+    Target: Short = ""
+    Vulnerabilities: list[TrivyVulnerability] | None = None
+    Secrets: list[TrivySecret] | None = None
+
+
+class TrivyReport(_Report):
+    SchemaVersion: int | None = None
+    Results: list[TrivyResult] | None = None
+
+
+# ---- grype ---------------------------------------------------------------------------------------
+
+class GrypeFix(_Report):
+    versions: list[Short] = []
+    state: Short = ""
+
+
+class GrypeVulnerability(_Report):
+    id: Token
+    severity: SeverityName = "UNKNOWN"
+    description: Prose | None = ""
+    fix: GrypeFix | None = None
+
+
+class GrypeArtifact(_Report):
+    name: Short = ""
+    version: Short = ""
+    type: Short = ""
+
+
+class GrypeRelated(_Report):
+    id: Token
+
+
+class GrypeMatch(_Report):
+    vulnerability: GrypeVulnerability
+    artifact: GrypeArtifact
+    relatedVulnerabilities: list[GrypeRelated] | None = None
+
+
+class GrypeReport(_Report):
+    matches: list[GrypeMatch]
+
+
+# ---- OSV (https://ossf.github.io/osv-schema/) ------------------------------------------------------
+
+def ecosystem_kind(ecosystem: str) -> str | None:
+    """The version ordering an OSV ecosystem uses here: pypi (PEP 440), deb (dpkg), or None (not matched)."""
+    return "pypi" if ecosystem == "PyPI" else "deb" if ecosystem.startswith("Debian") else None
+
+
+def parse_version(kind: str, version: str) -> DebVersion | PyVersion:
+    return DebVersion(version) if kind == "deb" else PyVersion(version)
+
+
+class OsvEvent(_Report):
+    introduced: Short | None = None
+    fixed: Short | None = None
+    last_affected: Short | None = None
+    limit: Short | None = None
+
+    @model_validator(mode="after")
+    def _one_event(self) -> "OsvEvent":
+        given = [k for k in ("introduced", "fixed", "last_affected", "limit") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(f"an event holds exactly one of introduced, fixed, last_affected, limit (not {given})")
+        return self
+
+
+class OsvRange(_Report):
+    type: Literal["ECOSYSTEM", "SEMVER", "GIT"]
+    events: list[OsvEvent]
+
+
+class OsvPackage(_Report):
+    ecosystem: Short
+    name: Short
+
+
+class _Specific(_Report):
+    severity: SeverityName | None = None
+
+
+class OsvAffected(_Report):
+    package: OsvPackage | None = None
+    ranges: list[OsvRange] = []
+    versions: list[Short] = []
+    ecosystem_specific: _Specific | None = None
+
+    @model_validator(mode="after")
+    def _versions_parse(self) -> "OsvAffected":
+        kind = ecosystem_kind(self.package.ecosystem) if self.package else None
+        if kind is None:
+            return self
+        for r in self.ranges:
+            if r.type == "GIT":
+                continue
+            for event in r.events:
+                version = event.introduced or event.fixed or event.last_affected or event.limit or ""
+                if version == "0":
+                    continue
+                try:
+                    parse_version(kind, version)
+                except (InvalidVersion, ValueError):
+                    raise ValueError(f"{version[:40]!r} is not a {self.package.ecosystem} version") from None
+        return self
+
+
+class OsvAdvisory(_Report):
+    id: Token
+    aliases: list[Token] = []
+    summary: Prose = ""
+    affected: list[OsvAffected] = []
+    database_specific: _Specific | None = None
+
+

@@ -1,0 +1,325 @@
+"""One example per class of bad input that the readers used to crash on, hang on, or accept silently.
+
+Each ends in one line on stderr starting with `error:` and exit 2 through the CLI, or a
+one-line error of the project's type naming the file (issue 11).
+"""
+
+import json
+import os
+import re
+import time
+from datetime import date
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ngc_paddle import cli
+from ngc_paddle.errors import ManifestError, NgcPaddleError
+from ngc_paddle.manifest import load_manifest
+from ngc_paddle.scan import gate, policy
+from ngc_paddle.scan.findings import Finding, dedupe
+from ngc_paddle.scan.vulnerabilities import ReportError, load_osv, read_grype, read_trivy
+from tests.unit.fuzz_support import assert_one_line, time_bound
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "data"
+MANIFEST_TEXT = (REPO / "releases" / "26.12.yaml").read_text()
+PADDLE_PIN = "package: paddlepaddle, version: 3.3.1"
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    with time_bound(10):
+        code = cli.main(list(argv))
+    err = capsys.readouterr().err
+    return code, err
+
+
+def assert_cli_error(code: int, err: str) -> str:
+    assert code == 2, (code, err)
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "; fix: " in lines[0], err
+    return lines[0]
+
+
+# ---- scan gate inputs through the CLI -------------------------------------------------------------
+
+def test_malformed_trivy_report_exits_2_not_1(tmp_path: Path, capsys) -> None:
+    report = json.loads((DATA / "reports" / "trivy.json").read_text())
+    del report["Results"][0]["Vulnerabilities"][0]["VulnerabilityID"]
+    path = tmp_path / "trivy.json"
+    path.write_text(json.dumps(report))
+    code, err = run_cli(capsys, "scan", "--policy", str(REPO / "security/policy.yaml"), "--trivy-report", str(path),
+                        "--output", str(tmp_path / "out"), "ngc-paddle:26.12-cpu")
+    line = assert_cli_error(code, err)
+    assert f"{path}: Results.0.Vulnerabilities.0.VulnerabilityID: required key is missing" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_fifo_given_as_a_report_does_not_hang(tmp_path: Path, capsys) -> None:
+    fifo = tmp_path / "report.json"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    code, err = run_cli(capsys, "scan", "--policy", str(REPO / "security/policy.yaml"), "--grype-report", str(fifo),
+                        "ngc-paddle:26.12-cpu")
+    assert "is a FIFO, not a regular file" in assert_cli_error(code, err)
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize("given, needle", [
+    ("/dev/null", "is a device"), (".", "is a directory"), ("x" * 300 + ".json", "the path is too long"),
+])
+def test_files_that_are_not_regular_files(capsys, given: str, needle: str) -> None:
+    code, err = run_cli(capsys, "scan", "--policy", str(REPO / "security/policy.yaml"), "--trivy-report", given,
+                        "ngc-paddle:26.12-cpu")
+    assert needle in assert_cli_error(code, err)
+
+
+def test_impossible_today_is_bad_input(capsys) -> None:
+    code, err = run_cli(capsys, "scan", "--today", "2026-02-30", "ngc-paddle:26.12-cpu")
+    assert "--today '2026-02-30'" in assert_cli_error(code, err)
+
+
+def test_image_name_with_a_shell_command_is_refused(capsys) -> None:
+    code, err = run_cli(capsys, "scan", "--policy", str(REPO / "security/policy.yaml"), "x; rm -rf /")
+    assert "not an image reference" in assert_cli_error(code, err)
+
+
+@pytest.mark.parametrize("text, field", [
+    ("block_on: [secrets, private-key]\n", "block_on.0"),  # a typo used to make secrets informational
+    ("block_on: secret\n", "block_on"),  # a string used to be read as its letters
+    ("block_on: 5\n", "block_on"),
+    ('count_unfixed: "false"\n', "count_unfixed"),  # used to be read as true
+    ("allowlist: {id: x}\n", "allowlist"),
+    ("allowlist:\n  - {id: X, package: p, justification: j, expires: 2027-13-01}\n", "(file)"),
+    ('allowlist:\n  - {id: X, package: p, justification: j, expires: "2027-02-30"}\n', "allowlist.0.expires"),
+    ("severity_threshold: HIGH\nseverity_threshold: LOW\n", "(file)"),
+])
+def test_bad_policy_exits_2_naming_the_field(tmp_path: Path, capsys, text: str, field: str) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(text)
+    code, err = run_cli(capsys, "scan", "--policy", str(path), "ngc-paddle:26.12-cpu")
+    assert assert_cli_error(code, err).startswith(f"error: {path}: {field}: ")
+
+
+def test_block_on_secret_blocks_a_critical_secret(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text("block_on: [secret]\n")
+    secret = Finding("secret", "aws-access-key-id", "CRITICAL", "key", package="/root/.aws/credentials")
+    assert policy.decide(policy.load(path), [secret], date(2026, 12, 2)).blocked
+
+
+@pytest.mark.parametrize("tool, edit, field", [
+    ("trivy", lambda r: r.update(Results="abc"), "Results"),
+    ("trivy", lambda r: r["Results"][0]["Vulnerabilities"][0].update(Severity=4),
+     "Results.0.Vulnerabilities.0.Severity"),
+    ("grype", lambda r: r["matches"][1]["vulnerability"]["fix"].update(versions="1.26.5"),
+     "matches.1.vulnerability.fix.versions"),
+    ("grype", lambda r: r["matches"][0].update(artifact=None), "matches.0.artifact"),
+])
+def test_mistyped_report_fields(tmp_path: Path, tool: str, edit, field: str) -> None:
+    report = json.loads((DATA / "reports" / f"{tool}.json").read_text())
+    edit(report)
+    path = tmp_path / f"{tool}.json"
+    path.write_text(json.dumps(report))
+    with pytest.raises(ReportError) as info:
+        (read_trivy if tool == "trivy" else read_grype)(path)
+    assert_one_line(str(info.value), path)
+    assert str(info.value).startswith(f"{path}: {field}: ")
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('{"matches": [], "x": NaN}', "NaN is not a JSON number"),
+    ("[" * 100 + "]" * 100, "nests deeper than"),
+    ('{"matches": [], "matches": []}', "duplicate key 'matches'"),
+])
+def test_report_syntax_bounds(tmp_path: Path, text: str, needle: str) -> None:
+    path = tmp_path / "grype.json"
+    path.write_text(text)
+    with pytest.raises(ReportError, match=re.escape(needle)):
+        read_grype(path)
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda a: a.update(affected=None), "0.affected: Input should be a valid list"),
+    (lambda a: a["database_specific"].update(severity=9), "0.database_specific.severity"),  # was UNKNOWN: a pass
+    (lambda a: a["affected"][0]["ranges"][0]["events"][1].update(fixed="not a version"), "is not a PyPI version"),
+])
+def test_bad_osv_records(tmp_path: Path, edit, needle: str) -> None:
+    advisory = json.loads((DATA / "osv" / "GHSA-q2q7-5pp4-w6pg.json").read_text())
+    edit(advisory)
+    (tmp_path / "a.json").write_text(json.dumps(advisory))
+    with pytest.raises(ReportError, match=re.escape(needle)):
+        load_osv(tmp_path)
+
+
+# ---- manifests ------------------------------------------------------------------------------------
+
+def manifest_error(tmp_path: Path, text: str | bytes) -> str:
+    path = tmp_path / "releases" / "26.12.yaml"
+    path.parent.mkdir(exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    with pytest.raises(ManifestError) as info:
+        load_manifest(path)
+    assert_one_line(str(info.value), path)
+    return str(info.value).removeprefix(f"{path}: ")
+
+
+def edited(old: str, new: str) -> str:
+    assert old in MANIFEST_TEXT
+    return MANIFEST_TEXT.replace(old, new, 1)
+
+
+@pytest.mark.parametrize("text, needle", [
+    (edited("schema_version: 1", "schema_version: 1.0"), "schema_version: schema_version must be the integer 1"),
+    (edited("schema_version: 1", "schema_version: true"), "schema_version: schema_version must be the integer 1"),
+    (edited("dependency_source", "dependency_sources") if "dependency_source" in MANIFEST_TEXT
+     else MANIFEST_TEXT + "dependency_sources: pypi\n", "dependency_sources: unknown key"),
+    (edited("version: 3.3.1, source: pypi", 'version: "3.3.1\\n", source: pypi'), "is not a PEP 440 version"),
+    (edited("version: 3.3.1, source: pypi", 'version: "\uff13.3.1", source: pypi'), "is not a PEP 440 version"),
+    (edited('version: "3.11"', 'version: "3.11\\n"'), "is not a Debian-style version"),
+    (edited("suite: bookworm", 'suite: "bookworm\\ndeb http://evil.example/ bookworm main"'),
+     "sources.debian.suite: "),
+    (edited("extra_packages: [python3-venv", "extra_packages: [-o, APT::Get::AllowUnauthenticated=true, python3-venv"),
+     "extra_packages.0: '-o' is not a Debian package name"),
+    (edited(PADDLE_PIN, 'package: "paddlepaddle --extra-index-url http://x", version: 3.3.1'),
+     "flavors.cpu.components.paddle.package: "),
+    (edited(PADDLE_PIN, 'package: "paddlepaddle[x]", version: 3.3.1'), "paddle.package: 'paddlepaddle[x]'"),
+    (edited("url: https://pypi.org/simple", 'url: "https://pypi.org/simple\\n--trusted-host x"'), "sources.pypi.url: "),
+    (edited("url: https://pypi.org/simple", "url: 'https://'"), "sources.pypi.url: "),
+    (edited("image: ngc-paddle", "image: 'ngc-paddle; rm -rf /'"), "image: 'ngc-paddle; rm -rf /' is not an image"),
+    (edited('image: "debian:bookworm-slim"', 'image: "debian:bookworm-slim; rm -rf /"'), ".os.image: "),
+    (edited("version: 3.3.1, source: pypi, license", "version: 3.3.1, source: pypi, cuda: -1, license"),
+     "flavors.cpu.components.paddle.cuda: "),
+    (edited("version: 3.3.1, source: pypi, license", "version: 3.3.1, source: pypi, cuda: 12, license"),
+     "flavors.cpu: components ['paddle'] set 'cuda:' in a flavor without CUDA"),
+    (edited("cuda: 12\n", "cuda: true\n"), "flavors.gpu.components.paddle.cuda: "),
+    (edited("  cpu:\n    description", "  " + "c" * 300 + ":\n    description"), "flavors."),
+    (edited("description: CPU-only image", "description: CPU-only image" + "x" * 5000), "longer than 2000"),
+    (edited("default_flavor: cpu\n", "default_flavor: cpu\ndefault_flavor: gpu\n"), "duplicate key 'default_flavor'"),
+    (edited("  pypi:\n", "  pypi:\n    kind: pip-index\n    url: https://evil.example/simple\n  pypi:\n"),
+     "duplicate key 'pypi'"),
+    ("a: &a [*a]\n", "(file): holds a value that contains itself"),
+    ("x: " + "[" * 200 + "]" * 200 + "\n", "nests deeper than"),
+    (MANIFEST_TEXT.encode("utf-16"), "(file): is not UTF-8 text"),
+    (MANIFEST_TEXT.replace("Debian", "D\u00e9bian").encode("latin-1"), "(file): is not UTF-8 text"),
+    (__import__("gzip").compress(MANIFEST_TEXT.encode()), "(file): is not UTF-8 text"),
+    ("x: " + "y" * (2 * 1024 * 1024) + "\n", "more than the limit"),
+])
+def test_bad_manifests(tmp_path: Path, text: str | bytes, needle: str) -> None:
+    assert needle in manifest_error(tmp_path, text)
+
+
+def test_manifest_check_prints_one_line_per_bad_manifest(tmp_path: Path, capsys) -> None:
+    (tmp_path / "releases").mkdir()
+    (tmp_path / "releases" / "26.12.yaml").write_bytes(b"\xff\xfe")
+    code, err = run_cli(capsys, "--root", str(tmp_path), "manifest", "check")
+    assert "is not UTF-8 text (byte 0" in assert_cli_error(code, err)
+
+
+def test_source_override_with_an_option_is_refused(capsys) -> None:
+    code, err = run_cli(capsys, "--root", str(REPO), "bake-file", "26.12", "--source",
+                        "pypi=https://mirror.example/simple\n--trusted-host evil")
+    assert "--source pypi: url: " in assert_cli_error(code, err)
+
+
+# ---- no writes on failure, no writes through symlinks ---------------------------------------------
+
+def _repo_copy(tmp_path: Path) -> Path:
+    (tmp_path / "releases").mkdir(parents=True)
+    (tmp_path / "releases" / "26.12.yaml").write_text(MANIFEST_TEXT)
+    return tmp_path
+
+
+def test_bake_file_writes_nothing_when_it_fails(tmp_path: Path, capsys, monkeypatch) -> None:
+    root = _repo_copy(tmp_path)
+    assert run_cli(capsys, "--root", str(root), "bake-file", "26.12")[0] == 0
+    before = {p: p.read_text() for p in (root / "build").rglob("*.json")}
+    for p in before:
+        p.write_text("previous\n")
+    from ngc_paddle.build import bakefile
+
+    def fail(*_a, **_k):
+        raise NgcPaddleError("late failure; fix: nothing")
+
+    monkeypatch.setattr(bakefile, "bake_definition", fail)
+    assert run_cli(capsys, "--root", str(root), "bake-file", "26.12")[0] == 2
+    assert {p: p.read_text() for p in before} == dict.fromkeys(before, "previous\n")
+    assert not [p for p in (root / "build").rglob("*") if p.name.startswith(".")], "temporary files left behind"
+
+
+def test_bake_file_replaces_a_symlink_instead_of_writing_through_it(tmp_path: Path, capsys) -> None:
+    root = _repo_copy(tmp_path / "repo")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (root / "build" / "manifests").mkdir(parents=True)
+    link = root / "build" / "manifests" / "26.12-cpu.json"
+    link.symlink_to(victim)
+    assert run_cli(capsys, "--root", str(root), "bake-file", "26.12")[0] == 0
+    assert victim.read_text() == "keep me\n"
+    assert not link.is_symlink() and json.loads(link.read_text())["flavor"] == "cpu"
+
+
+def test_bake_file_refuses_a_symlinked_output_folder(tmp_path: Path, capsys) -> None:
+    root = _repo_copy(tmp_path / "repo")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "build").mkdir()
+    (root / "build" / "bake").symlink_to(elsewhere)
+    code, err = run_cli(capsys, "--root", str(root), "bake-file", "26.12")
+    assert "is a symlink" in assert_cli_error(code, err)
+    assert not list(elsewhere.iterdir())
+
+
+def test_scan_that_fails_late_keeps_the_previous_outputs(tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("sbom.cdx.json", "scan.json", "scan.md"):
+        (out / name).write_text("previous\n")
+
+    class NoLayers:
+        def __init__(self, _path: Path) -> None:
+            self.layers: list = []
+            self.config: dict = {}
+
+        def entries(self, want_content):
+            return iter(())
+
+    def trivy_fails(*_a, **_k):
+        raise NgcPaddleError("trivy failed: late; fix: nothing")
+
+    monkeypatch.setattr(gate, "save", lambda image, target: target)
+    monkeypatch.setattr(gate, "SavedImage", NoLayers)
+    monkeypatch.setattr(gate.layer_checks, "scan_config", lambda saved: [])
+    monkeypatch.setattr(gate.vulnerabilities, "run_trivy", trivy_fails)
+    with pytest.raises(NgcPaddleError, match="trivy failed"):
+        gate.run("ngc-paddle:26.12-cpu", out, REPO / "security/policy.yaml", None, [], root=tmp_path,
+                 say=lambda line: None)
+    assert sorted(p.name for p in out.iterdir()) == ["sbom.cdx.json", "scan.json", "scan.md"]
+    assert all((out / n).read_text() == "previous\n" for n in ("sbom.cdx.json", "scan.json", "scan.md"))
+
+
+# ---- linear work ----------------------------------------------------------------------------------
+
+def test_dedupe_of_50k_findings_is_linear() -> None:
+    findings = [Finding("vulnerability", f"CVE-{i % 25_000}", "HIGH", "t", package=f"p{i % 25_000}", installed="1",
+                        aliases=[f"GHSA-{i}"]) for i in range(50_000)]
+    start = time.perf_counter()
+    merged = dedupe(findings)
+    assert time.perf_counter() - start < 2.0
+    assert len(merged) == 25_000 and merged[0].aliases == ["GHSA-0", "GHSA-25000"]
+
+
+def test_dedupe_merges_through_aliases_like_before() -> None:
+    a = Finding("vulnerability", "GHSA-1", "HIGH", "t", package="u", installed="1", aliases=["CVE-1"])
+    b = Finding("vulnerability", "CVE-1", "CRITICAL", "t", package="u", installed="1")
+    c = Finding("vulnerability", "CVE-1", "LOW", "t", package="other", installed="1")
+    merged = dedupe([a, b, c])
+    assert [(f.id, f.package, f.severity) for f in merged] == [("GHSA-1", "u", "CRITICAL"), ("CVE-1", "other", "LOW")]
+
+
+def test_yaml_fixture_is_still_plain() -> None:
+    assert yaml.safe_load(MANIFEST_TEXT)["release"] == "26.12"
