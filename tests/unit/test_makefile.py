@@ -26,12 +26,12 @@ NEWEST = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "releases
     (["IMAGE=mine:1"], "ngc-paddle validate mine:1\n"),
 ])
 def test_validate_honours_flavor_without_release(repo: Path, variables: list[str], expected: str) -> None:
-    proc = subprocess.run(["make", "-n", "-W", ".venv/bin/.installed", "validate", *variables], cwd=repo,
-                          capture_output=True, text=True)
+    command = ["make", "--no-print-directory", "-n", "-W", ".venv/bin/.installed", "validate", *variables]
+    proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.endswith(expected), proc.stdout
 
 
 def test_release_passes_the_unproven_waiver(repo: Path) -> None:
-    proc = subprocess.run(["make", "-n", "release", "ACCEPT_UNPROVEN=no GPU in CI"], cwd=repo, capture_output=True,
-                          text=True)
+    command = ["make", "--no-print-directory", "-n", "release", "ACCEPT_UNPROVEN=no GPU in CI"]
+    proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
     assert '--accept-unproven "no GPU in CI"' in proc.stdout, proc.stdout
