@@ -6,9 +6,10 @@ both the benchmark and the probe slow down together on a slower or busier host. 
   1. counts the model's FLOPs per image (2 x the multiply-accumulates of its convolutions and
      linear layers), training = 3 x forward (forward, plus the backward passes for activations
      and weights, each about one forward's work);
-  2. probes the framework's peak right before the benchmark: the best of a large GEMM and a
-     ResNet-like 3x3 convolution, in the benchmark's own dtype and thread count, median of a few
-     repetitions (so one lucky repetition on a busy host does not inflate it);
+  2. probes the framework's peak right before and right after each timed phase: the best of a large
+     GEMM and a ResNet-like 3x3 convolution, in the benchmark's own dtype and thread count, median of
+     a few repetitions (so one lucky repetition on a busy host does not inflate it); the phase is
+     compared with the lower of the two, so a burst of other work during it shows in the peak too;
   3. reports efficiency = achieved / probed peak and, on GPUs, MFU = achieved / the data sheet's
      dense peak of the GPU for that precision (from gates.yaml `datasheet_peaks`).
 """

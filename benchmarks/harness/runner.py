@@ -5,9 +5,11 @@ accuracy) comes from their ModelSpec. Output ends with the figures and the verdi
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from benchmarks.harness import efficiency, environment, gates, report
@@ -39,23 +41,45 @@ def _batches(args: argparse.Namespace, shard: tuple[int, int]):
 
 
 class Peaks:
-    """The framework's peak per dtype, probed once, right before the first figure that needs it."""
+    """The framework's peak per dtype, probed right before and right after each timed phase.
+
+    A phase is gated against the lower of its two probes: on a host whose other work comes and goes,
+    a burst during the phase then shows in one of them too (on an idle host the two agree). Every
+    probe is kept in the report.
+    """
 
     def __init__(self, device: str, world: int, repeats: int) -> None:
-        self.device, self.world, self.repeats, self.found = device, world, repeats, {}
+        self.device, self.world, self.repeats = device, world, repeats
+        self.found: dict[str, dict] = {}  # dtype -> the probes of every phase, and the lowest peak seen
 
-    def get(self, dtype: str, log) -> dict | None:
-        if dtype not in self.found:
-            try:
-                probe = efficiency.probe_peak(self.device, dtype, self.repeats)
-            except Exception as exc:  # a dtype the device has no kernels for: report, do not fail the run
-                probe = {"dtype": dtype, "status": "not available", "reason": str(exc).splitlines()[0][:200]}
-            log(f"peak probe {dtype}", {k: v for k, v in probe.items() if k != "method"})
-            self.found[dtype] = probe
-        probe = self.found[dtype]
-        if "peak_flops" not in probe:
-            return None
-        return {**probe, "peak_flops": probe["peak_flops"] * self.world}
+    def _probe(self, dtype: str, label: str, log) -> dict:
+        try:
+            probe = efficiency.probe_peak(self.device, dtype, self.repeats)
+        except Exception as exc:  # a dtype the device has no kernels for: report, do not fail the run
+            probe = {"dtype": dtype, "status": "not available", "reason": str(exc).splitlines()[0][:200]}
+        log(f"peak probe {dtype} ({label})", {k: v for k, v in probe.items() if k != "method"})
+        entry = self.found.setdefault(dtype, {"dtype": dtype, "probes": []})
+        entry["probes"].append({"phase": label, **probe})
+        if "peak_flops" in probe:
+            for key in ("gemm_flops", "conv_flops", "peak_flops"):
+                entry[key] = min(entry.get(key, probe[key]), probe[key])
+            entry["method"] = probe["method"] + "; lower of the probes before and after each phase"
+        else:
+            entry.setdefault("status", probe["status"])
+            entry.setdefault("reason", probe["reason"])
+        return probe
+
+    @contextlib.contextmanager
+    def around(self, dtype: str, label: str, log) -> Iterator[dict]:
+        """Probe before and after the block; afterwards `peak` holds the lower peak (x world size), or {}."""
+        found: dict = {}
+        before = self._probe(dtype, f"before {label}", log)
+        yield found
+        after = self._probe(dtype, f"after {label}", log)
+        peaks = [p["peak_flops"] for p in (before, after) if "peak_flops" in p]
+        if peaks:
+            found.update({"peak_flops": min(peaks) * self.world, "before": before.get("peak_flops"),
+                          "after": after.get("peak_flops")})
 
 
 def train_all(args, spec, build, logger, peaks: Peaks, table: dict, profile: str | None, rank: int) -> dict:
@@ -71,12 +95,12 @@ def train_all(args, spec, build, logger, peaks: Peaks, table: dict, profile: str
                           num_classes=args.num_classes, lr=args.lr, lr_schedule=args.lr_schedule,
                           bn_weight_decay=args.bn_weight_decay, asp=args.asp, device=args.device,
                           checkpoint_dir=args.checkpoint_dir, resume=args.resume, seed=args.seed)
-        peak = peaks.get(efficiency.probe_dtype(precision), logger.log)
         shard = (rank, dist.get_world_size()) if dist.is_initialized() else (0, 1)
-        result = train(build, _batches(args, shard), cfg, logger.log)
+        with peaks.around(efficiency.probe_dtype(precision), f"train {precision}", logger.log) as peak:
+            result = train(build, _batches(args, shard), cfg, logger.log)
         losses = [round(v, 5) for v in result.pop("losses")]
         sheet = gates.datasheet_tflops(table, profile, precision) if args.device == "gpu" else None
-        out[precision] = efficiency.annotate(result, train_flops, peak, sheet and sheet * result["world_size"])
+        out[precision] = efficiency.annotate(result, train_flops, peak or None, sheet and sheet * result["world_size"])
         out[precision]["losses"] = losses
     out["summary"] = {"loss_finite": 1 if all(r["loss_finite"] for r in out.values()) else 0}
     return out
@@ -86,9 +110,12 @@ def infer_all(args, build, logger, peaks: Peaks, table: dict, profile: str | Non
     from benchmarks.harness.inference import run_all
 
     model = build(args.num_classes, args.data_format)
-    infer = run_all(model, args.backends, args.infer_precision, args.batch_sizes, args.infer_image_size,
-                    args.data_format, args.device, max(1 if args.smoke else 2, args.infer_iters // 4),
-                    args.infer_iters, logger.log, threads=args.threads)
+    wanted = sorted({"float16" if p == "fp16" else "float32" for p in args.infer_precision if p != "int8"})
+    with contextlib.ExitStack() as stack:
+        bracket = {dtype: stack.enter_context(peaks.around(dtype, "inference", logger.log)) for dtype in wanted}
+        infer = run_all(model, args.backends, args.infer_precision, args.batch_sizes, args.infer_image_size,
+                        args.data_format, args.device, max(1 if args.smoke else 2, args.infer_iters // 4),
+                        args.infer_iters, logger.log, threads=args.threads)
     flops = efficiency.forward_flops(build, args.num_classes, args.infer_image_size)
     for backend, by_precision in infer.items():
         if backend == "agreement":
@@ -96,8 +123,7 @@ def infer_all(args, build, logger, peaks: Peaks, table: dict, profile: str | Non
         for precision, by_batch in by_precision.items():
             if "status" in by_batch:
                 continue
-            peak = None if precision == "int8" else peaks.get("float16" if precision == "fp16" else "float32",
-                                                              logger.log)
+            peak = None if precision == "int8" else bracket["float16" if precision == "fp16" else "float32"] or None
             sheet = gates.datasheet_tflops(table, profile, precision) if args.device == "gpu" else None
             for result in by_batch.values():
                 efficiency.annotate(result, flops, peak, sheet)

@@ -186,3 +186,22 @@ def test_bad_numbers_are_one_line_errors_not_tracebacks(capsys) -> None:
         assert exit_info.value.code == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert err[-1].startswith("bench-m: error: argument"), err
+
+
+def test_a_phase_is_gated_against_the_lower_of_the_probes_around_it(monkeypatch) -> None:
+    from benchmarks.harness import efficiency, runner
+
+    values = iter([200e9, 100e9, 180e9])  # a burst of other work during the phase shows in the probe after it
+
+    def fake_probe(device: str, dtype: str, repeats: int) -> dict:
+        value = next(values)
+        return {"dtype": dtype, "gemm_flops": value, "conv_flops": value / 2, "peak_flops": value, "method": "m"}
+
+    monkeypatch.setattr(efficiency, "probe_peak", fake_probe)
+    peaks = runner.Peaks("cpu", world=2, repeats=1)
+    with peaks.around("float32", "train fp32", lambda *a: None) as peak:
+        assert peak == {}  # filled only once the phase is over
+    assert peak == {"peak_flops": 2 * 100e9, "before": 200e9, "after": 100e9}  # x world size
+    found = peaks.found["float32"]
+    assert found["peak_flops"] == 100e9 and [p["phase"] for p in found["probes"]] == ["before train fp32",
+                                                                                        "after train fp32"]
