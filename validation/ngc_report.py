@@ -67,6 +67,8 @@ class Collector:
             "status": "passed", "message": "ok", "duration_s": 0.0, "nodeid": report.nodeid,
             "gpu": bool(props.get("gpu")),
         })
+        if props.get("not_applicable"):
+            entry["not_applicable"] = True
         entry["duration_s"] = round(entry["duration_s"] + report.duration, 3)
         if report.when == "call" or report.outcome != "passed":
             if entry["status"] in ("failed", "error"):
@@ -118,7 +120,8 @@ def verdict(summary: dict) -> tuple[str, list[str]]:
     counts = summary["counts"]
     if counts.get("failed") or counts.get("error") or not summary["checks"]:
         return "FAIL", []
-    unproven = [c for c in summary["checks"] if summary.get("gpu_flavor") and c.get("gpu") and c["status"] == "skipped"]
+    unproven = [c for c in summary["checks"] if summary.get("gpu_flavor") and c.get("gpu") and c["status"] == "skipped"
+                and not c.get("not_applicable")]
     if unproven:
         return "NOT PROVEN", [f"{len(unproven)} GPU check(s) did not run ({', '.join(c['id'] for c in unproven)}): "
                               f"{unproven[0]['message']}"]
@@ -142,7 +145,7 @@ def markdown(summary: dict) -> str:
     for c in summary["checks"]:
         message = c["message"].replace("|", "\\|")
         status = "not run (GPU)" if summary.get("gpu_flavor") and c.get("gpu") and c["status"] == "skipped" \
-            else c["status"]
+            and not c.get("not_applicable") else c["status"]
         lines.append(f"| {c['id']} | {c['component']} | {status} | {message} | {c['duration_s']:.2f} |")
     return "\n".join(lines) + "\n"
 

@@ -61,8 +61,13 @@ def dali(root: str, batch: int, image_size: int, data_format: str, gpu: bool, tr
         epochs = DALIGenericIterator([p], ["image", "label"], reader_name="reader",
                                      last_batch_policy=LastBatchPolicy.DROP, auto_reset=True)
         while True:  # auto_reset restarts the reader at each epoch's end: loop like the CPU path
+            empty = True
             for data in epochs:
+                empty = False
                 yield data[0]["image"], data[0]["label"].astype("int64")
+            if empty:
+                raise SystemExit(f"error: --data {root}: fewer images than one batch of {batch} per GPU; fix: "
+                                 "lower --batch-size or add images")
     while True:
         images, labels = p.run()
         yield (paddle.to_tensor(np.array(images.as_tensor())),

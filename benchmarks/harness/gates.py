@@ -179,9 +179,9 @@ def regressions(results: dict, baseline: dict, pct: float, hardware: str | None 
     load (the probed peaks agree within PEAK_TOLERANCE)."""
     then_hw = baseline.get("environment", {}).get("hardware")
     if hardware and then_hw and then_hw != hardware:
-        return [Verdict("regression vs baseline", "-", "NOT RUN", None, None, "", "baseline",
+        return [Verdict("regression vs baseline", "-", "N/A", None, None, "", "baseline",
                         reason=f"the baseline ran on {then_hw}, this run on {hardware}: not comparable; "
-                        "fix: pass a result.json of the same hardware profile", acceptance=True)]
+                        "fix: pass a result.json of the same hardware profile")]
     now, before = _flatten(results), _flatten(baseline.get("results", baseline))
     peak_now, peak_then = _peak(results), _peak(baseline.get("results", baseline))
     load_differs = None

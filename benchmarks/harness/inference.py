@@ -98,7 +98,8 @@ CALIBRATION_BATCHES = 8
 
 def calibrate_int8(files, bs: int, image_size: int, data_format: str, threads: int, cache: Path) -> Path:
     """Paddle-TRT's calibrate-then-deploy: a calibration predictor sees CALIBRATION_BATCHES batches and writes
-    its table (trt_calib_*) into `cache` when it is destroyed; the deployed predictor then loads it."""
+    its table (trt_calib_*) into `cache` when it is destroyed; a second predictor with the same config
+    finds the table there and builds its INT8 engine from it (that one is timed)."""
     import gc
 
     calibrator = _predictor(files, "gpu", "int8", True, bs, threads, calibrate=True, cache=cache)
@@ -125,7 +126,9 @@ def paddle_backend(files, device: str, precision: str, trt: bool, batches: list[
             table = calibrate_int8(files, bs, image_size, data_format, threads, cache)
             timed = f"the deployed INT8 predictor, loading calibration table {table.name} ({CALIBRATION_BATCHES} " \
                     "calibration batches)"
-        predictor = _predictor(files, device, precision, trt, bs, threads, cache=cache)
+        # Paddle-TRT loads trt_calib_* only with use_calib_mode on: the deployed predictor uses the same
+        # config as the calibrating one and, finding the table in `cache`, builds the INT8 engine from it.
+        predictor = _predictor(files, device, precision, trt, bs, threads, calibrate=cache is not None, cache=cache)
         timing = StepTimer(warmup, iters, bs).run(lambda _i, p=predictor, x=x: _run_predictor(p, x))
         results[f"bs{bs}"] = timing.summary() | ({"timed": timed} if timed else {})
     return results

@@ -70,15 +70,16 @@ class Peaks:
         return probe
 
     @contextlib.contextmanager
-    def around(self, dtype: str, label: str, log) -> Iterator[dict]:
-        """Probe before and after the block; afterwards `peak` holds the lower peak (x world size), or {}."""
+    def around(self, dtype: str, label: str, log, devices: int | None = None) -> Iterator[dict]:
+        """Probe before and after the block; afterwards it holds the lower peak x the devices the block ran
+        on (default: every process of the run), or nothing when no probe worked."""
         found: dict = {}
         before = self._probe(dtype, f"before {label}", log)
         yield found
         after = self._probe(dtype, f"after {label}", log)
         peaks = [p["peak_flops"] for p in (before, after) if "peak_flops" in p]
         if peaks:
-            found.update({"peak_flops": min(peaks) * self.world, "before": before.get("peak_flops"),
+            found.update({"peak_flops": min(peaks) * (devices or self.world), "before": before.get("peak_flops"),
                           "after": after.get("peak_flops")})
 
 
@@ -112,7 +113,8 @@ def infer_all(args, build, logger, peaks: Peaks, table: dict, profile: str | Non
     model = build(args.num_classes, args.data_format)
     wanted = sorted({"float16" if p == "fp16" else "float32" for p in args.infer_precision if p != "int8"})
     with contextlib.ExitStack() as stack:
-        bracket = {dtype: stack.enter_context(peaks.around(dtype, "inference", logger.log)) for dtype in wanted}
+        bracket = {dtype: stack.enter_context(peaks.around(dtype, "inference", logger.log, devices=1))
+                   for dtype in wanted}  # inference runs on rank 0's device alone
         infer = run_all(model, args.backends, args.infer_precision, args.batch_sizes, args.infer_image_size,
                         args.data_format, args.device, max(1 if args.smoke else 2, args.infer_iters // 4),
                         args.infer_iters, logger.log, threads=args.threads)
@@ -157,6 +159,7 @@ def run(args: argparse.Namespace, spec: ModelSpec) -> int:
     if "PADDLE_TRAINER_ID" in os.environ:
         dist.init_parallel_env()
         rank = dist.get_rank()
+        args.gpus = dist.get_world_size()  # each launched process may see one device: record the whole run
     table = gates.load(Path(args.gates))
     baseline = read_baseline(args.baseline)
     out = report.run_folder(Path(args.output), spec.name) if rank == 0 else None

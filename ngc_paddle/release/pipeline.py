@@ -207,11 +207,19 @@ def previous_bench_results(root: Path, release: str, flavor: str, commands: tupl
     previous = _previous_manifest(root, release)
     found = {}
     for command in commands if previous else ():
-        results = sorted((root / "build" / "release" / previous.release / flavor / "bench" / command)
-                         .glob("*/result.json"))
-        if results:
-            found[command] = results[-1]
+        folder = root / "build" / "release" / previous.release / flavor / "bench" / command
+        passed = [path for path in sorted(folder.glob("*/result.json")) if _verdict(path) == "PASS"]
+        if passed:  # a failed or unproven run is no baseline
+            found[command] = passed[-1]
     return found
+
+
+def _verdict(result: Path) -> str | None:
+    try:
+        data = json.loads(result.read_text())
+    except (OSError, ValueError):
+        return None
+    return data.get("verdict") if isinstance(data, dict) else None
 
 
 def _bench(image: str, out: Path, commands: tuple[str, ...], baselines: dict[str, Path]) -> tuple[str, str]:

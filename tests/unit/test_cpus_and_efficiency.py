@@ -74,3 +74,7 @@ def test_validation_verdict_needs_gpu_evidence_in_gpu_flavors() -> None:
     failed = {**summary, "counts": {**counts, "failed": 1}}
     assert verdict(failed)[0] == "FAIL"
     assert verdict({**summary, "checks": []})[0] == "FAIL"  # nothing ran is not a pass
+    absent = {"id": "gpu.tensorrt-engine", "component": "tensorrt", "status": "skipped", "gpu": True,
+              "not_applicable": True, "message": "flavor gpu-cu118 ships no tensorrt", "duration_s": 0.0}
+    on_gpu_host = {**summary, "checks": [absent, checks[1]], "counts": {**counts, "skipped": 1}}
+    assert verdict(on_gpu_host) == ("PASS", [])  # a component the flavor does not ship is not missing evidence
