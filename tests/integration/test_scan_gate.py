@@ -115,8 +115,9 @@ def test_bad_input_exits_2_not_blocked(built: Built, tmp_path: Path) -> None:
     bad_policy = tmp_path / "policy.yaml"
     bad_policy.write_text("allowlist:\n  - {id: X, package: p, justification: j, expires: someday}\n")
     for args, needle in ((["ngc-paddle:00.01-nope"], "image 'ngc-paddle:00.01-nope' not found"),
-                         ([built.image, "--trivy-report", str(corrupt)], "corrupt trivy report"),
-                         ([built.image, "--policy", str(bad_policy)], "expires 'someday' is not a date")):
+                         ([built.image, "--trivy-report", str(corrupt)], f"{corrupt}: (file): not valid JSON"),
+                         ([built.image, "--policy", str(bad_policy)],
+                          f"{bad_policy}: allowlist.0.expires: expires 'someday' is not a date")):
         proc = run_cli("scan", *args, "--output", str(tmp_path / "out"))
         assert proc.returncode == 2, (args, proc.stdout[-500:], proc.stderr)
-        assert proc.stderr.startswith("error:") and needle in proc.stderr
+        assert proc.stderr.startswith("error:") and needle in proc.stderr and proc.stderr.count("\n") == 1

@@ -7,7 +7,6 @@ one-line error of the project's type naming the file (issue 11).
 import json
 import os
 import re
-import time
 from datetime import date
 from pathlib import Path
 
@@ -59,11 +58,10 @@ def test_malformed_trivy_report_exits_2_not_1(tmp_path: Path, capsys) -> None:
 def test_fifo_given_as_a_report_does_not_hang(tmp_path: Path, capsys) -> None:
     fifo = tmp_path / "report.json"
     os.mkfifo(fifo)
-    start = time.monotonic()
-    code, err = run_cli(capsys, "scan", "--policy", str(REPO / "security/policy.yaml"), "--grype-report", str(fifo),
-                        "ngc-paddle:26.12-cpu")
+    with time_bound(60):  # a blocking open() of the FIFO would hang here for ever
+        code, err = run_cli(capsys, "scan", "--policy", str(REPO / "security/policy.yaml"), "--grype-report",
+                            str(fifo), "ngc-paddle:26.12-cpu")
     assert "is a FIFO, not a regular file" in assert_cli_error(code, err)
-    assert time.monotonic() - start < 5
 
 
 @pytest.mark.parametrize("given, needle", [
@@ -304,12 +302,11 @@ def test_scan_that_fails_late_keeps_the_previous_outputs(tmp_path: Path, monkeyp
 
 # ---- linear work ----------------------------------------------------------------------------------
 
-def test_dedupe_of_50k_findings_is_linear() -> None:
+def test_dedupe_of_50k_findings_merges_each_pair() -> None:
+    """Its speed is measured by benchmarks/scan/bench_dedupe.py (5k against 50k side by side), not here."""
     findings = [Finding("vulnerability", f"CVE-{i % 25_000}", "HIGH", "t", package=f"p{i % 25_000}", installed="1",
                         aliases=[f"GHSA-{i}"]) for i in range(50_000)]
-    start = time.perf_counter()
     merged = dedupe(findings)
-    assert time.perf_counter() - start < 2.0
     assert len(merged) == 25_000 and merged[0].aliases == ["GHSA-0", "GHSA-25000"]
 
 
