@@ -111,6 +111,12 @@ class Collector:
                 terminalreporter.write_line(f"{c['id']} [{c['component']}]: {c['message']}")
 
 
+def gpu_check_not_run(summary: dict, check: dict) -> bool:
+    """A GPU check of a GPU flavor that was skipped for want of a GPU (not for a component the flavor lacks)."""
+    return bool(summary.get("gpu_flavor") and check.get("gpu") and check["status"] == "skipped"
+                and not check.get("not_applicable"))
+
+
 def verdict(summary: dict) -> tuple[str, list[str]]:
     """FAIL when a check failed; NOT PROVEN when a GPU flavor's GPU checks did not run; else PASS.
 
@@ -120,8 +126,7 @@ def verdict(summary: dict) -> tuple[str, list[str]]:
     counts = summary["counts"]
     if counts.get("failed") or counts.get("error") or not summary["checks"]:
         return "FAIL", []
-    unproven = [c for c in summary["checks"] if summary.get("gpu_flavor") and c.get("gpu") and c["status"] == "skipped"
-                and not c.get("not_applicable")]
+    unproven = [c for c in summary["checks"] if gpu_check_not_run(summary, c)]
     if unproven:
         return "NOT PROVEN", [f"{len(unproven)} GPU check(s) did not run ({', '.join(c['id'] for c in unproven)}): "
                               f"{unproven[0]['message']}"]
@@ -144,8 +149,7 @@ def markdown(summary: dict) -> str:
     ]
     for c in summary["checks"]:
         message = c["message"].replace("|", "\\|")
-        status = "not run (GPU)" if summary.get("gpu_flavor") and c.get("gpu") and c["status"] == "skipped" \
-            and not c.get("not_applicable") else c["status"]
+        status = "not run (GPU)" if gpu_check_not_run(summary, c) else c["status"]
         lines.append(f"| {c['id']} | {c['component']} | {status} | {message} | {c['duration_s']:.2f} |")
     return "\n".join(lines) + "\n"
 

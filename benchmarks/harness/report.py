@@ -45,7 +45,7 @@ def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[
              "- configuration: " + ", ".join(f"{k}={v}" for k, v in config.items()), ""]
     peaks = results.get("peak", {})
     if peaks:
-        lines += ["Peak probed in this run, right before the figures that use it: " + "; ".join(
+        lines += ["Peak probed in this run, before and after each phase (the lowest probe): " + "; ".join(
             f"{dtype} {p['peak_flops'] / 1e12:.3f} TFLOP/s (GEMM {p['gemm_flops'] / 1e12:.3f}, conv "
             f"{p['conv_flops'] / 1e12:.3f})" if "peak_flops" in p else f"{dtype} {p.get('status')}: {p.get('reason')}"
             for dtype, p in peaks.items()), ""]

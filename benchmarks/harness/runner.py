@@ -83,7 +83,7 @@ class Peaks:
                           "after": after.get("peak_flops")})
 
 
-def train_all(args, spec, build, logger, peaks: Peaks, table: dict, profile: str | None, rank: int) -> dict:
+def train_all(args, spec, build, logger, peaks: Peaks, table: dict, gpu_profile: str | None, rank: int) -> dict:
     import paddle.distributed as dist
 
     from benchmarks.harness.training import TrainConfig, train
@@ -100,14 +100,14 @@ def train_all(args, spec, build, logger, peaks: Peaks, table: dict, profile: str
         with peaks.around(efficiency.probe_dtype(precision), f"train {precision}", logger.log) as peak:
             result = train(build, _batches(args, shard), cfg, logger.log)
         losses = [round(v, 5) for v in result.pop("losses")]
-        sheet = gates.datasheet_tflops(table, profile, precision) if args.device == "gpu" else None
+        sheet = gates.datasheet_tflops(table, gpu_profile, precision)
         out[precision] = efficiency.annotate(result, train_flops, peak or None, sheet and sheet * result["world_size"])
         out[precision]["losses"] = losses
     out["summary"] = {"loss_finite": 1 if all(r["loss_finite"] for r in out.values()) else 0}
     return out
 
 
-def infer_all(args, build, logger, peaks: Peaks, table: dict, profile: str | None) -> dict:
+def infer_all(args, build, logger, peaks: Peaks, table: dict, gpu_profile: str | None) -> dict:
     from benchmarks.harness.inference import run_all
 
     model = build(args.num_classes, args.data_format)
@@ -126,7 +126,7 @@ def infer_all(args, build, logger, peaks: Peaks, table: dict, profile: str | Non
             if "status" in by_batch:
                 continue
             peak = None if precision == "int8" else bracket["float16" if precision == "fp16" else "float32"] or None
-            sheet = gates.datasheet_tflops(table, profile, precision) if args.device == "gpu" else None
+            sheet = gates.datasheet_tflops(table, gpu_profile, precision)
             for result in by_batch.values():
                 efficiency.annotate(result, flops, peak, sheet)
     pi = infer.get("paddle-inference", {}).get(args.infer_precision[0], {})
@@ -184,14 +184,15 @@ def run(args: argparse.Namespace, spec: ModelSpec) -> int:
     world = dist.get_world_size() if dist.is_initialized() else 1
     peaks = Peaks(args.device, world, 1 if args.smoke else efficiency.PROBE_REPEATS)
     results: dict = {}
+    gpu_profile = profile if args.device == "gpu" else None  # MFU: a GPU's data sheet, never a CPU run's
     if args.mode in ("train", "all"):
-        results["train"] = train_all(args, spec, build, logger, peaks, table, profile, rank)
+        results["train"] = train_all(args, spec, build, logger, peaks, table, gpu_profile, rank)
     if rank != 0:
         return 0
     if args.mode in ("infer", "all"):
-        results["infer"] = infer_all(args, build, logger, peaks, table, profile)
+        results["infer"] = infer_all(args, build, logger, peaks, table, gpu_profile)
     results.update(spec.extra_results(args))
-    results["peak"] = {dtype: probe for dtype, probe in peaks.found.items()}
+    results["peak"] = dict(peaks.found)
     config["eval"] = "eval" in results
 
     verdicts = gates.evaluate(table, spec.name, profile if not missing else None, results, config, baseline,
