@@ -52,7 +52,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ngc-bench-") as tmp:
         root = scratch_copy(REPO, Path(tmp) / "repo", "ngc-paddle-bench")
         if not args.keep_cache:
-            subprocess.run("docker image ls --format '{{.Repository}}:{{.Tag}}' ngc-paddle-layers "
+            subprocess.run("docker image ls --format '{{.Repository}}:{{.Tag}}' ngc-paddle-bench-layers "
                            "| xargs -r docker image rm", shell=True, check=False, capture_output=True)
             subprocess.run(["docker", "builder", "prune", "--all", "--force"], check=True, capture_output=True)
         print(f"cold build of {release} ...", flush=True)

@@ -53,8 +53,15 @@ def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, st
     return bake_file
 
 
+def layer_repository(manifest: Manifest) -> str:
+    """Where a release's intermediate layer images live: beside its image, so a scratch copy that
+    renames the image (tests, benchmarks) never retags or deletes the release's own layers."""
+    return f"{manifest.image}-layers"
+
+
 def bake_env(manifest: Manifest, extra: dict[str, str] | None = None) -> dict[str, str]:
-    return {**os.environ, "RELEASE": manifest.release, "IMAGE": manifest.image, **(extra or {})}
+    return {**os.environ, "RELEASE": manifest.release, "IMAGE": manifest.image,
+            "LAYER_REPO": layer_repository(manifest), **(extra or {})}
 
 
 def resolved_group(root: Path, bake_file: Path, manifest: Manifest, flavor: str,
