@@ -48,19 +48,18 @@ lint: $(BIN)/.installed
 	$(BIN)/hadolint --config .hadolint.yaml Dockerfile layers/*/Dockerfile
 	$(BIN)/ngc-paddle manifest check
 
-LATEST = $(shell ls releases | sed -n 's/\.yaml$$//p' | sort | tail -n1)
-IMAGE_DEFAULT = $(or $(IMAGE),ngc-paddle:$(or $(RELEASE),$(LATEST))-$(or $(FLAVOR),cpu))
-# IMAGE, or RELEASE/FLAVOR when either is given, else nothing (the CLI then takes the newest default flavor)
-IMAGE_ARG = $(if $(or $(IMAGE),$(RELEASE),$(FLAVOR)),$(IMAGE_DEFAULT))
+# The image a target means: IMAGE, else RELEASE/FLAVOR (each defaulting from the manifests), else the newest
+# release's default flavor; resolved and checked against the manifest by ngc_paddle.image_ref.
+IMAGE_REF = $(BIN)/python -m ngc_paddle.image_ref --image "$(IMAGE)" --release "$(RELEASE)" --flavor "$(FLAVOR)"
 
 ## Validate IMAGE (default: RELEASE/FLAVOR, else the newest release's default flavor) from this host.
 ## Exit 3: NOT PROVEN (a GPU flavor whose GPU checks could not run here).
 validate: $(BIN)/.installed toolchain
-	$(BIN)/ngc-paddle validate $(IMAGE_ARG)
+	img=$$($(IMAGE_REF)) && $(BIN)/ngc-paddle validate "$$img"
 
 ## Security scan gate + CycloneDX SBOM of IMAGE (default: RELEASE/FLAVOR, else the newest default flavor)
 scan: $(BIN)/.installed toolchain
-	$(BIN)/ngc-paddle scan $(IMAGE_ARG)
+	img=$$($(IMAGE_REF)) && $(BIN)/ngc-paddle scan "$$img"
 
 ## Monthly release: build, validate, benchmark and scan gates, SBOM, notes, push (REGISTRY=host:port).
 ## ACCEPT_UNPROVEN="reason" pushes flavors whose gates are NOT PROVEN; the notes print the reason.
@@ -81,17 +80,20 @@ bench-build: $(BIN)/.installed toolchain
 bench-validate: $(BIN)/.installed toolchain
 	$(BIN)/python benchmarks/validation/bench_validate.py $(IMAGE)
 
-## In the image: DALI vs Paddle DataLoader input rate, harness vs bare-loop throughput, one thread vs the default
-bench-input: toolchain
-	docker run --rm --shm-size 1g -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.rn50.bench_input
-	docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.rn50.bench_input
+## In the image: DALI vs Paddle DataLoader input rate, harness vs bare-loop throughput, one thread vs the default.
+## The image is IMAGE, else RELEASE/FLAVOR, else the newest release's default flavor; one that is not built is an
+## error naming the make command that builds it (never a pull from a registry).
+RUN_IMAGE = img=$$($(IMAGE_REF) --require-built) && docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle
 
-bench-overhead: toolchain
-	docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.harness.bench_overhead
+bench-input: $(BIN)/.installed toolchain
+	$(RUN_IMAGE) --shm-size 1g "$$img" python -W ignore -m benchmarks.rn50.bench_input
+	$(RUN_IMAGE) "$$img" python -W ignore -m benchmarks.rn50.bench_input
 
-bench-threads: toolchain
-	docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle $(IMAGE_DEFAULT) python -W ignore -m benchmarks.harness.bench_threads \
-	  --repeats $(or $(REPEATS),2)
+bench-overhead: $(BIN)/.installed toolchain
+	$(RUN_IMAGE) "$$img" python -W ignore -m benchmarks.harness.bench_overhead
+
+bench-threads: $(BIN)/.installed toolchain
+	$(RUN_IMAGE) "$$img" python -W ignore -m benchmarks.harness.bench_threads --repeats $(or $(REPEATS),2)
 
 clean:
 	rm -rf build

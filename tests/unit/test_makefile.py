@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from ngc_paddle import image_ref
+
 TARGETS = ["image", "test", "unit", "integration", "lint", "toolchain", "validate", "scan", "release", "bake-print",
            "bench-build", "bench-validate", "bench-input", "bench-overhead", "bench-threads", "clean", "distclean",
            "help"]
@@ -19,16 +21,36 @@ def test_make_target_dry_runs(repo: Path, target: str) -> None:
 NEWEST = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "releases").glob("*.yaml"))[-1]
 
 
-@pytest.mark.parametrize(("variables", "expected"), [
-    ([], "ngc-paddle validate \n"),
-    (["FLAVOR=gpu-cu118"], f"ngc-paddle validate ngc-paddle:{NEWEST}-gpu-cu118\n"),
-    (["RELEASE=23.01", "FLAVOR=gpu"], "ngc-paddle validate ngc-paddle:23.01-gpu\n"),
-    (["IMAGE=mine:1"], "ngc-paddle validate mine:1\n"),
+@pytest.mark.parametrize(("image", "release", "flavor", "expected"), [
+    (None, None, None, f"ngc-paddle:{NEWEST}-cpu"),
+    (None, None, "gpu-cu118", f"ngc-paddle:{NEWEST}-gpu-cu118"),
+    (None, "23.01", None, "ngc-paddle:23.01-gpu"),  # 23.01 has no cpu flavor: its own default, not -cpu
+    (None, "23.01", "gpu", "ngc-paddle:23.01-gpu"),
+    ("mine:1", None, None, "mine:1"),
 ])
-def test_validate_honours_flavor_without_release(repo: Path, variables: list[str], expected: str) -> None:
-    command = ["make", "--no-print-directory", "-n", "-W", ".venv/bin/.installed", "validate", *variables]
+def test_image_ref_follows_the_manifest(repo: Path, image, release, flavor, expected: str) -> None:
+    assert image_ref.resolve(image, release, flavor, repo)[0] == expected
+
+
+def test_image_ref_rejects_a_flavor_the_release_lacks(repo: Path, capsys) -> None:
+    assert image_ref.main(["--root", str(repo), "--release", "23.01", "--flavor", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no flavor 'cpu'" in err and "fix:" in err
+
+
+def test_image_ref_refuses_an_image_that_is_not_built(repo: Path, capsys) -> None:
+    code = image_ref.main(["--root", str(repo), "--image", "ngc-paddle-never-built:0", "--require-built"])
+    err = capsys.readouterr().err
+    assert code == 2 and "ngc-paddle-never-built:0: not built; fix: make image" in err
+
+
+@pytest.mark.parametrize("target", ["validate", "scan", "bench-input", "bench-overhead", "bench-threads"])
+def test_image_targets_go_through_image_ref(repo: Path, target: str) -> None:
+    command = ["make", "--no-print-directory", "-n", "-W", ".venv/bin/.installed", target, "FLAVOR=gpu-cu118"]
     proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
-    assert proc.returncode == 0 and proc.stdout.endswith(expected), proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert '-m ngc_paddle.image_ref --image "" --release "" --flavor "gpu-cu118"' in proc.stdout
+    assert "-cpu" not in proc.stdout, proc.stdout
 
 
 def test_release_passes_the_unproven_waiver(repo: Path) -> None:

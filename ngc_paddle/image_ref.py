@@ -1,0 +1,51 @@
+"""Name the image a make target means, and refuse one that is not built, before `docker run` sees it.
+
+Why: targets that run an image (bench-input, bench-overhead, bench-threads) used to fall back to a
+`-cpu` tag that some releases do not have (23.01), and `docker run` on an image that was never built
+tries to pull it from a registry, which fails far from the cause. One answer for every target: the
+image given, else RELEASE/FLAVOR, else the newest release's default flavor, all checked against the
+manifest; with --require-built, a missing image is one line saying how to build it (exit 2).
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from ngc_paddle.build import engine
+from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
+from ngc_paddle.manifest.resolve import flavor_of
+
+
+def resolve(image: str | None, release: str | None, flavor: str | None, root: Path) -> tuple[str, str]:
+    """(image reference, the make command that builds it)."""
+    if image:
+        return image, "make image (or docker build it)"
+    release = release or latest_release(root / "releases")
+    manifest = load_manifest(find_manifest(release, root / "releases"))
+    flavor = flavor or manifest.default_flavor
+    flavor_of(manifest, flavor)  # an unknown flavor is one line naming the ones there are
+    return f"{manifest.image}:{manifest.release}-{flavor}", f"make image RELEASE={manifest.release} FLAVOR={flavor}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ngc_paddle.image_ref", description=__doc__.splitlines()[0])
+    p.add_argument("--image", default="")
+    p.add_argument("--release", default="")
+    p.add_argument("--flavor", default="")
+    p.add_argument("--root", default=".")
+    p.add_argument("--require-built", action="store_true", help="exit 2 when the engine has no such image")
+    args = p.parse_args(argv)
+    try:
+        ref, how = resolve(args.image or None, args.release or None, args.flavor or None, Path(args.root))
+        if args.require_built and engine.image_id(ref) is None:
+            raise NgcPaddleError(f"image {ref}: not built; fix: {how}")
+    except NgcPaddleError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    print(ref)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
