@@ -13,6 +13,8 @@ the check of each index against the Release file's SHA256, the cache of parsed i
 reading of a PEP 691 JSON answer (a strict model, a few lines).
 """
 
+import contextlib
+import email.utils
 import hashlib
 import http.client
 import io
@@ -29,6 +31,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,7 @@ MAX_SIMPLE_BYTES = 32 * 1024 * 1024  # a PEP 691 project page (numpy's is a few 
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 CACHE_DIR = Path("build/cache/debian-indexes")
 CACHE_FORMAT = 1
+CACHE_DAYS = 14
 RELEASE_LABEL, FLAVOR_LABEL = "ngc-paddle.release", "ngc-paddle.flavor"
 PEP691 = "application/vnd.pypi.simple.v1+json"
 USER_AGENT = "ngc-paddle-scan"
@@ -117,22 +121,26 @@ class SuiteIndex:
                 "indexes": self.indexes, "packages": sum(len(v) for v in self.versions.values())}
 
 
-def verify_signature(inrelease: bytes, keyring: Path | None) -> str:
-    """'verified' or why not; Unavailable when a keyring is at hand and the signature does not verify."""
+def verify_signature(inrelease: bytes, keyring: Path | None) -> tuple[str, bytes]:
+    """('verified ...' or why not, the text to read: only what the signature covers when verified).
+
+    Unavailable when a keyring is at hand and the signature does not verify.
+    """
     if keyring is None:
-        return "not checked (no keyring given)"
+        return "not checked (no keyring given)", inrelease
     gpgv = shutil.which("gpgv")
     if gpgv is None or not keyring.is_file():
-        return f"not checked (gpgv or {keyring} is missing on this host; apt-get install gpgv debian-archive-keyring)"
+        return (f"not checked (gpgv or {keyring} is missing on this host; "
+                "apt-get install gpgv debian-archive-keyring)"), inrelease
     with tempfile.NamedTemporaryFile(suffix=".InRelease") as tmp:
         tmp.write(inrelease)
         tmp.flush()
-        proc = subprocess.run([gpgv, "--keyring", str(keyring), tmp.name], capture_output=True, text=True,
+        proc = subprocess.run([gpgv, "--keyring", str(keyring), "--output", "-", tmp.name], capture_output=True,
                               timeout=60, check=False)
     if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        last = (proc.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
         raise Unavailable(f"the signature of InRelease does not verify with {keyring}: {last}")
-    return f"verified ({keyring.name})"
+    return f"verified ({keyring.name})", proc.stdout
 
 
 def _unpack(name: str, data: bytes, url: str) -> bytes:
@@ -160,8 +168,11 @@ def parse_packages(text: bytes) -> dict[str, dict[str, str]]:
         if not (name and version and arch):
             continue
         known = newest.setdefault(name, {}).get(arch)
-        if known is None or DebVersion(version) > DebVersion(known):
-            newest[name][arch] = version
+        try:
+            if known is None or DebVersion(version) > DebVersion(known):
+                newest[name][arch] = version
+        except ValueError:
+            continue  # not a Debian version: no candidate
     return newest
 
 
@@ -199,7 +210,31 @@ def _index(dist_url: str, name: str, sha256: str, size: int, cache_dir: Path | N
         tmp = cached.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"format": CACHE_FORMAT, "sha256": sha256, "url": url, "versions": versions}))
         os.replace(tmp, cached)
+        _prune(cached.parent)
     return versions
+
+
+def _prune(cache_dir: Path) -> None:
+    """Drop indexes not used for CACHE_DAYS (each day's -security has a new one)."""
+    horizon = time.time() - CACHE_DAYS * 86400
+    for old in cache_dir.glob("*.json"):
+        with contextlib.suppress(OSError):
+            if old.stat().st_atime < horizon and old.stat().st_mtime < horizon:
+                old.unlink()
+
+
+def _check_valid_until(value: str, where: str) -> None:
+    """apt refuses a Release file past its Valid-Until (an old copy replayed by a mirror or a proxy)."""
+    if not value:
+        return
+    try:
+        until = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        raise Unavailable(f"{where}: Valid-Until {value[:40]!r} is not a date") from None
+    if until.tzinfo is None:
+        until = until.replace(tzinfo=UTC)
+    if until < datetime.now(UTC):
+        raise Unavailable(f"{where}: expired on {value} (Valid-Until): the mirror is stale")
 
 
 def read_suite(base_url: str, dist: str, arch: str, security: bool, cache_dir: Path | None,
@@ -207,11 +242,15 @@ def read_suite(base_url: str, dist: str, arch: str, security: bool, cache_dir: P
     """Read `<base_url>/dists/<dist>`: its InRelease, then the Packages of `component` for arch (and 'all')."""
     dist_url = f"{base_url.rstrip('/')}/dists/{dist}"
     raw, _ = fetch(f"{dist_url}/InRelease", MAX_RELEASE_BYTES)
-    signature = verify_signature(raw, keyring)
-    release = deb822.Release(raw)
-    sums = {entry["name"]: (entry["sha256"], int(entry["size"])) for entry in release.get("SHA256", [])}
+    signature, signed = verify_signature(raw, keyring)
+    try:
+        release = deb822.Release(signed)
+        sums = {entry["name"]: (entry["sha256"], int(entry["size"])) for entry in release.get("SHA256", [])}
+    except (KeyError, ValueError, TypeError) as exc:
+        raise Unavailable(f"{dist_url}/InRelease: not a Release file ({type(exc).__name__})") from None
     if not sums:
         raise Unavailable(f"{dist_url}/InRelease lists no SHA256 sums")
+    _check_valid_until(release.get("Valid-Until", ""), f"{dist_url}/InRelease")
     index = SuiteIndex(dist, dist_url, security, release.get("Date", ""), signature)
     # As apt reads it: binary-all is a separate index only when 'all' is among the Architectures and the
     # archive does not say "No-Support-for-Architecture-all: Packages"; otherwise each arch's index has them.
@@ -259,7 +298,11 @@ def compare_debian(packages: list[Package], suites: list[SuiteIndex], image_arch
         if not offers:
             absent.append(f"{pkg.name}:{arch}={pkg.version}")
             continue
-        installed = DebVersion(pkg.version)
+        try:
+            installed = DebVersion(pkg.version)
+        except ValueError:
+            absent.append(f"{pkg.name}:{arch}={pkg.version} (not a Debian version)")
+            continue
         newer = [(v, s) for v, s in offers if v > installed]
         if not newer:
             continue

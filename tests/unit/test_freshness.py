@@ -207,6 +207,18 @@ def test_an_unsigned_release_does_not_pass_the_archive_keyring(served: tuple[Pat
         freshness.read_suite(f"{url}/debian", "bookworm", "amd64", False, tmp_path, freshness.KEYRING)
 
 
+def test_a_release_file_past_its_valid_until_is_refused(served: tuple[Path, str]) -> None:
+    root, url = served
+    archive(root)
+    inrelease = root / "debian/dists/bookworm/InRelease"
+    text = inrelease.read_text()
+    inrelease.write_text(text.replace("Acquire-By-Hash", "Valid-Until: Sat, 18 Jul 2026 10:16:37 UTC\nAcquire-By-Hash"))
+    with pytest.raises(freshness.Unavailable, match=r"expired on Sat, 18 Jul 2026 .*the mirror is stale"):
+        freshness.read_suite(f"{url}/debian", "bookworm", "amd64", False, None, None)
+    inrelease.write_text(text.replace("Acquire-By-Hash", "Valid-Until: Thu, 18 Jul 2126 10:16:37 UTC\nAcquire-By-Hash"))
+    assert freshness.read_suite(f"{url}/debian", "bookworm", "amd64", False, None, None).versions
+
+
 def test_downloads_are_bounded(served: tuple[Path, str]) -> None:
     root, url = served
     (root / "big").write_bytes(b"x" * 5000)
