@@ -100,7 +100,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
         today = date.fromisoformat(args.today) if args.today else None
     except ValueError:
         raise NgcPaddleError(f"--today {args.today[:40]!r}: (argument): not a date; fix: write YYYY-MM-DD") from None
-    report = gate.run(image, output, Path(args.policy), osv, reports, args.db_repository, today, root)
+    sources = _source_overrides(args.source)
+    report = gate.run(image, output, Path(args.policy), osv, reports, args.db_repository, today, root,
+                      sources=sources)
     if report["blocked"]:
         raise gate.Blocked(f"the scan gate blocks {image}: {report['counts']['blocking']} finding(s); "
                            f"see {output / 'scan.md'}")
@@ -167,6 +169,8 @@ def parser() -> argparse.ArgumentParser:
     sc.add_argument("--grype-report", action="append", default=[], metavar="FILE", help="read a grype JSON report")
     sc.add_argument("--db-repository", help="trivy vulnerability DB mirror (OCI reference)")
     sc.add_argument("--output", help="report folder (default: build/scan/<image>)")
+    sc.add_argument("--source", action="append", default=[], metavar="NAME=URL",
+                    help="ask this mirror instead of a manifest source in the freshness check (as build --source)")
     sc.add_argument("--today", help="evaluate allowlist expiry as of this date (YYYY-MM-DD)")
     sc.set_defaults(func=cmd_scan)
 

@@ -20,6 +20,10 @@ apt_opts=()
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get "${apt_opts[@]}" update -qq || fail "component python: Debian archive ${APT_MIRROR} ${APT_SUITE} cannot be read; fix: check sources.debian in the manifest or the network"
+# The base image holds the suite's point release; take what -updates and -security have fixed since
+# (the scan's freshness check blocks an image that lacks a published security update).
+apt-get "${apt_opts[@]}" upgrade -y -qq --no-install-recommends \
+  || fail "component os: cannot apply the updates of ${APT_SUITE}-updates/-security; fix: check sources.debian in the manifest or the network"
 # shellcheck disable=SC2086  # APT_PACKAGES is a space-separated list
 apt-get "${apt_opts[@]}" install -y -qq --no-install-recommends ${APT_PACKAGES} \
   || fail "component python: cannot install '${APT_PACKAGES}' from ${APT_MIRROR} ${APT_SUITE}; fix: check flavors.*.components.python in the manifest"

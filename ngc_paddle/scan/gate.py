@@ -14,7 +14,7 @@ from pathlib import Path
 from ngc_paddle import outputs
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import IMAGE_REF_RE
-from ngc_paddle.scan import layer_checks, policy, sbom, vulnerabilities
+from ngc_paddle.scan import freshness, layer_checks, policy, sbom, vulnerabilities
 from ngc_paddle.scan.findings import Finding, dedupe, severity_rank
 from ngc_paddle.scan.inventory import Inventory, wants_content
 from ngc_paddle.scan.saved_image import SavedImage, save
@@ -46,7 +46,7 @@ def hadolint_findings(root: Path) -> list[Finding]:
 
 def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, reports: list[tuple[str, Path]],
         db_repository: str | None = None, today: date | None = None, root: Path = Path("."),
-        say: Callable[[str], None] = print) -> dict:
+        say: Callable[[str], None] = print, sources: dict[str, str] | None = None) -> dict:
     if not IMAGE_REF_RE.fullmatch(image):  # it reaches docker and grype as an argument
         raise NgcPaddleError(f"image {image[:80]!r}: (argument): not an image reference; "
                              "fix: name an image like ngc-paddle:26.12-cpu")
@@ -73,6 +73,8 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             sbom_path = output / "sbom.cdx.json"
             staged_sbom = sbom.write(sbom.build(image, manifest, packages), stage.path(sbom_path))
             say(f"    SBOM: {sbom.component_count(staged_sbom)} components -> {sbom_path}")
+            fresh = freshness.check(packages, saved.config, manifest, root, sources, say=say)
+            findings += fresh.findings
             cache = Path.home() / ".cache" / "trivy"  # where an air-gapped host keeps a pre-populated database
             trivy_report, scanned = vulnerabilities.run_trivy(Path(tmp) / "image.tar", cache, db_repository,
                                                               Path(tmp) / "trivy.json")
@@ -104,6 +106,7 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             "blocking": [f.as_dict() for f in decision.blocking],
             "suppressed": [f.as_dict() for f in decision.suppressed],
             "informational": [f.as_dict() for f in decision.informational],
+            "freshness": fresh.as_dict(),
         }
         stage.write_text(output / "scan.json", json.dumps(report, indent=2) + "\n")
         stage.write_text(output / "scan.md", markdown(report))
@@ -133,5 +136,6 @@ def markdown(report: dict) -> str:
                 lines.append(f"| {f['severity']} | {f['kind']} | {f['id']} | {f['package']} | {f['installed']} | "
                              f"{f['fixed']} | {f['location']} | {why} |")
         lines.append("")
+    lines += freshness.markdown(report["freshness"])
     lines.append(f"{len(report['informational'])} informational finding(s) (below the threshold) are in scan.json.")
     return "\n".join(lines) + "\n"

@@ -19,10 +19,10 @@ from ngc_paddle.scan.findings import SEVERITIES, Finding, severity_rank
 from ngc_paddle.validation_line import one_line
 
 DEFAULT_POLICY = Path("security/policy.yaml")
-ALWAYS_BLOCK = {"secret", "private-key", "credential", "setuid"}
+ALWAYS_BLOCK = {"secret", "private-key", "credential", "setuid", "security-update", "yanked"}  # default of block_on
 # Every kind of finding the gate produces (see findings.Finding.kind); `block_on` may only name these.
 FindingKind = Literal["vulnerability", "secret", "private-key", "credential", "setuid", "world-writable", "user",
-                      "dockerfile"]
+                      "dockerfile", "security-update", "outdated", "yanked"]
 MAX_POLICY_BYTES = 1024 * 1024
 
 

@@ -1,0 +1,57 @@
+"""How long the scan's freshness check takes on an image: first fetch of the indexes, then from the cache.
+
+Why: the check runs on every scan and downloads the Debian indexes (bookworm main is about 9 MB);
+the cache under build/cache/debian-indexes should make repeated scans cheap. Figures printed here,
+not asserted. Reads the image's dpkg status and manifest with `docker run` (no full scan needed).
+
+  python benchmarks/scan/bench_freshness.py [IMAGE] [--source NAME=URL]
+"""
+
+import argparse
+import json
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from debian import deb822
+
+from ngc_paddle.scan import freshness
+from ngc_paddle.scan.inventory import DPKG_STATUS, Package
+
+
+def image_packages(image: str) -> tuple[list[Package], dict]:
+    def cat(path: str) -> str:
+        return subprocess.run(["docker", "run", "--rm", "--network", "none", "--user", "0", "--entrypoint", "cat",
+                               image, path], capture_output=True, text=True, check=True).stdout
+
+    packages = [Package("deb", p["Package"], p["Version"], "image", arch=p.get("Architecture", ""))
+                for p in deb822.Deb822.iter_paragraphs(cat(DPKG_STATUS)) if p.get("Status") == "install ok installed"]
+    config = json.loads(subprocess.run(["docker", "image", "inspect", "-f", "{{json .}}", image],
+                                       capture_output=True, text=True, check=True).stdout)
+    return packages, config
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("image", nargs="?", default="ngc-paddle:26.12-cpu")
+    ap.add_argument("--source", action="append", default=[], metavar="NAME=URL")
+    args = ap.parse_args()
+    overrides = dict(s.split("=", 1) for s in args.source)
+    packages, config = image_packages(args.image)
+    root = Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory(prefix="bench-freshness-") as cache:
+        for label in ("first fetch (empty cache)", "cached"):
+            start = time.perf_counter()
+            result = freshness.check(packages, config, None, root, overrides, cache_dir=Path(cache),
+                                     say=lambda _line: None)
+            took = time.perf_counter() - start
+            print(f"{label:<28} {took:6.1f} s  {result.debian_compared} Debian packages, "
+                  f"{len(result.pending)} pending ({sum(p['security'] for p in result.pending)} security), "
+                  f"{result.python_checked} Python pins, {len(result.yanked)} yanked, NOT RUN: {result.not_run or '-'}")
+    for p in result.pending:
+        print(f"  {p['package']}:{p['arch']} {p['installed']} -> {p['candidate']} ({p['suite']})")
+
+
+if __name__ == "__main__":
+    main()
