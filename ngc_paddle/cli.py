@@ -13,6 +13,7 @@ from pathlib import Path
 from ngc_paddle.build import pipeline
 from ngc_paddle.build.bakefile import write_build_inputs
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.lock.check import lock_status
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest
 from ngc_paddle.validate import validate
@@ -52,8 +53,28 @@ def cmd_manifest_check(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             failed += 1
             continue
-        print(f"ok: {manifest.release} (flavors: {', '.join(manifest.flavors)})")
+        releases_dir = Path(release).parent if Path(release).suffix in (".yaml", ".yml") else root / "releases"
+        locks, before = [], failed
+        for flavor_name, flavor in manifest.flavors.items():
+            try:
+                status, _lock = lock_status(manifest, flavor_name, releases_dir)
+            except NgcPaddleError as exc:  # missing, or no longer matching the manifest: names the lock file
+                print(f"error: {exc}", file=sys.stderr)
+                failed += 1
+                continue
+            pending = f" ({flavor.lock.pending})" if flavor.lock is not None else ""
+            locks.append(f"{flavor_name} {'locked' if status == 'ok' else 'lock pending' + pending}")
+        if failed == before:
+            print(f"ok: {manifest.release} (flavors: {'; '.join(locks)})")
     return 2 if failed else 0
+
+
+def cmd_lock(args: argparse.Namespace) -> int:
+    from ngc_paddle.lock.command import run
+
+    root = Path(args.root).resolve()
+    run(root, args.release, args.flavor, _source_overrides(args.source), say=lambda line: print(line, flush=True))
+    return 0
 
 
 def cmd_manifest_show(args: argparse.Namespace) -> int:
@@ -184,6 +205,13 @@ def parser() -> argparse.ArgumentParser:
                    help="push flavors whose gates are NOT PROVEN (e.g. GPU gates on a host without a GPU); the "
                         "release notes print the reason")
     r.set_defaults(func=cmd_release)
+
+    lk = sub.add_parser("lock", help="resolve a release's flavors and write releases/<release>-<flavor>.lock.json")
+    lk.add_argument("release", help="YY.MM")
+    lk.add_argument("--flavor", action="append", default=[], help="flavor(s) to lock (default: every flavor)")
+    lk.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH",
+                    help="resolve a source through a mirror or wheel folder")
+    lk.set_defaults(func=cmd_lock)
 
     bf = sub.add_parser("bake-file", help="write build/bake/<release>.json from the manifest")
     bf.add_argument("release", nargs="?")
