@@ -139,6 +139,12 @@ def cmd_release(args: argparse.Namespace) -> int:
         print(diff or "(no change)")
         print(f"{'would write' if args.dry_run else 'wrote'} {path.relative_to(root)}; review the diff, then "
               f"'ngc-paddle manifest check {args.target}'")
+        if not args.dry_run and not args.no_lock:  # the next month's locks, for every flavor not marked pending
+            from ngc_paddle.lock.command import run as lock_run
+
+            new = load_manifest(path)
+            lock_run(root, args.target, [name for name, f in new.flavors.items() if f.lock is None], {},
+                     say=lambda line: print(line, flush=True))
         return 0
     from ngc_paddle.release.pipeline import ReleaseOptions, run
 
@@ -196,6 +202,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("target", nargs="?", help="with 'new': the new release id")
     r.add_argument("--from", dest="from_release", help="with 'new': the release to start from")
     r.add_argument("--dry-run", action="store_true", help="with 'new': print the diff, write nothing")
+    r.add_argument("--no-lock", action="store_true", help="with 'new': write the manifest only, lock later")
     r.add_argument("--flavor", action="append", default=[], help="flavor(s) to release (default: the default flavor)")
     r.add_argument("--registry", default="127.0.0.1:5000", help="push target (default: a local registry)")
     r.add_argument("--policy", default="security/policy.yaml")

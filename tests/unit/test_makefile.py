@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-TARGETS = ["image", "test", "unit", "integration", "lint", "toolchain", "validate", "scan", "release", "bake-print",
-           "bench-build", "bench-validate", "bench-input", "bench-overhead", "bench-threads", "clean", "distclean",
-           "help"]
+TARGETS = ["image", "lock", "test", "unit", "integration", "lint", "toolchain", "validate", "scan", "release",
+           "bake-print", "bench-build", "bench-validate", "bench-input", "bench-overhead", "bench-threads", "clean",
+           "distclean", "help"]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -35,3 +35,10 @@ def test_release_passes_the_unproven_waiver(repo: Path) -> None:
     command = ["make", "--no-print-directory", "-n", "release", "ACCEPT_UNPROVEN=no GPU in CI"]
     proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
     assert '--accept-unproven "no GPU in CI"' in proc.stdout, proc.stdout
+
+
+def test_lock_target_passes_release_flavor_and_sources(repo: Path) -> None:
+    command = ["make", "--no-print-directory", "-n", "-W", ".venv/bin/.installed", "lock", "FLAVOR=gpu",
+               "SOURCES=nvidia=https://m.example/nv"]
+    proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert f"ngc-paddle lock {NEWEST} --flavor gpu --source nvidia=https://m.example/nv" in proc.stdout, proc.stdout
