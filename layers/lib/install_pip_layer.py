@@ -29,12 +29,12 @@ NOT_FOUND = re.compile(
     r"\s+([A-Za-z0-9_.\-]+)"
 )
 # pip's report of a file whose hash is not the locked one:
-#     NAME==VERSION from URL:
+#     NAME==VERSION from URL (from -r FILE (line N)):
 #         Expected sha256 HEX
 #              Got        HEX
 HASH_MISMATCH = re.compile(
-    r"^\s+([A-Za-z0-9_.\-]+)==(\S+) from (\S+?):?\s*\n\s+Expected sha256 ([0-9a-f]{64})\s*\n"
-    r"(?:\s+or [0-9a-f]{64}\s*\n)*\s+Got\s+([0-9a-f]{64})",
+    r"^\s+([A-Za-z0-9_.\-]+)==(\S+) from .*\n\s+Expected sha256 ([0-9a-f]{64})[ \t]*\n"
+    r"(?:\s+or [0-9a-f]{64}[ \t]*\n)*\s+Got\s+([0-9a-f]{64})",
     re.M,
 )
 
@@ -85,8 +85,8 @@ def explain(spec: dict, entries: list[dict], output: str, code: int) -> None:
     mismatch = HASH_MISMATCH.search(output)
     if mismatch:
         entry = by_name.get(canonical(mismatch.group(1)), entries[0])
-        fail(spec, entry, f"the file's sha256 differs from the lock: expected {mismatch.group(4)}, got "
-                          f"{mismatch.group(5)}",
+        fail(spec, entry, f"the file's sha256 differs from the lock: expected {mismatch.group(3)}, got "
+                          f"{mismatch.group(4)}",
              f"the source serves another file than when the lock was made (replaced, tampered, or another "
              f"mirror); check it, and only if the change is wanted run ngc-paddle lock {spec['release']} "
              f"--flavor {spec['flavor']} and commit the new lock")

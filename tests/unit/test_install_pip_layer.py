@@ -84,7 +84,8 @@ def test_hash_mismatch_names_the_distribution_and_both_hashes(installer, monkeyp
     out = ("ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE. If you have updated the "
            "package versions, please update the hashes. Otherwise, examine the package contents carefully; "
            "someone may have tampered with them.\n"
-           "    tensorrt-cu12-bindings==10.5.0 from https://pypi.nvidia.com/x/tensorrt_cu12_bindings-10.5.0.whl:\n"
+           "    tensorrt-cu12-bindings==10.5.0 from https://pypi.nvidia.com/x/tensorrt_cu12_bindings-10.5.0.whl "
+           "(from -r /tmp/ngc-lock-x/requirements.txt (line 2)):\n"
            f"        Expected sha256 {SHA_B}\n"
            f"             Got        {got}\n")
     _, line = run_main(installer, monkeypatch, capsys, out)

@@ -198,3 +198,58 @@ def test_platform_tags_cover_every_older_glibc() -> None:
 
 def test_lock_path_is_beside_the_manifest() -> None:
     assert lock_path(Path("releases"), "26.12", "cpu") == Path("releases/26.12-cpu.lock.json")
+
+
+def test_debian_lock_keeps_what_the_os_layer_adds_or_upgrades() -> None:
+    from ngc_paddle.lock.debian_lock import parse_output
+
+    out = ("noise from install.sh\n=== before\n"
+           "ii \tlibc6\t2.36-9+deb12u9\tamd64\nii \tlibssl3\t3.0.15-1~deb12u1\tamd64\n"
+           "=== after\n"
+           "ii \tlibc6\t2.36-9+deb12u9\tamd64\nii \tlibssl3\t3.0.17-1~deb12u2\tamd64\n"
+           "ii \tpython3\t3.11.2-1+b1\tamd64\nrc \tremoved\t1.0\tamd64\n"
+           '=== seed\n[{"name": "pip", "version": "23.0.1"}, {"name": "setuptools", "version": "66.1.1"}]\n')
+    base, added, seed = parse_output(out)
+    assert [e.package for e in base] == ["libc6", "libssl3"]
+    assert [(e.package, e.version) for e in added] == [("libssl3", "3.0.17-1~deb12u2"), ("python3", "3.11.2-1+b1")]
+    assert [(s.name, s.version) for s in seed] == [("pip", "23.0.1"), ("setuptools", "66.1.1")]
+    with pytest.raises(ManifestError, match="printed no package lists"):
+        parse_output("E: something failed\n")
+
+
+def test_a_rebootstrapped_base_is_reported_as_different(monkeypatch) -> None:
+    from ngc_paddle.lock import base as base_module
+
+    locked = read_lock(LOCK).base
+    said: list[str] = []
+    same = {"RootFS": {"Layers": [f"sha256:{locked.rootfs_sha256}"]}, "Config": {"Labels": {}}, "Id": "sha256:x"}
+    monkeypatch.setattr(base_module, "_inspect", lambda ref: same)
+    assert base_module.compare_base("ngc-paddle-base:bookworm", locked, said.append)
+    other = {"RootFS": {"Layers": ["sha256:" + "e" * 64]},
+             "Config": {"Labels": {base_module.SNAPSHOT_LABEL: "Sat, 01 Jan 2028 00:00:00 UTC"}}, "Id": "sha256:y"}
+    monkeypatch.setattr(base_module, "_inspect", lambda ref: other)
+    assert not base_module.compare_base("ngc-paddle-base:bookworm", locked, said.append)
+    assert "matches the lock" in said[0]
+    assert "differs from the lock" in said[1] and "Sat, 01 Jan 2028" in said[1] and locked.snapshot in said[1]
+
+
+def test_release_new_locks_every_flavor_not_pending(releases: Path, monkeypatch) -> None:
+    from ngc_paddle import cli
+    from ngc_paddle.lock import command
+    from ngc_paddle.release import new
+
+    def fake_create(release, previous, root, write=True):
+        text = (root / "releases" / f"{previous}.yaml").read_text().replace('release: "26.12"', f'release: "{release}"')
+        path = root / "releases" / f"{release}.yaml"
+        path.write_text(text)
+        return path, "diff", []
+
+    locked: list[tuple[str, list[str]]] = []
+    monkeypatch.setattr(new, "create", fake_create)
+    monkeypatch.setattr(command, "run", lambda root, release, flavors, sources, say: locked.append((release, flavors)))
+    assert cli.main(["--root", str(releases.parent), "release", "new", "27.01", "--from", "26.12"]) == 0
+    assert locked == [("27.01", ["cpu", "gpu-cu118"])]
+    locked.clear()
+    (releases / "27.01.yaml").unlink()
+    assert cli.main(["--root", str(releases.parent), "release", "new", "27.01", "--from", "26.12", "--no-lock"]) == 0
+    assert locked == []
