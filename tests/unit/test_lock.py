@@ -253,3 +253,26 @@ def test_release_new_locks_every_flavor_not_pending(releases: Path, monkeypatch)
     (releases / "27.01.yaml").unlink()
     assert cli.main(["--root", str(releases.parent), "release", "new", "27.01", "--from", "26.12", "--no-lock"]) == 0
     assert locked == []
+
+
+def test_a_bootstrapped_base_records_the_archive_snapshot(monkeypatch) -> None:
+    from ngc_paddle.build import base_image
+
+    manifest = load_manifest(REPO / "releases" / "26.12.yaml")
+    commands: list[list[str]] = []
+
+    class FakeTar:
+        stdout = None
+
+        def wait(self) -> int:
+            return 0
+
+    monkeypatch.setattr(base_image.shutil, "which", lambda name: "/usr/sbin/debootstrap")
+    monkeypatch.setattr(base_image, "release_date", lambda debian: "Sat, 11 Jul 2026 10:16:37 UTC")
+    monkeypatch.setattr(base_image.subprocess, "Popen", lambda *a, **k: FakeTar())
+    monkeypatch.setattr(base_image.subprocess, "run",
+                        lambda cmd, **k: commands.append(cmd) or subprocess.CompletedProcess(cmd, 0, "", ""))
+    base_image.bootstrap(manifest.sources["debian"], "ngc-paddle-base:bookworm", lambda _line: None)
+    imported = next(cmd for cmd in commands if cmd[:2] == ["docker", "import"])
+    assert 'LABEL ngc-paddle.base.snapshot="Sat, 11 Jul 2026 10:16:37 UTC"' in imported
+    assert "LABEL ngc-paddle.base=debootstrap:bookworm" in imported
