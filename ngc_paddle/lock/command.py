@@ -26,10 +26,10 @@ from ngc_paddle.manifest.schema import Manifest
 def build_lock(manifest: Manifest, flavor_name: str, root: Path, say: Callable[[str], None] = print) -> Lock:
     """Resolve one flavor completely; raises (one line) when a source is unreachable or a pin cannot resolve."""
     flavor = flavor_of(manifest, flavor_name)
-    check_reachable(manifest, flavor_name, Path("releases"))
+    check_reachable(manifest, flavor_name, Path("releases"), root=root)
     say(f"[{flavor_name}] resolving the Python set (pip --dry-run --report, wheels for the image's platform)")
 
-    pip = lock_pip(manifest, flavor_name)
+    pip = lock_pip(manifest, flavor_name, root=root)
     say(f"[{flavor_name}] {len(pip)} distributions; resolving the os layer's Debian packages on the base")
     engine.ensure_engine()
     debian_source = manifest.sources[flavor.components["python"].source]

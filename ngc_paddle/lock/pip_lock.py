@@ -17,6 +17,7 @@ confusion), at lock time as at build time.
 import hashlib
 import json
 import os
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -98,21 +99,17 @@ def pip_base_command(python: str, platform: str) -> list[str]:
     return cmd
 
 
-def source_options(source: Source, only: bool) -> list[str]:
+def source_options(source: Source, only: bool, root: Path = Path(".")) -> list[str]:
     """pip's index options for one source; `only`: nothing else (no PyPI fallback)."""
     if source.kind == "wheel-dir":
-        return ["--no-index", "--find-links", str(Path(str(source.path)).resolve())] if only else \
-            ["--find-links", str(Path(str(source.path)).resolve())]
+        folder = str((root / str(source.path)).resolve())
+        return ["--no-index", "--find-links", folder] if only else ["--find-links", folder]
     return ["--index-url", str(source.url)] if only else ["--extra-index-url", str(source.url)]
 
 
 def probe(source_name: str, source: Source, package: str, timeout: float = 15) -> str | None:
     """Why a pip-index source cannot be reached, or None when it answers for `package`."""
-    if source.kind == "wheel-dir":
-        return None if Path(str(source.path)).is_dir() else f"wheel folder {source.path} does not exist"
     url = str(source.url).rstrip("/") + f"/{canonicalize_name(package)}/"
-    import ssl
-
     context = ssl.create_default_context(cafile=str(CA_BUNDLE) if CA_BUNDLE.is_file() else None)
     try:
         with urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": "ngc-paddle-lock"}),
@@ -123,7 +120,8 @@ def probe(source_name: str, source: Source, package: str, timeout: float = 15) -
         return f"{source.url} cannot be reached from this host ({type(exc).__name__})"
 
 
-def check_reachable(manifest: Manifest, flavor_name: str, releases_dir: Path, prober=probe) -> None:
+def check_reachable(manifest: Manifest, flavor_name: str, releases_dir: Path, prober=probe,
+                    root: Path = Path(".")) -> None:
     """Stop before resolving when a source the flavor needs does not answer (one line: the source, the fix)."""
     flavor = manifest.flavors[flavor_name]
     needs: dict[str, list[str]] = {manifest.dependency_source: []}
@@ -133,7 +131,11 @@ def check_reachable(manifest: Manifest, flavor_name: str, releases_dir: Path, pr
     down = []
     for source_name, comps in needs.items():
         package = next((str(flavor.components[c].package) for c in comps), "pip")
-        why = prober(source_name, manifest.sources[source_name], package)
+        source = manifest.sources[source_name]
+        if source.kind == "wheel-dir":
+            why = None if (root / str(source.path)).is_dir() else f"wheel folder {source.path} does not exist"
+        else:
+            why = prober(source_name, source, package)
         if why:
             used = ", ".join(comps) or "dependencies"
             down.append((source_name, f"sources.{source_name}: {why} (flavor {flavor_name}: {used})"))
@@ -213,7 +215,8 @@ def _file_facts(item: dict[str, Any]) -> tuple[str, str, str]:
     return url, file, sha
 
 
-def lock_pip(manifest: Manifest, flavor_name: str, run: Runner = run_pip_report) -> list[PipEntry]:
+def lock_pip(manifest: Manifest, flavor_name: str, run: Runner = run_pip_report,
+             root: Path = Path(".")) -> list[PipEntry]:
     """Every Python distribution of a flavor, resolved together, with its layer, source, file and sha256."""
     flavor = manifest.flavors[flavor_name]
     python = flavor.components["python"].version
@@ -222,10 +225,10 @@ def lock_pip(manifest: Manifest, flavor_name: str, run: Runner = run_pip_report)
     sources = sorted({c.source for _, c in pinned.values()} | {manifest.dependency_source})
     base = pip_base_command(python, platform)
 
-    cmd = [*base, *source_options(manifest.sources[manifest.dependency_source], only=True)]
+    cmd = [*base, *source_options(manifest.sources[manifest.dependency_source], only=True, root=root)]
     for name in sources:
         if name != manifest.dependency_source:
-            cmd += source_options(manifest.sources[name], only=False)
+            cmd += source_options(manifest.sources[name], only=False, root=root)
     report = run([*cmd, *(c.requirement for _, c in pinned.values())])
     items = {canonicalize_name(i["metadata"]["name"]): i for i in report.get("install", [])}
     layers = assign_layers(flavor, items, python)
@@ -237,9 +240,15 @@ def lock_pip(manifest: Manifest, flavor_name: str, run: Runner = run_pip_report)
             if not names:
                 continue
             reqs = [f"{n}=={items[n]['metadata']['version']}" for n in names]
-            own = run([*base, "--no-deps", *source_options(manifest.sources[source_name], only=True), *reqs])
-            for item in own.get("install", []):
-                items[canonicalize_name(item["metadata"]["name"])] = item
+            own = run([*base, "--no-deps", *source_options(manifest.sources[source_name], only=True, root=root), *reqs])
+            found = {canonicalize_name(item["metadata"]["name"]): item for item in own.get("install", [])}
+            absent = sorted(set(names) - set(found))
+            if absent:  # served by another index in the joint resolution: never take it from there
+                raise ManifestError(
+                    f"releases/{manifest.release}.yaml: sources.{source_name}: {', '.join(absent)} resolved only "
+                    f"through another index, not from {source_name} itself; fix: pin it to the source that has it "
+                    f"or mirror it on {source_name}")
+            items.update(found)
 
     entries = []
     for name in sorted(items, key=lambda n: (LAYER_ORDER.index(layers[n]), n)):

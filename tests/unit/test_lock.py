@@ -276,3 +276,20 @@ def test_a_bootstrapped_base_records_the_archive_snapshot(monkeypatch) -> None:
     imported = next(cmd for cmd in commands if cmd[:2] == ["docker", "import"])
     assert 'LABEL ngc-paddle.base.snapshot="Sat, 11 Jul 2026 10:16:37 UTC"' in imported
     assert "LABEL ngc-paddle.base=debootstrap:bookworm" in imported
+
+
+def test_a_pinned_file_its_own_source_lacks_is_never_taken_from_another(current_manifest_data, write_manifest) -> None:
+    data = current_manifest_data
+    data["sources"]["mirror"] = {"kind": "pip-index", "url": "https://mirror.example/simple"}
+    data["flavors"]["cpu"]["components"]["paddle"]["source"] = "mirror"
+    manifest = load_manifest(write_manifest(data))
+    items = [item(c["package"], c["version"]) for c in data["flavors"]["cpu"]["components"].values()
+             if c["kind"] == "pip"]
+
+    def fake(cmd: list[str]) -> dict:  # the joint run found paddlepaddle (on PyPI); the mirror alone has nothing
+        own = "--no-deps" in cmd and cmd[cmd.index("--index-url") + 1] == "https://mirror.example/simple"
+        return {"install": [] if own else items}
+
+    with pytest.raises(ManifestError) as exc:
+        lock_pip(manifest, "cpu", run=fake)
+    assert "sources.mirror: paddlepaddle resolved only through another index" in one_line(exc)
