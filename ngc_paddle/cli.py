@@ -142,9 +142,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         if not args.dry_run and not args.no_lock:  # the next month's locks, for every flavor not marked pending
             from ngc_paddle.lock.command import run as lock_run
 
-            new = load_manifest(path)
-            lock_run(root, args.target, [name for name, f in new.flavors.items() if f.lock is None], {},
-                     say=lambda line: print(line, flush=True))
+            lock_run(root, args.target, [], {}, say=lambda line: print(line, flush=True))
         return 0
     from ngc_paddle.release.pipeline import ReleaseOptions, run
 

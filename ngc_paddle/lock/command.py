@@ -54,10 +54,16 @@ def write_lock(root: Path, lock: Lock) -> Path:
 
 def run(root: Path, release: str, flavors: list[str], sources: Mapping[str, str],
         say: Callable[[str], None] = print) -> list[Path]:
-    """Lock the named flavors (default: every flavor) of a release; the first failure stops with one line."""
+    """Lock the named flavors (default: every flavor not marked `lock: {pending}`); the first failure stops
+    with one line. A pending flavor named explicitly is tried: that is how its lock gets made (via mirrors)."""
     manifest = apply_source_overrides(load_manifest(find_manifest(release, root / "releases")), sources)
+    if not flavors:
+        for name, flavor in manifest.flavors.items():
+            if flavor.lock is not None:
+                say(f"[{name}] skipped: lock pending ({flavor.lock.pending}); lock it with --flavor {name}")
+        flavors = [name for name, flavor in manifest.flavors.items() if flavor.lock is None]
     written = []
-    for flavor_name in flavors or list(manifest.flavors):
+    for flavor_name in flavors:
         lock = build_lock(manifest, flavor_name, root, say)
         path = write_lock(root, lock)
         say(f"wrote {path.relative_to(root)}: {len(lock.pip)} wheels, {len(lock.debian)} Debian packages, "

@@ -248,7 +248,7 @@ def test_release_new_locks_every_flavor_not_pending(releases: Path, monkeypatch)
     monkeypatch.setattr(new, "create", fake_create)
     monkeypatch.setattr(command, "run", lambda root, release, flavors, sources, say: locked.append((release, flavors)))
     assert cli.main(["--root", str(releases.parent), "release", "new", "27.01", "--from", "26.12"]) == 0
-    assert locked == [("27.01", ["cpu", "gpu-cu118"])]
+    assert locked == [("27.01", [])]  # [] = every flavor not marked pending
     locked.clear()
     (releases / "27.01.yaml").unlink()
     assert cli.main(["--root", str(releases.parent), "release", "new", "27.01", "--from", "26.12", "--no-lock"]) == 0
@@ -293,3 +293,23 @@ def test_a_pinned_file_its_own_source_lacks_is_never_taken_from_another(current_
     with pytest.raises(ManifestError) as exc:
         lock_pip(manifest, "cpu", run=fake)
     assert "sources.mirror: paddlepaddle resolved only through another index" in one_line(exc)
+
+
+def test_lock_without_flavor_skips_pending_flavors(monkeypatch) -> None:
+    from ngc_paddle.lock import command
+
+    real = read_lock(LOCK)
+    tried: list[str] = []
+
+    def fake_build(manifest, flavor, root, say):
+        tried.append(flavor)
+        return real
+
+    monkeypatch.setattr(command, "build_lock", fake_build)
+    monkeypatch.setattr(command, "write_lock", lambda root, lock: REPO / "releases" / "x.lock.json")
+    said: list[str] = []
+    command.run(REPO, "26.12", [], {}, said.append)
+    assert tried == ["cpu", "gpu-cu118"] and "[gpu] skipped: lock pending" in said[0]
+    tried.clear()
+    command.run(REPO, "26.12", ["gpu"], {}, said.append)  # named explicitly: tried (with mirrors, it can lock)
+    assert tried == ["gpu"]
