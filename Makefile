@@ -1,5 +1,6 @@
 # ngc-paddle: build, test and lint the monthly PaddlePaddle containers.
 #   make image [RELEASE=YY.MM] [FLAVOR=cpu|gpu] [SOURCES="pypi=URL nvidia=URL ..."]
+#   make lock [RELEASE=YY.MM] [FLAVOR=...] [SOURCES=...]   (resolve and write releases/<release>-<flavor>.lock.json)
 #   make test | make lint | make clean
 # RELEASE defaults to the newest manifest in releases/, FLAVOR to that manifest's default_flavor.
 
@@ -15,7 +16,7 @@ PYTEST_ARGS ?=
 build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
              $(foreach s,$(SOURCES),--source $(s))
 
-.PHONY: image test unit integration lint toolchain validate scan release bake-print bench-build bench-validate bench-input \
+.PHONY: image lock test unit integration lint toolchain validate scan release bake-print bench-build bench-validate bench-input \
         bench-overhead bench-threads clean distclean help
 
 help:
@@ -33,6 +34,10 @@ toolchain:
 ## Build RELEASE/FLAVOR layer by layer; the release tag moves only after a smoke test
 image: $(BIN)/.installed toolchain
 	$(BIN)/ngc-paddle build $(build_args)
+
+## Resolve RELEASE's flavors (all, or FLAVOR) and write their locks beside the manifest; builds install only these
+lock: $(BIN)/.installed toolchain
+	$(BIN)/ngc-paddle lock $(RELEASE) $(if $(FLAVOR),--flavor $(FLAVOR)) $(foreach s,$(SOURCES),--source $(s))
 
 ## Unit tests (seconds), then integration tests that build and run real images
 test: unit integration

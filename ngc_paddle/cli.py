@@ -13,6 +13,7 @@ from pathlib import Path
 from ngc_paddle.build import pipeline
 from ngc_paddle.build.bakefile import write_build_inputs
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.lock.check import lock_status
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest
 from ngc_paddle.validate import validate
@@ -52,8 +53,29 @@ def cmd_manifest_check(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             failed += 1
             continue
-        print(f"ok: {manifest.release} (flavors: {', '.join(manifest.flavors)})")
+        releases_dir = Path(release).parent if Path(release).suffix in (".yaml", ".yml") else root / "releases"
+        locks, before = [], failed
+        for flavor_name, flavor in manifest.flavors.items():
+            try:
+                status, _lock = lock_status(manifest, flavor_name, releases_dir)
+            except NgcPaddleError as exc:  # missing, or no longer matching the manifest: names the lock file
+                print(f"error: {exc}", file=sys.stderr)
+                failed += 1
+                continue
+            pending = f" ({flavor.lock.pending})" if flavor.lock is not None else ""
+            locks.append(f"{flavor_name} {'locked' if status == 'ok' else 'lock pending' + pending}")
+        if failed == before:
+            print(f"ok: {manifest.release} (flavors: {'; '.join(locks)})")
     return 2 if failed else 0
+
+
+def cmd_lock(args: argparse.Namespace) -> int:
+    from ngc_paddle.lock.command import run
+
+    root = Path(args.root).resolve()
+    release = args.release or latest_release(root / "releases")
+    run(root, release, args.flavor, _source_overrides(args.source), say=lambda line: print(line, flush=True))
+    return 0
 
 
 def cmd_manifest_show(args: argparse.Namespace) -> int:
@@ -120,6 +142,10 @@ def cmd_release(args: argparse.Namespace) -> int:
         print(diff or "(no change)")
         print(f"{'would write' if args.dry_run else 'wrote'} {path.relative_to(root)}; review the diff, then "
               f"'ngc-paddle manifest check {args.target}'")
+        if not args.dry_run and not args.no_lock:  # the next month's locks, for every flavor not marked pending
+            from ngc_paddle.lock.command import run as lock_run
+
+            lock_run(root, args.target, [], {}, say=lambda line: print(line, flush=True))
         return 0
     from ngc_paddle.release.pipeline import ReleaseOptions, run
 
@@ -179,6 +205,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("target", nargs="?", help="with 'new': the new release id")
     r.add_argument("--from", dest="from_release", help="with 'new': the release to start from")
     r.add_argument("--dry-run", action="store_true", help="with 'new': print the diff, write nothing")
+    r.add_argument("--no-lock", action="store_true", help="with 'new': write the manifest only, lock later")
     r.add_argument("--flavor", action="append", default=[], help="flavor(s) to release (default: the default flavor)")
     r.add_argument("--registry", default="127.0.0.1:5000", help="push target (default: a local registry)")
     r.add_argument("--policy", default="security/policy.yaml")
@@ -188,6 +215,13 @@ def parser() -> argparse.ArgumentParser:
                    help="push flavors whose gates are NOT PROVEN (e.g. GPU gates on a host without a GPU); the "
                         "release notes print the reason")
     r.set_defaults(func=cmd_release)
+
+    lk = sub.add_parser("lock", help="resolve a release's flavors and write releases/<release>-<flavor>.lock.json")
+    lk.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest in releases/)")
+    lk.add_argument("--flavor", action="append", default=[], help="flavor(s) to lock (default: every flavor)")
+    lk.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH",
+                    help="resolve a source through a mirror or wheel folder")
+    lk.set_defaults(func=cmd_lock)
 
     bf = sub.add_parser("bake-file", help="write build/bake/<release>.json from the manifest")
     bf.add_argument("release", nargs="?")

@@ -20,13 +20,23 @@ apt_opts=()
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get "${apt_opts[@]}" update -qq || fail "component python: Debian archive ${APT_MIRROR} ${APT_SUITE} cannot be read; fix: check sources.debian in the manifest or the network"
-# The base image holds the suite's point release; take what -updates and -security have fixed since
-# (the scan's freshness check blocks an image that lacks a published security update).
-apt-get "${apt_opts[@]}" upgrade -y -qq --no-install-recommends \
-  || fail "component os: cannot apply the updates of ${APT_SUITE}-updates/-security; fix: check sources.debian in the manifest or the network"
+# Without a lock (only while `ngc-paddle lock` resolves the layer in a throwaway container) take what
+# -updates and -security have fixed since the base's point release, so the lock pins the fixed versions
+# of base packages too (the scan's freshness check blocks an image that lacks a published security
+# update: re-lock to take new ones). With a lock, nothing floats: every changed package is in APT_PACKAGES.
+if [ "${APT_UPGRADE:-0}" = 1 ]; then
+  apt-get "${apt_opts[@]}" upgrade -y -qq --no-install-recommends \
+    || fail "component os: cannot apply the updates of ${APT_SUITE}-updates/-security; fix: check sources.debian in the manifest or the network"
+fi
+# APT_PACKAGES: every package the layer adds, pinned as pkg=version by the flavor's lock (unpinned
+# names only while `ngc-paddle lock` resolves them in a throwaway container).
 # shellcheck disable=SC2086  # APT_PACKAGES is a space-separated list
-apt-get "${apt_opts[@]}" install -y -qq --no-install-recommends ${APT_PACKAGES} \
-  || fail "component python: cannot install '${APT_PACKAGES}' from ${APT_MIRROR} ${APT_SUITE}; fix: check flavors.*.components.python in the manifest"
+if ! apt_out=$(apt-get "${apt_opts[@]}" install -y -qq --no-install-recommends ${APT_PACKAGES} 2>&1); then
+  echo "$apt_out"
+  first=$(grep -m1 '^E:' <<<"$apt_out" || echo "apt-get install failed")
+  fail "component python: cannot install the locked Debian packages from ${APT_MIRROR} ${APT_SUITE}: ${first#E: }; fix: the archive no longer has a locked version (or cannot be read): run ngc-paddle lock for this flavor and commit the lock"
+fi
+echo "$apt_out" | tail -n 3
 
 found=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 [ "$found" = "$PYTHON_VERSION" ] || fail "component python: the manifest pins Python ${PYTHON_VERSION} but ${APT_SUITE} provides ${found}; fix: pin python ${found} or use a suite that ships ${PYTHON_VERSION}"

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from ngc_paddle import outputs
-from ngc_paddle.errors import ManifestError, ToolchainError
+from ngc_paddle.errors import ManifestError, NgcPaddleError, ToolchainError
 from ngc_paddle.layers import bake_target
+from ngc_paddle.lock.check import lock_status
+from ngc_paddle.lock.model import Lock
 from ngc_paddle.manifest.resolve import image_manifest, layer_args
 from ngc_paddle.manifest.schema import Manifest
 from ngc_paddle.outputs import ensure_folder
@@ -22,13 +24,30 @@ from ngc_paddle.outputs import ensure_folder
 HCL = Path("docker-bake.hcl")
 
 
-def bake_definition(manifest: Manifest, base_images: dict[str, str] | None = None) -> dict[str, Any]:
+def flavor_locks(manifest: Manifest, releases_dir: Path) -> dict[str, tuple[Lock | None, str]]:
+    """Each flavor's lock when it matches the manifest, else None and why (its pip layers then refuse to build)."""
+    locks: dict[str, tuple[Lock | None, str]] = {}
+    for flavor_name in manifest.flavors:
+        try:
+            _status, lock = lock_status(manifest, flavor_name, releases_dir)
+        except NgcPaddleError as exc:
+            locks[flavor_name] = (None, str(exc))
+            continue
+        pending = manifest.flavors[flavor_name].lock
+        locks[flavor_name] = (lock, pending.pending if lock is None and pending is not None else "")
+    return locks
+
+
+def bake_definition(manifest: Manifest, base_images: dict[str, str] | None = None,
+                    locks: dict[str, tuple[Lock | None, str]] | None = None) -> dict[str, Any]:
     """{"target": {...}} with the args of every layer target of every flavor."""
     targets: dict[str, Any] = {}
     for flavor_name, flavor in manifest.flavors.items():
         base = (base_images or {}).get(flavor_name)
+        lock, pending = (locks or {}).get(flavor_name, (None, "no lock"))
         for layer in flavor.layers:
-            targets[bake_target(layer, flavor_name)] = {"args": layer_args(manifest, flavor_name, layer, base)}
+            targets[bake_target(layer, flavor_name)] = {
+                "args": layer_args(manifest, flavor_name, layer, base, lock, pending)}
     return {"target": targets}
 
 
@@ -44,7 +63,8 @@ def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, st
         for flavor_name in manifest.flavors
     }
     bake_file = root / "build" / "bake" / f"{manifest.release}.json"
-    texts[bake_file] = json.dumps(bake_definition(manifest, base_images), indent=2, sort_keys=True) + "\n"
+    locks = flavor_locks(manifest, root / "releases")
+    texts[bake_file] = json.dumps(bake_definition(manifest, base_images, locks), indent=2, sort_keys=True) + "\n"
     with outputs.staged() as stage:
         for path, text in texts.items():
             ensure_folder(path.parent, stop=root)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ngc_paddle.build import engine
 from ngc_paddle.errors import ToolchainError
+from ngc_paddle.lock.base import SNAPSHOT_LABEL, release_date
 from ngc_paddle.manifest.schema import Component, Source
 
 
@@ -45,6 +46,10 @@ def bootstrap(debian: Source, name: str, say: Callable[[str], None]) -> None:
             f"toolchain/ensure-engine.sh as root, or 'docker load' a Debian {debian.suite} image as {name}"
         )
     started = time.monotonic()
+    try:  # the state of the archive we bootstrap from, for the lock (ngc_paddle/lock/base.py)
+        snapshot = release_date(debian)
+    except Exception:  # any failure: debootstrap below names the archive problem
+        snapshot = "unknown"
     with tempfile.TemporaryDirectory(prefix="ngc-paddle-rootfs-") as tmp:
         rootfs = Path(tmp) / "rootfs"
         proc = subprocess.run(
@@ -65,7 +70,8 @@ def bootstrap(debian: Source, name: str, say: Callable[[str], None]) -> None:
         tar = subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE)
         imported = subprocess.run(
             ["docker", "import", "--change", 'CMD ["/bin/bash"]',
-             "--change", f"LABEL ngc-paddle.base=debootstrap:{debian.suite}", "-", name],
+             "--change", f"LABEL ngc-paddle.base=debootstrap:{debian.suite}",
+             "--change", f'LABEL {SNAPSHOT_LABEL}="{snapshot}"', "-", name],
             stdin=tar.stdout, capture_output=True, text=True, check=False,
         )
         tar.wait()

@@ -20,6 +20,9 @@ from ngc_paddle.build.base_image import ensure_base_image
 from ngc_paddle.build.report import BuildReport, LayerResult, human
 from ngc_paddle.errors import BuildError
 from ngc_paddle.layers import bake_target
+from ngc_paddle.lock.base import compare_base
+from ngc_paddle.lock.check import lock_for_build
+from ngc_paddle.lock.model import lock_path
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
 from ngc_paddle.manifest.schema import Manifest
@@ -58,10 +61,14 @@ def build(request: BuildRequest, say: Callable[[str], None] = print) -> BuildRep
     manifest = apply_source_overrides(manifest, request.sources or {})
     flavor_name = request.flavor or manifest.default_flavor
     flavor = flavor_of(manifest, flavor_name)
+    lock = lock_for_build(manifest, flavor_name, root / "releases")  # nothing is resolved at build time
 
-    say(f"==> ngc-paddle {manifest.release}-{flavor_name}: layers {' -> '.join(flavor.layers)}")
+    say(f"==> ngc-paddle {manifest.release}-{flavor_name}: layers {' -> '.join(flavor.layers)}; "
+        f"lock {lock_path(Path('releases'), manifest.release, flavor_name)}: {len(lock.pip)} wheels, "
+        f"{len(lock.debian)} Debian packages")
     engine.ensure_engine()
     base = ensure_base_image(flavor.components["os"], manifest.sources[flavor.components["python"].source], say)
+    compare_base(base, lock.base, say)
     bake_file = write_build_inputs(root, manifest, {flavor_name: base})
     env = bake_env(manifest, _source_labels(root))
     printed = resolved_group(root, bake_file, manifest, flavor_name, env)

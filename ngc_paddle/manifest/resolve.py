@@ -6,7 +6,7 @@ and the image carries the same resolved view as JSON for the banner, validation 
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -14,6 +14,9 @@ from ngc_paddle.driver import nvidia_require_cuda
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.manifest.schema import Component, Flavor, Manifest, Source
 from ngc_paddle.validation_line import one_line
+
+if TYPE_CHECKING:
+    from ngc_paddle.lock.model import Lock
 
 IMAGE_MANIFEST_PATH = "/opt/ngc-paddle/manifest.json"
 
@@ -89,13 +92,18 @@ def layer_components(flavor: Flavor, layer: str) -> dict[str, Component]:
     return {name: comp for name, comp in flavor.components.items() if comp.layer == layer}
 
 
-def layer_args(manifest: Manifest, flavor_name: str, layer: str, base_image: str | None = None) -> dict[str, str]:
-    """The build arguments of one layer target, all derived from the manifest."""
+def layer_args(manifest: Manifest, flavor_name: str, layer: str, base_image: str | None = None,
+               lock: "Lock | None" = None, pending: str | None = None) -> dict[str, str]:
+    """The build arguments of one layer target, all derived from the manifest and the flavor's lock.
+
+    Without a lock (`pending` says why) the pip layers get no entries and refuse to build, and the
+    os layer installs its packages unpinned (only `ngc-paddle lock` builds it that way, to read them).
+    """
     flavor = flavor_of(manifest, flavor_name)
-    comps = layer_components(flavor, layer)
     if layer == "os":
-        return _os_args(manifest, flavor, base_image)
-    args = {"LAYER_SPEC": json.dumps(_pip_spec(manifest, flavor_name, layer, comps), sort_keys=True)}
+        return _os_args(manifest, flavor, base_image, lock)
+    spec = _pip_spec(manifest, flavor_name, layer, lock, pending or "no lock")
+    args = {"LAYER_SPEC": json.dumps(spec, sort_keys=True)}
     if layer == "cuda" and flavor.cuda is not None:
         args["CUDA_VERSION"] = flavor.cuda.version
         args["NVIDIA_REQUIRE_CUDA"] = nvidia_require_cuda(flavor.cuda)
@@ -104,36 +112,37 @@ def layer_args(manifest: Manifest, flavor_name: str, layer: str, base_image: str
     return args
 
 
-def _os_args(manifest: Manifest, flavor: Flavor, base_image: str | None) -> dict[str, str]:
+def _os_args(manifest: Manifest, flavor: Flavor, base_image: str | None, lock: "Lock | None") -> dict[str, str]:
     os_comp, python = flavor.components["os"], flavor.components["python"]
     debian = manifest.sources[python.source]
+    packages = [f"{p.package}={p.version}" for p in lock.debian] if lock is not None else \
+        [str(python.package), *python.extra_packages]
     return {
         "BASE_IMAGE": base_image or str(os_comp.image),
         "APT_MIRROR": str(debian.url),
         "APT_SUITE": str(debian.suite),
         "APT_SECURITY": debian.security_url or "",
-        "APT_PACKAGES": " ".join([str(python.package), *python.extra_packages]),
+        "APT_PACKAGES": " ".join(packages),
+        "APT_UPGRADE": "0" if lock is not None else "1",  # unlocked: resolve with -updates/-security applied
         "PYTHON_VERSION": python.version,
     }
 
 
-def _pip_spec(manifest: Manifest, flavor_name: str, layer: str, comps: dict[str, Component]) -> dict[str, Any]:
-    entries = []
-    for name, comp in comps.items():
-        source = manifest.sources[comp.source]
-        entries.append({
-            "name": name,
-            "requirement": comp.requirement,
-            "package": comp.package,
-            "source": comp.source,
-            "source_kind": source.kind,
-            "location": source.path if source.kind == "wheel-dir" else source.url,
-        })
+def _pip_spec(manifest: Manifest, flavor_name: str, layer: str, lock: "Lock | None", pending: str) -> dict[str, Any]:
+    """What install_pip_layer.py installs: the lock's entries for this layer and where each source is."""
+    entries = lock.layer_entries(layer) if lock is not None else []
+    sources = {}  # only those this layer installs from: a mirror for another source must not bust its cache
+    for name in sorted({e.source for e in entries}):
+        source = manifest.sources[name]
+        sources[name] = {"kind": source.kind, "location": source.path if source.kind == "wheel-dir" else source.url}
     return {
         "release": manifest.release,
         "flavor": flavor_name,
         "layer": layer,
         "manifest": f"releases/{manifest.release}.yaml",
-        "dependency_index": manifest.sources[manifest.dependency_source].url,
-        "components": entries,
+        "lock": f"releases/{manifest.release}-{flavor_name}.lock.json",
+        "pending": None if lock is not None else pending,
+        "sources": sources,
+        "packages": [{"name": e.name, "version": e.version, "sha256": e.sha256, "source": e.source,
+                      "component": e.component} for e in entries],
     }

@@ -157,12 +157,22 @@ class CudaSpec(Strict):
         return ".".join(self.version.split(".")[:2])
 
 
+class LockPolicy(Strict):
+    """Why a flavor has no lock yet (e.g. its sources cannot be reached from the host that locks).
+
+    `manifest check` accepts and prints it; `ngc-paddle build` refuses the flavor until a lock exists.
+    """
+
+    pending: Text
+
+
 class Flavor(Strict):
     """One image variant of a release (cpu, gpu, ...): its layers and pinned components."""
 
     description: Text
     layers: list[LayerName]
     cuda: CudaSpec | None = None
+    lock: LockPolicy | None = None
     components: dict[Name, Component]
 
     @model_validator(mode="after")

@@ -124,12 +124,23 @@ def test_missing_version_fails_and_previous_image_keeps_its_tag(built: Built, sc
     pinned = f"package: paddle2onnx, version: {version}"
     assert pinned in text
     manifest.write_text(text.replace(pinned, "package: paddle2onnx, version: 0.0.1"))
+    stale = run_cli("build", root=scratch_repo)  # the manifest moved, the lock did not: nothing is built
+    assert stale.returncode == 2 and stale.stderr.count("\n") == 1
+    assert f"{built.release}-{built.flavor}.lock.json: inputs.components.paddle2onnx.version" in stale.stderr
+    manifest.write_text(text)
 
+    # A locked version the source does not have (yanked, deleted): the build stops at that layer.
+    lock_file = scratch_repo / "releases" / f"{built.release}-{built.flavor}.lock.json"
+    lock = json.loads(lock_file.read_text())
+    entry = next(e for e in lock["pip"] if e["name"] == "onnxoptimizer")
+    entry["version"] = "0.0.1"
+    lock_file.write_text(json.dumps(lock, indent=1))
     proc = run_cli("build", root=scratch_repo)
     assert proc.returncode == 1
     error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(error) == 1
-    assert "layer paddle: component paddle2onnx (paddle2onnx==0.0.1) from source pypi" in error[0]
+    assert f"layer {entry['layer']}: onnxoptimizer 0.0.1 (dependency, locked in releases/" in error[0]
+    assert "from source pypi (https://pypi.org/simple): the source no longer has this version" in error[0]
     assert "the release tag was not moved" in error[0]
     assert docker("image", "inspect", "--format", "{{.Id}}", image).stdout.strip() == good
     reports = scratch_repo / "build" / "reports" / f"{built.release}-{built.flavor}"

@@ -7,9 +7,9 @@ import pytest
 
 from ngc_paddle import image_ref
 
-TARGETS = ["image", "test", "unit", "integration", "lint", "toolchain", "validate", "scan", "release", "bake-print",
-           "bench-build", "bench-validate", "bench-input", "bench-overhead", "bench-threads", "clean", "distclean",
-           "help"]
+TARGETS = ["image", "lock", "test", "unit", "integration", "lint", "toolchain", "validate", "scan", "release",
+           "bake-print", "bench-build", "bench-validate", "bench-input", "bench-overhead", "bench-threads", "clean",
+           "distclean", "help"]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -57,3 +57,10 @@ def test_release_passes_the_unproven_waiver(repo: Path) -> None:
     command = ["make", "--no-print-directory", "-n", "release", "ACCEPT_UNPROVEN=no GPU in CI"]
     proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
     assert '--accept-unproven "no GPU in CI"' in proc.stdout, proc.stdout
+
+
+def test_lock_target_passes_release_flavor_and_sources(repo: Path) -> None:
+    command = ["make", "--no-print-directory", "-n", "-W", ".venv/bin/.installed", "lock", "FLAVOR=gpu",
+               "SOURCES=nvidia=https://m.example/nv"]
+    proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert "ngc-paddle lock  --flavor gpu --source nvidia=https://m.example/nv" in proc.stdout, proc.stdout

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import hcl2
 import pytest
+from packaging.utils import canonicalize_name
 
-from ngc_paddle.build.bakefile import bake_definition, build_command, write_build_inputs
+from ngc_paddle.build.bakefile import bake_definition, build_command, flavor_locks, write_build_inputs
 from ngc_paddle.driver import nvidia_require_cuda
 from ngc_paddle.errors import ManifestError, ToolchainError
 from ngc_paddle.layers import bake_target, dockerfile_for
@@ -20,17 +21,39 @@ def manifest(current_manifest_data, write_manifest):
     return load_manifest(write_manifest(current_manifest_data))
 
 
-def test_pip_layer_spec_pins_exactly_the_manifest_components(manifest) -> None:
-    for flavor_name, flavor in manifest.flavors.items():
+def committed_locks(repo: Path):
+    manifest = load_manifest(repo / "releases" / "26.12.yaml")
+    locks = {name: lock for name, (lock, _) in flavor_locks(manifest, repo / "releases").items() if lock}
+    assert {"cpu", "gpu-cu118"} <= set(locks)
+    return manifest, locks
+
+
+def test_pip_layer_spec_installs_exactly_the_lock(repo: Path) -> None:
+    """Each pip layer gets its lock entries; together they are the lock's whole set, every pin at its version."""
+    manifest, locks = committed_locks(repo)
+    for flavor_name, lock in locks.items():
+        flavor = manifest.flavors[flavor_name]
+        installed = []
         for layer in flavor.layers:
             if layer == "os":
                 continue
-            spec = json.loads(layer_args(manifest, flavor_name, layer)["LAYER_SPEC"])
-            expected = {f"{c.package}=={c.version}" for c in flavor.components.values() if c.layer == layer}
-            assert {c["requirement"] for c in spec["components"]} == expected, (flavor_name, layer)
-            for entry in spec["components"]:
-                source = manifest.sources[flavor.components[entry["name"]].source]
-                assert entry["location"] == (source.url or source.path)
+            spec = json.loads(layer_args(manifest, flavor_name, layer, lock=lock)["LAYER_SPEC"])
+            assert spec["pending"] is None
+            installed += [(p["name"], p["version"], p["sha256"]) for p in spec["packages"]]
+            for entry in spec["packages"]:
+                source = manifest.sources[entry["source"]]
+                assert spec["sources"][entry["source"]]["location"] == (source.url or source.path)
+        assert sorted(installed) == sorted((e.name, e.version, e.sha256) for e in lock.pip)
+        for comp in flavor.components.values():
+            if comp.kind == "pip":
+                assert (canonicalize_name(str(comp.package)), comp.version) in {(n, v) for n, v, _ in installed}
+        os_args = layer_args(manifest, flavor_name, "os", lock=lock)
+        assert os_args["APT_PACKAGES"].split() == [f"{d.package}={d.version}" for d in lock.debian]
+
+
+def test_a_flavor_without_a_lock_gets_no_entries(manifest) -> None:
+    spec = json.loads(layer_args(manifest, "gpu", "paddle", pending="needs NVIDIA's index")["LAYER_SPEC"])
+    assert spec["packages"] == [] and spec["pending"] == "needs NVIDIA's index"
 
 
 def test_os_layer_args(manifest) -> None:
@@ -55,10 +78,11 @@ def test_nvidia_require_cuda_syntax(manifest) -> None:
     assert nvidia_require_cuda(cuda) == "cuda>=12.0 brand=tesla,driver>=470,driver<471"
 
 
-def test_source_override_points_at_mirror(manifest) -> None:
+def test_source_override_points_at_mirror(manifest, repo: Path) -> None:
+    _, locks = committed_locks(repo)
     mirrored = apply_source_overrides(manifest, {"pypi": "https://mirror.example/simple"})
-    spec = json.loads(layer_args(mirrored, "cpu", "paddle")["LAYER_SPEC"])
-    assert {c["location"] for c in spec["components"]} == {"https://mirror.example/simple"}
+    spec = json.loads(layer_args(mirrored, "cpu", "paddle", lock=locks["cpu"])["LAYER_SPEC"])
+    assert spec["sources"] == {"pypi": {"kind": "pip-index", "location": "https://mirror.example/simple"}}
     with pytest.raises(ManifestError, match="has no source 'nope'"):
         apply_source_overrides(manifest, {"nope": "https://x"})
 
@@ -99,7 +123,7 @@ def _unquote(node):
 
 
 def test_bake_definition_has_args_for_every_target(manifest, tmp_path: Path) -> None:
-    definition = bake_definition(manifest)
+    definition = bake_definition(manifest, locks=flavor_locks(manifest, tmp_path / "releases"))
     for flavor_name, flavor in manifest.flavors.items():
         for layer in flavor.layers:
             assert definition["target"][bake_target(layer, flavor_name)]["args"]

@@ -1,0 +1,91 @@
+"""Does a flavor's lock still match its manifest? Used by `manifest check` and before every build.
+
+Why: a lock made from last week's manifest would install last week's components under this week's
+pins. The lock records the part of the manifest it was made from (`inputs`); any difference is one
+line naming the lock file, the field and both values, with the fix (run `ngc-paddle lock` again).
+"""
+
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from ngc_paddle.errors import ManifestError
+from ngc_paddle.lock.model import Inputs, Lock, LockedComponent, lock_path, read_lock
+from ngc_paddle.lock.pip_lock import target_platform
+from ngc_paddle.manifest.schema import Manifest
+
+
+def lock_inputs(manifest: Manifest, flavor_name: str) -> Inputs:
+    """The part of the manifest a flavor's lock depends on (source URLs are not: hashes pin the files)."""
+    flavor = manifest.flavors[flavor_name]
+    python = flavor.components["python"]
+    suite = str(manifest.sources[python.source].suite)
+    return Inputs(
+        python=python.version,
+        platform=target_platform(suite),
+        suite=suite,
+        base_image=str(flavor.components["os"].image),
+        dependency_source=manifest.dependency_source,
+        apt_packages=[str(python.package), *python.extra_packages],
+        components={name: LockedComponent(package=str(c.package), version=c.version, source=c.source, layer=c.layer)
+                    for name, c in flavor.components.items() if c.kind == "pip"},
+    )
+
+
+def mismatch(manifest: Manifest, flavor_name: str, lock: Lock) -> str | None:
+    """The first way `lock` differs from the manifest (as `FIELD: what`), or None when it matches."""
+    if lock.release != manifest.release or lock.flavor != flavor_name:
+        return f"release/flavor: the lock is for {lock.release}-{lock.flavor}, not {manifest.release}-{flavor_name}"
+    want, have = lock_inputs(manifest, flavor_name), lock.inputs
+    for name in sorted(set(want.components) | set(have.components)):
+        wanted, locked = want.components.get(name), have.components.get(name)
+        if wanted is None:
+            return f"inputs.components.{name}: locked, but the manifest no longer pins it"
+        if locked is None:
+            return f"inputs.components.{name}: the manifest pins {wanted.package}=={wanted.version}, the lock lacks it"
+        for field in ("package", "version", "source", "layer"):
+            if getattr(wanted, field) != getattr(locked, field):
+                return (f"inputs.components.{name}.{field}: the manifest says {getattr(wanted, field)}, "
+                        f"the lock {getattr(locked, field)}")
+    for field in ("python", "platform", "suite", "base_image", "dependency_source", "apt_packages"):
+        if getattr(want, field) != getattr(have, field):
+            return f"inputs.{field}: the manifest says {getattr(want, field)}, the lock {getattr(have, field)}"
+    by_name = {entry.name: entry for entry in lock.pip}
+    for name, comp in want.components.items():  # the entries themselves must carry the pins too
+        entry = by_name.get(canonicalize_name(comp.package))
+        if entry is None or entry.version != comp.version or entry.source != comp.source or entry.component != name:
+            return f"pip.{canonicalize_name(comp.package)}: does not install component {name} " \
+                   f"({comp.package}=={comp.version} from {comp.source})"
+    return None
+
+
+def lock_status(manifest: Manifest, flavor_name: str, releases_dir: Path) -> tuple[str, Lock | None]:
+    """('ok', lock) | ('pending', None) with the manifest's reason printed by the caller; raises otherwise."""
+    path = lock_path(releases_dir, manifest.release, flavor_name)
+    flavor = manifest.flavors[flavor_name]
+    fix = f"run 'ngc-paddle lock {manifest.release} --flavor {flavor_name}' and commit {path.name}"
+    if flavor.lock is not None:
+        if path.exists():
+            raise ManifestError(f"{releases_dir / (manifest.release + '.yaml')}: flavors.{flavor_name}.lock.pending: "
+                                f"{path.name} exists; fix: drop lock.pending from the manifest")
+        return "pending", None
+    if not path.exists():
+        raise ManifestError(f"{path}: (file): no lock for flavor {flavor_name} of {manifest.release}; fix: {fix} "
+                            f"(or set flavors.{flavor_name}.lock.pending with the reason)")
+    lock = read_lock(path)
+    problem = mismatch(manifest, flavor_name, lock)
+    if problem:
+        raise ManifestError(f"{path}: {problem}; fix: {fix}")
+    return "ok", lock
+
+
+def lock_for_build(manifest: Manifest, flavor_name: str, releases_dir: Path) -> Lock:
+    """The flavor's lock, matching its manifest; a pending or missing lock stops the build in one line."""
+    _status, lock = lock_status(manifest, flavor_name, releases_dir)
+    if lock is None:
+        reason = manifest.flavors[flavor_name].lock.pending  # type: ignore[union-attr]
+        path = lock_path(releases_dir, manifest.release, flavor_name)
+        raise ManifestError(f"{path}: (file): flavor {flavor_name} has no lock yet ({reason}); fix: run "
+                            f"'ngc-paddle lock {manifest.release} --flavor {flavor_name} [--source NAME=URL]' on a "
+                            f"host that reaches its sources, commit the lock and drop lock.pending")
+    return lock

