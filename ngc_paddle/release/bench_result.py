@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, JsonValue, Valid
 from ngc_paddle import safe_read
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import Token
-from ngc_paddle.validation_line import one_line
+from ngc_paddle.release.state_file import written_file_line
 
 MAX_RESULT_BYTES = 4 * 1024 * 1024
 Text = Annotated[str, Field(max_length=5000)]
@@ -55,11 +55,15 @@ class BenchResult(_Strict):
 
 
 def read(path: Path, fix: str) -> BenchResult:
-    data = safe_read.load_json(path, BenchResultError, MAX_RESULT_BYTES)
+    """The result at `path`; BenchResultError (one line, ending in `fix`) when it is not one."""
+    try:
+        data = safe_read.load_json(path, BenchResultError, MAX_RESULT_BYTES)
+    except BenchResultError as exc:  # same line, with the caller's fix
+        raise BenchResultError(f"{str(exc).rsplit('; fix: ', 1)[0]}; fix: {fix}") from None
     if not isinstance(data, dict):
         raise BenchResultError(f"{path}: (top level): a result.json is a mapping, not a {type(data).__name__}; "
                                f"fix: {fix}")
     try:
         return BenchResult.model_validate(data)
     except ValidationError as exc:
-        raise BenchResultError(one_line(path, exc, fix)) from None
+        raise BenchResultError(written_file_line(path, exc, fix)) from None

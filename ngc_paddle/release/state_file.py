@@ -36,11 +36,11 @@ def _timestamp(value: str) -> str:
 class StageEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    key: Annotated[str, Field(max_length=200, pattern=r"^[A-Za-z0-9:]*\Z")]  # a hash or an image id; "" if none
+    key: Annotated[str, Field(max_length=200, pattern=r"^[A-Za-z0-9:]*$")]  # a hash or an image id; "" if none
     status: Status
     detail: Annotated[str, Field(max_length=20_000)]  # may quote a tool's output, newlines included
     finished: Annotated[str, Field(max_length=40), AfterValidator(_timestamp)]
-    digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}\Z")] | None = None  # push only
+    digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None  # push only
 
 
 class StateFile(BaseModel):
@@ -64,14 +64,20 @@ def read(path: Path) -> dict[str, Any]:
     try:
         StateFile.model_validate({"flavors": data})
     except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        err = errors[0]
-        where = ".".join(str(part) for part in err["loc"][1:]) or "(top level)"
-        what = {"extra_forbidden": "unknown key", "missing": "required key is missing"}.get(
-            err["type"], err["msg"].removeprefix("Value error, "))
-        if err["type"].endswith("_type") or err["type"] in ("literal_error", "string_pattern_mismatch"):
-            shown = repr(err.get("input"))
-            what += f", not {shown if len(shown) <= 60 else shown[:60] + '...'}"
-        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise StateError(" ".join(f"{path}: {where[:120]}: {what}; fix: {fix(path)}{more}".split())) from None
+        raise StateError(written_file_line(path, exc, fix(path), skip=1)) from None
     return data
+
+
+def written_file_line(path: Path, exc: ValidationError, fix: str, skip: int = 0) -> str:
+    """One line for a file the pipeline or a benchmark wrote: whatever is wrong, the fix is the same (`fix`);
+    `skip` leading parts of each error's location are the caller's wrapping, not the file's."""
+    errors = exc.errors(include_url=False)
+    err = errors[0]
+    where = ".".join(str(part) for part in err["loc"][skip:]) or "(top level)"
+    what = {"extra_forbidden": "unknown key", "missing": "required key is missing"}.get(
+        err["type"], err["msg"].removeprefix("Value error, "))
+    if err["type"].endswith("_type") or err["type"] in ("literal_error", "string_pattern_mismatch"):
+        shown = repr(err.get("input"))
+        what += f", not {shown if len(shown) <= 60 else shown[:60] + '...'}"
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return " ".join(f"{path}: {where[:120]}: {what}; fix: {fix}{more}".split())
