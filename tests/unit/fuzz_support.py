@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 
 from ngc_paddle.errors import NgcPaddleError
@@ -43,10 +43,13 @@ def outcome(call: Callable[[], Any], names: Path | str, errors: tuple[type[Excep
     """The reader's result, or None after a clean one-line error of `errors` naming `names`; anything else fails."""
     try:
         with time_bound():
-            return call()
+            result = call()
     except errors as exc:
         assert_one_line(str(exc), names)
+        event("refused in one line")  # --hypothesis-show-statistics counts both outcomes
         return None
+    event("accepted")
+    return result
 
 
 def assert_one_line(message: str, names: Path | str) -> None:
