@@ -9,6 +9,7 @@ The release pipeline reads the same files with the same top-level shape
 (ngc_paddle/release/bench_result.py; a unit test keeps the two in step).
 """
 
+import math
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -127,6 +128,8 @@ def _measurement_problem(results: dict[str, Any]) -> tuple[str, str] | None:
             if key in MEASUREMENTS and (isinstance(value, bool) or not isinstance(value, int | float)):
                 shown = repr(value)
                 return at, f"a measurement must be a number, not {shown if len(shown) <= 60 else shown[:60] + '...'}"
+            if isinstance(value, float) and not math.isfinite(value):  # 1e400 parses as inf
+                return at, f"{value} is not a finite number"
             stack.append((at, value))
     return None
 

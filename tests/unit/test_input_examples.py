@@ -402,6 +402,15 @@ def test_bad_baseline_exits_2_before_the_run(tmp_path: Path, capsys, data: objec
     assert not (tmp_path / "out").exists()
 
 
+def test_overflowing_number_in_a_baseline_is_refused(tmp_path: Path, capsys) -> None:
+    data = bench_result("rn50")
+    data["results"]["peak"]["float32"]["peak_flops"] = 12345.5
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(data).replace("12345.5", "1e400"))  # JSON's grammar allows it; it parses as inf
+    code, err = run_bench(capsys, tmp_path, "--baseline", str(path))
+    assert "results.peak.float32.peak_flops: inf is not a finite number" in assert_cli_error(code, err)
+
+
 def test_truncated_baseline_is_one_line(tmp_path: Path, capsys) -> None:
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(bench_result("rn50"))[:500])
