@@ -54,23 +54,26 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+# Optional keys may be left out but never given as null: gates.py reads the plain mapping (`"min" in gate`,
+# `gate.get("when", {})`), where a null would be a crash or a gate that never applies. Hence a type without
+# None and a default of None, which pydantic does not validate.
 class When(_Strict):
     """The run configuration a gate's reference was measured in (keys of result.json's `config`)."""
 
-    image_size: Annotated[int, Field(ge=1)] | None = None
-    batch_size: Annotated[int, Field(ge=1)] | None = None
-    infer_image_size: Annotated[int, Field(ge=1)] | None = None
-    gpus: Annotated[int, Field(ge=0)] | None = None
-    model: Name | None = None
-    ssld: bool | None = None
+    image_size: Annotated[int, Field(ge=1)] = None  # type: ignore[assignment]
+    batch_size: Annotated[int, Field(ge=1)] = None  # type: ignore[assignment]
+    infer_image_size: Annotated[int, Field(ge=1)] = None  # type: ignore[assignment]
+    gpus: Annotated[int, Field(ge=0)] = None  # type: ignore[assignment]
+    model: Name = None  # type: ignore[assignment]
+    ssld: bool = None  # type: ignore[assignment]
 
 
 class Gate(_Strict):
     name: Text
     metric: Metric
-    min: FiniteFloat | None = None
-    max: FiniteFloat | None = None
-    when: When | None = None
+    min: FiniteFloat = None  # type: ignore[assignment]
+    max: FiniteFloat = None  # type: ignore[assignment]
+    when: When = None  # type: ignore[assignment]
     source: Text
 
     @model_validator(mode="after")
@@ -83,7 +86,7 @@ class Gate(_Strict):
 class Profile(_Strict):
     name: Name
     match: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_regex)]
-    peak_tflops: dict[PRECISIONS, Positive] | None = None
+    peak_tflops: dict[PRECISIONS, Positive] = None  # type: ignore[assignment]
 
 
 class GatesFile(_Strict):

@@ -362,6 +362,12 @@ def gates_edited(tmp_path: Path, old: str, new: str) -> str:
     ("    A30:\n", "    A30x:\n", "models.rn50.A30x: no profile of that name"),
     ("max_regression_pct: 5", "max_regression_pct: 5\nmax_regression_pct: 50", "(file): not valid YAML"),
     ('match: "H200"', 'match: "H200("', "profiles.0.match: 'H200(' is not a regular expression"),
+    # found by the long fuzz run: an explicit null where a key may only be left out crashed the gate evaluation
+    ("when: {infer_image_size: 224}, source: \"DLE 17364", "when: null, source: \"DLE 17364",
+     "models.rn50.A100-80GB.3.when: Input should be a valid dictionary"),
+    ("min: 0.16", "min: null, max: 1", "models.rn50.cpu.0.min: Input should be a valid number, not None"),
+    ("when: {image_size: 128, batch_size: 16", "when: {image_size: null, batch_size: 16", "when.image_size: "),
+    ("peak_tflops: {fp32: 67, tf32", "peak_tflops: {fp32: null, tf32", "profiles.0.peak_tflops.fp32: "),
 ])
 def test_bad_gates_file_exits_2_before_the_run(tmp_path: Path, capsys, old: str, new: str, needle: str) -> None:
     path = gates_edited(tmp_path, old, new)
