@@ -2,7 +2,7 @@
 
 Why: make targets, CI and release engineers all go through one entry point that turns every
 failure into one line on stderr and a distinct exit code (1: a build or gate failed, 2: bad input
-or toolchain).
+or toolchain, 3: not proven, 4: an internal error, its traceback saved to a file named in the line).
 """
 
 import argparse
@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from ngc_paddle import crash
 from ngc_paddle.build import pipeline
 from ngc_paddle.build.bakefile import write_build_inputs
 from ngc_paddle.errors import NgcPaddleError
@@ -240,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted; the release tag was not moved", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug, not a verdict: never exit 1 ("blocked") or 2 ("bad input") for it
+        return crash.report(exc, "ngc-paddle")
 
 
 if __name__ == "__main__":

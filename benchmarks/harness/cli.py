@@ -1,16 +1,18 @@
 """The command line shared by bench-rn50 and bench-hgnet: options, threads, then the run.
 
 Exit codes: 0 every acceptance gate that applies passed (or --smoke ran through), 1 a gate
-failed, 2 bad input (an option the hardware cannot honour, a missing data folder, an unreadable
-baseline), 3 NOT PROVEN (no acceptance gate could run: a GPU image without a GPU, a back end
-missing, no gate for this hardware and configuration).
+failed, 2 bad input (an option the hardware cannot honour, a missing data folder, a gates file or
+baseline that is not one), 3 NOT PROVEN (no acceptance gate could run: a GPU image without a GPU,
+a back end missing, no gate for this hardware and configuration), 4 an internal error (one line
+naming the file that holds the traceback).
 """
 
 import argparse
 import os
 import sys
+from pathlib import Path
 
-from benchmarks.harness import cpus, gates
+from benchmarks.harness import cpus, crash, gates, inputs, result_file
 from benchmarks.harness.spec import ModelSpec
 
 TRAIN_PRECISIONS = ("fp32", "tf32", "amp", "amp-o2", "bf16")
@@ -123,11 +125,26 @@ def set_threads(args: argparse.Namespace) -> None:
 
 
 def main(spec: ModelSpec, argv: list[str] | None = None) -> int:
+    """Run the benchmark; its input files are checked before Paddle loads. Bad input: one line, exit 2; a bug:
+    one line naming the file with the traceback, exit 4 (never 1, which means a gate failed)."""
+    args = parser(spec).parse_args(argv)
+    try:
+        return _main(spec, args)
+    except inputs.InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        output = Path(args.output)
+        return crash.report(exc, f"bench-{spec.name}", [output] if output.is_dir() else [])
+
+
+def _main(spec: ModelSpec, args: argparse.Namespace) -> int:
     from benchmarks.harness.hardware import resolve
     from benchmarks.harness.launch import relaunch_distributed
     from benchmarks.harness.runner import run
 
-    args = parser(spec).parse_args(argv)
+    args.gates_table = gates.load(Path(args.gates))
+    args.baseline_data = result_file.read_baseline(Path(args.baseline), spec.name) if args.baseline else None
     if args.asp:  # Paddle's ASP works on the legacy program representation only (must precede the import)
         os.environ["FLAGS_enable_pir_api"] = "0"  # noqa: SIM112 - Paddle's flag names are case-sensitive
     set_threads(args)  # imports Paddle

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from benchmarks.harness import gates_file
 
 GATES_FILE = Path(__file__).resolve().parents[1] / "gates.yaml"
 PEAK_TOLERANCE = 0.15  # throughput is compared with a baseline only when the probed peaks agree this well
@@ -52,13 +52,9 @@ class Outcome:
 
 
 def load(path: Path = GATES_FILE) -> dict:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise SystemExit(f"error: cannot read gates file {path}: {exc}; fix: check its YAML") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
-        raise SystemExit(f"error: gates file {path}: no 'models' mapping; fix: see benchmarks/gates.yaml")
-    return data
+    """The gates file, read with bounds and checked against its schema (gates_file.GatesFile); a file that is
+    not one raises inputs.InputError, one line naming the file and the field (the command exits 2)."""
+    return gates_file.read(path)
 
 
 def detect_profile(gates: dict, gpu_names: list[str]) -> str | None:

@@ -6,7 +6,6 @@ accuracy) comes from their ModelSpec. Output ends with the figures and the verdi
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Iterator
@@ -14,7 +13,7 @@ from pathlib import Path
 
 from benchmarks.harness import efficiency, environment, gates, report
 from benchmarks.harness.dllogger import DLLogger
-from benchmarks.harness.hardware import BadInput, gpu_image_without_gpu, hardware_key
+from benchmarks.harness.hardware import gpu_image_without_gpu, hardware_key
 from benchmarks.harness.spec import ModelSpec
 
 
@@ -135,19 +134,6 @@ def infer_all(args, build, logger, peaks: Peaks, table: dict, gpu_profile: str |
     return infer
 
 
-def read_baseline(path: str | None) -> dict | None:
-    if not path:
-        return None
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"--baseline {path}: not a readable result.json ({exc}); fix: point at an earlier run's "
-                       "result.json") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
-        raise BadInput(f"--baseline {path}: no 'results' in it; fix: point at an earlier run's result.json")
-    return data
-
-
 def run(args: argparse.Namespace, spec: ModelSpec) -> int:
     import paddle
     import paddle.distributed as dist
@@ -160,8 +146,8 @@ def run(args: argparse.Namespace, spec: ModelSpec) -> int:
         dist.init_parallel_env()
         rank = dist.get_rank()
         args.gpus = dist.get_world_size()  # each launched process may see one device: record the whole run
-    table = gates.load(Path(args.gates))
-    baseline = read_baseline(args.baseline)
+    table = args.gates_table  # read and checked by cli.main before Paddle loaded
+    baseline = args.baseline_data
     out = report.run_folder(Path(args.output), spec.name) if rank == 0 else None
     logger = DLLogger(out / "dllogger.jsonl" if out else None, echo=sys.stdout if rank == 0 else None)
     config = run_config(args, spec)

@@ -24,7 +24,7 @@ from ngc_paddle.build import engine, pipeline
 from ngc_paddle.errors import NgcPaddleError, NotProven
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from ngc_paddle.manifest.resolve import flavor_of
-from ngc_paddle.release import notes
+from ngc_paddle.release import bench_result, notes, state_file
 from ngc_paddle.scan import gate as scan_gate
 from ngc_paddle.validate import ValidationFailed, validate
 
@@ -51,7 +51,7 @@ class ReleaseOptions:
 class State:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.data = json.loads(path.read_text()) if path.exists() else {}
+        self.data = state_file.read(path)  # checked at the door: a malformed file is one line, exit 2
 
     def done(self, flavor: str, stage: str, key: str) -> dict | None:
         """The stage's last result when its inputs are unchanged and it passed (a NOT PROVEN one always reruns)."""
@@ -214,12 +214,10 @@ def previous_bench_results(root: Path, release: str, flavor: str, commands: tupl
     return found
 
 
-def _verdict(result: Path) -> str | None:
-    try:
-        data = json.loads(result.read_text())
-    except (OSError, ValueError):
-        return None
-    return data.get("verdict") if isinstance(data, dict) else None
+def _verdict(result: Path) -> str:
+    """The verdict of a stored result; one that cannot be read is bad input (exit 2), not a silently lost baseline."""
+    fix = f"delete {result.parent} (the previous release's run of it then gives no baseline) or restore the file"
+    return bench_result.read(result, fix).verdict
 
 
 def _bench(image: str, out: Path, commands: tuple[str, ...], baselines: dict[str, Path]) -> tuple[str, str]:
@@ -244,15 +242,18 @@ def _bench(image: str, out: Path, commands: tuple[str, ...], baselines: dict[str
         results = sorted(set(folder.glob("*/result.json")) - before)
         if proc.returncode not in BENCH_STATUS or not results:
             return "failed", f"{command} could not run (exit {proc.returncode}): {proc.stderr.strip()[-200:]}"
-        result = json.loads(results[-1].read_text())
-        gates = result["gates"]
-        counts = {s: sum(g["status"] == s for g in gates) for s in ("PASS", "FAIL", "NOT RUN", "N/A")}
-        failed = [g["gate"] for g in gates if g["status"] == "FAIL"]
+        try:  # written by the image's benchmark just now: one it cannot have written fails the stage
+            result = bench_result.read(results[-1], "check the benchmark in the image")
+        except NgcPaddleError as exc:
+            return "failed", f"{command} wrote a result.json that cannot be read: {exc}"
+        gates = result.gates
+        counts = {s: sum(g.status == s for g in gates) for s in ("PASS", "FAIL", "NOT RUN", "N/A")}
+        failed = [g.gate for g in gates if g.status == "FAIL"]
         baseline = f", baseline {baselines[command].parent.name}" if command in baselines else ", no baseline"
-        details.append(f"{command}: {result.get('verdict', '?')} ({counts['PASS']} pass, {counts['FAIL']} fail, "
+        details.append(f"{command}: {result.verdict} ({counts['PASS']} pass, {counts['FAIL']} fail, "
                        f"{counts['NOT RUN']} not run, {counts['N/A']} n/a{baseline})"
                        + (f" (failed: {', '.join(failed)})" if failed else "")
-                       + "".join(f"; {r}" for r in result.get("verdict_reasons", []) if result["verdict"] != "FAIL"))
+                       + "".join(f"; {r}" for r in result.verdict_reasons if result.verdict != "FAIL"))
         statuses.append(BENCH_STATUS[proc.returncode])
     status = "failed" if "failed" in statuses else "not proven" if "not proven" in statuses else "passed"
     return status, "; ".join(details)

@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from tests.integration.conftest import EXIT_OF_VERDICT, REPO, Built, docker
+from tests.unit.fuzz_support import bench_result
 
 
 def bench(image: str, work: Path, *args: str, command: str = "bench-rn50", timeout: int = 600,
@@ -163,15 +164,23 @@ def test_gpu_paths_report_not_available_here(built: Built, tmp_path: Path) -> No
 def test_failed_gate_and_bad_input_exit_codes(built: Built, tmp_path: Path) -> None:
     baseline = tmp_path / "baseline.json"
     tmp_path.mkdir(exist_ok=True)
-    baseline.write_text(json.dumps({"results": {"infer": {"paddle-inference": {"fp32": {"bs1": {"ips": 1e9}}}}}}))
+    previous = bench_result("rn50")  # a result.json as report.write writes it (made-up figures), one of them huge
+    previous["environment"]["hardware"] = None  # compared whatever this host is
+    previous["results"] = {"infer": {"paddle-inference": {"fp32": {"bs1": {"ips": 1e9}}}}}
+    baseline.write_text(json.dumps(previous))
     proc, result = bench(built.image, tmp_path, "--mode", "infer", "--batch-sizes", "1", "--infer-iters", "4",
                          "--baseline", "/workspace/baseline.json")
     assert proc.returncode == 1, proc.stdout[-1500:]
     failed = [g for g in result["gates"] if g["status"] == "FAIL"]
     assert [g["metric"] for g in failed] == ["infer.paddle-inference.fp32.bs1.ips"]
     assert "FAIL     regression infer.paddle-inference.fp32.bs1.ips" in proc.stdout
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "gates.yaml").write_text((REPO / "benchmarks" / "gates.yaml").read_text().replace(
+        "min: 0.16", 'min: "fast"', 1))
     for args, needle in ((["--gpus", "1"], "--gpus 1 asked for, but 0 CUDA GPU(s) are visible"),
                          (["--precision", "amp"], "--precision amp needs a GPU"),
-                         (["--data", "/nope"], "--data /nope: no such folder")):
+                         (["--data", "/nope"], "--data /nope: no such folder"),
+                         (["--gates", "/workspace/gates.yaml"], "/workspace/gates.yaml: models.rn50.cpu.0.min: "
+                          "Input should be a valid number, not 'fast'")):
         bad, _ = bench(built.image, tmp_path / "bad", *args)
         assert bad.returncode == 2 and bad.stderr.startswith("error:") and needle in bad.stderr, bad.stderr

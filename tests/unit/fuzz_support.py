@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 
 from ngc_paddle.errors import NgcPaddleError
@@ -39,14 +39,17 @@ def time_bound(seconds: float = TIME_LIMIT_S) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def outcome(call: Callable[[], Any], names: Path | str) -> Any:
-    """The reader's result, or None after a clean one-line project error naming `names`; anything else fails."""
+def outcome(call: Callable[[], Any], names: Path | str, errors: tuple[type[Exception], ...] = (NgcPaddleError,)) -> Any:
+    """The reader's result, or None after a clean one-line error of `errors` naming `names`; anything else fails."""
     try:
         with time_bound():
-            return call()
-    except NgcPaddleError as exc:
+            result = call()
+    except errors as exc:
         assert_one_line(str(exc), names)
+        event("refused in one line")  # --hypothesis-show-statistics counts both outcomes
         return None
+    event("accepted")
+    return result
 
 
 def assert_one_line(message: str, names: Path | str) -> None:
@@ -145,3 +148,74 @@ def mangled_bytes(draw: st.DrawFn, raw: bytes) -> bytes:
 
         return gzip.compress(raw)
     return draw(st.binary(max_size=200))
+
+
+# ---- real-shaped documents, written by the project's own writers ---------------------------------
+# The figures below are made up (a fixture, not a measurement); the shape is the writer's.
+
+def bench_result(model: str = "rn50") -> dict:
+    """A result.json as benchmarks/harness/report.write writes it for a CPU run of `model`, as plain data."""
+    import contextlib
+    import io
+    import json
+    import tempfile
+
+    from benchmarks.harness import cli, efficiency, environment, gates, report, runner
+    from benchmarks.harness.hardware import hardware_key
+    from benchmarks.harness.spec import ModelSpec
+    from benchmarks.harness.timing import Timing
+
+    extra = {"rn50": lambda a: {"zero_init_residual": False}, "hgnet": lambda a: {"model": "tiny", "ssld": False}}
+    spec = ModelSpec(model, model, build=lambda *a: None, backends_cpu=["paddle-inference"],
+                     backends_gpu=["paddle-inference"], gpu_batch=256, config_extra=extra[model])
+    args = cli.parser(spec).parse_args(["--threads", "2"])
+    args.__dict__.update(device="cpu", gpus=0, threads_from="test fixture", batch_size=16, image_size=128,
+                         infer_image_size=128, data_format="NCHW", steps=8, warmup=2, precision=["fp32"],
+                         infer_precision=["fp32"], backends=["paddle-inference"], batch_sizes=[1, 8])
+    config = runner.run_config(args, spec)
+    env = environment.capture()
+    env.update(threads=2, threads_from="test fixture", hardware=hardware_key("cpu", [], 0, env["cpu"], 2))
+    probe = {"dtype": "float32", "gemm_flops": 2.0e10, "conv_flops": 1.5e10, "peak_flops": 2.0e10, "method": "fixture"}
+    peaks = runner.Peaks("cpu", 1, 1)
+    original = efficiency.probe_peak
+    efficiency.probe_peak = lambda device, dtype, repeats: dict(probe)
+    try:
+        with peaks.around("float32", "train fp32", lambda *a: None) as peak:
+            pass
+    finally:
+        efficiency.probe_peak = original
+    train = {**Timing(16, [4.0] * 8).summary(), "loss_first": 7.0, "loss_last": 6.5, "loss_finite": True,
+             "world_size": 1}
+    efficiency.annotate(train, 3 * 1.3e9, peak, None)
+    train["losses"] = [7.0, 6.8, 6.5]
+    infer = {f"bs{bs}": efficiency.annotate(Timing(bs, [0.05 * bs] * 4).summary(), 1.3e9, peak, None)
+             for bs in (1, 8)}
+    results = {"train": {"fp32": train, "summary": {"loss_finite": 1}},
+               "infer": {"paddle-inference": {"fp32": infer}, "agreement": {},
+                         "summary": {"bs8_over_bs1": infer["bs8"]["ips"] / infer["bs1"]["ips"]}},
+               "peak": dict(peaks.found)}
+    config["eval"] = False
+    verdicts = gates.evaluate(gates.load(), model, "cpu", results, config)
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
+        report.write(Path(tmp), model, model, config, env, results, verdicts, gates.overall(verdicts))
+        return json.loads((Path(tmp) / "result.json").read_text())
+
+
+def release_state() -> dict:
+    """A state.json as ngc_paddle.release.pipeline.State.record writes it after a full release, as plain data."""
+    import json
+    import tempfile
+
+    from ngc_paddle.release.pipeline import State
+
+    with tempfile.TemporaryDirectory() as tmp:
+        state = State(Path(tmp) / "state.json")
+        image_id = "sha256:" + "ab" * 32
+        state.record("cpu", "build", image_id, "passed", "ngc-paddle:26.12-cpu abababababab (cached, cached)")
+        for stage in ("validate", "bench", "scan"):
+            state.record("cpu", stage, "0123456789abcdef", "passed", f"{stage} detail")
+        state.record("gpu", "build", "", "failed", "layer cuda failed:\nno route to the index")
+        state.record("gpu", "bench", "fedcba9876543210", "accepted unproven", "GPU gates; accepted by a person: x")
+        state.record("cpu", "push", "0011223344556677", "passed", "127.0.0.1:5000/ngc-paddle:26.12-cpu@sha256:"
+                     + "cd" * 32, digest="sha256:" + "cd" * 32)
+        return json.loads((Path(tmp) / "state.json").read_text())

@@ -4,22 +4,30 @@ Each ends in one line on stderr starting with `error:` and exit 2 through the CL
 one-line error of the project's type naming the file (issue 11).
 """
 
+import dataclasses
 import json
 import os
 import re
+import tempfile
 from datetime import date
 from pathlib import Path
 
 import pytest
 import yaml
 
+from benchmarks.harness import cli as bench_cli
+from benchmarks.harness import gates as bench_gates
+from benchmarks.harness import result_file
+from benchmarks.harness.spec import ModelSpec
 from ngc_paddle import cli
 from ngc_paddle.errors import ManifestError, NgcPaddleError
 from ngc_paddle.manifest import load_manifest
+from ngc_paddle.release import bench_result as bench_result_model
+from ngc_paddle.release import pipeline
 from ngc_paddle.scan import gate, policy
 from ngc_paddle.scan.findings import Finding, dedupe
 from ngc_paddle.scan.vulnerabilities import ReportError, load_osv, read_grype, read_trivy
-from tests.unit.fuzz_support import assert_one_line, time_bound
+from tests.unit.fuzz_support import assert_one_line, bench_result, time_bound
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
@@ -320,3 +328,194 @@ def test_dedupe_merges_through_aliases_like_before() -> None:
 
 def test_yaml_fixture_is_still_plain() -> None:
     assert yaml.safe_load(MANIFEST_TEXT)["release"] == "26.12"
+
+
+# ---- the benchmarks' gates file and --baseline (checked before Paddle loads) ----------------------
+
+GATES_TEXT = (REPO / "benchmarks" / "gates.yaml").read_text()
+RN50 = ModelSpec("rn50", "ResNet50 v1.5", build=lambda *a: None, backends_cpu=["paddle-inference"],
+                 backends_gpu=["paddle-inference"], gpu_batch=256)
+
+
+def run_bench(capsys: pytest.CaptureFixture[str], tmp_path: Path, *argv: str) -> tuple[int, str]:
+    with time_bound(30):
+        code = bench_cli.main(RN50, [*argv, "--output", str(tmp_path / "out")])
+    return code, capsys.readouterr().err
+
+
+def gates_edited(tmp_path: Path, old: str, new: str) -> str:
+    assert old in GATES_TEXT
+    path = tmp_path / "gates.yaml"
+    path.write_text(GATES_TEXT.replace(old, new, 1))
+    return str(path)
+
+
+@pytest.mark.parametrize("old, new, needle", [
+    ("min: 0.16", 'min: "fast"', "models.rn50.cpu.0.min: Input should be a valid number, not 'fast'"),
+    ("min: 0.16", "min: .nan", "models.rn50.cpu.0.min: "),
+    ("min: 0.16", "min: true", "models.rn50.cpu.0.min: Input should be a valid number, not True"),
+    ("min: 0.16", "max: 0.5, min: 0.16", "models.rn50.cpu.0: a gate needs exactly one of min: or max:"),
+    ("when: {image_size: 128, batch_size: 16", 'when: {image_size: "128", batch_size: 16',
+     "models.rn50.cpu.0.when.image_size: Input should be a valid integer"),
+    ("when: {image_size: 128, batch_size: 16", "when: {image_sizes: 128, batch_size: 16",
+     "when.image_sizes: unknown key"),
+    ("    A30:\n", "    A30x:\n", "models.rn50.A30x: no profile of that name"),
+    ("max_regression_pct: 5", "max_regression_pct: 5\nmax_regression_pct: 50", "(file): not valid YAML"),
+    ('match: "H200"', 'match: "H200("', "profiles.0.match: 'H200(' is not a regular expression"),
+    # found by the long fuzz run: an explicit null where a key may only be left out crashed the gate evaluation
+    ("when: {infer_image_size: 224}, source: \"DLE 17364", "when: null, source: \"DLE 17364",
+     "models.rn50.A100-80GB.3.when: Input should be a valid dictionary"),
+    ("min: 0.16", "min: null, max: 1", "models.rn50.cpu.0.min: Input should be a valid number, not None"),
+    ("when: {image_size: 128, batch_size: 16", "when: {image_size: null, batch_size: 16", "when.image_size: "),
+    ("peak_tflops: {fp32: 67, tf32", "peak_tflops: {fp32: null, tf32", "profiles.0.peak_tflops.fp32: "),
+])
+def test_bad_gates_file_exits_2_before_the_run(tmp_path: Path, capsys, old: str, new: str, needle: str) -> None:
+    path = gates_edited(tmp_path, old, new)
+    code, err = run_bench(capsys, tmp_path, "--gates", path)
+    assert needle in assert_cli_error(code, err).removeprefix(f"error: {path}: ")
+    assert not (tmp_path / "out").exists()
+
+
+def baseline_file(tmp_path: Path, data: object) -> str:
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def _result(edit=None, model: str = "rn50") -> dict:
+    data = bench_result(model)
+    if edit:
+        edit(data)
+    return data
+
+
+@pytest.mark.parametrize("data, needle", [
+    ([1, 2], "(top level): a result.json is a mapping, not a list"),
+    ({"results": {}}, ": required key is missing"),
+    (_result(model="hgnet"), "model: a result of bench-'hgnet', not of bench-rn50"),
+    (_result(lambda d: d.update(verdict="SMOKE")), "config.smoke: a --smoke run"),
+    (_result(lambda d: d["results"]["infer"]["paddle-inference"]["fp32"]["bs1"].update(ips="fast")),
+     "results.infer.paddle-inference.fp32.bs1.ips: a measurement must be a number, not 'fast'"),
+    (_result(lambda d: d["results"]["train"]["fp32"]["latency_ms"].update(p99=True)), "latency_ms.p99: a measurement"),
+    (_result(lambda d: d["environment"].update(hardware=7)), "environment.hardware: Input should be a valid string"),
+    (_result(lambda d: d.update(validation="x")), "validation: unknown key"),
+    (_result(lambda d: d.update(passed=False)), "passed: is False but the verdict is PASS"),
+])
+def test_bad_baseline_exits_2_before_the_run(tmp_path: Path, capsys, data: object, needle: str) -> None:
+    path = baseline_file(tmp_path, data)
+    code, err = run_bench(capsys, tmp_path, "--baseline", path)
+    assert needle in assert_cli_error(code, err), err
+    assert not (tmp_path / "out").exists()
+
+
+def test_overflowing_number_in_a_baseline_is_refused(tmp_path: Path, capsys) -> None:
+    data = bench_result("rn50")
+    data["results"]["peak"]["float32"]["peak_flops"] = 12345.5
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(data).replace("12345.5", "1e400"))  # JSON's grammar allows it; it parses as inf
+    code, err = run_bench(capsys, tmp_path, "--baseline", str(path))
+    assert "results.peak.float32.peak_flops: inf is not a finite number" in assert_cli_error(code, err)
+
+
+def test_truncated_baseline_is_one_line(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(bench_result("rn50"))[:500])
+    code, err = run_bench(capsys, tmp_path, "--baseline", str(path))
+    assert "(file): not valid JSON" in assert_cli_error(code, err)
+
+
+def test_the_two_readers_of_result_json_agree_with_its_writer() -> None:
+    written = bench_result("rn50")
+    assert set(written) == set(result_file.ResultFile.model_fields) == set(bench_result_model.BenchResult.model_fields)
+    verdict_fields = {f.name for f in dataclasses.fields(bench_gates.Verdict)}
+    assert verdict_fields == set(result_file.GateVerdict.model_fields)
+    assert verdict_fields == set(bench_result_model.GateVerdict.model_fields)
+    assert set(written["config"]) <= set(result_file.Config.model_fields)
+    assert set(written["environment"]) == set(result_file.Environment.model_fields)
+
+
+# ---- the release pipeline's state.json and stored results ------------------------------------------
+
+def release_root(tmp_path: Path, state: object) -> Path:
+    root = _repo_copy(tmp_path)
+    path = root / "build" / "release" / "26.12" / "state.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(state))
+    return path
+
+
+@pytest.mark.parametrize("state, needle", [
+    ({"cpu": {"build": 5}}, "cpu.build: Input should be a valid dictionary"),
+    ({"cpu": 5}, "cpu: Input should be a valid dictionary"),
+    ({"cpu": {"build": {"key": "", "status": "done", "detail": "", "finished": "2026-12-01T00:00:00+00:00"}}},
+     "cpu.build.status: Input should be 'passed', 'failed', 'not proven' or 'accepted unproven', not 'done'"),
+    ({"cpu": {"build": {"key": "", "status": "passed", "detail": "", "finished": "yesterday"}}},
+     "cpu.build.finished: 'yesterday' is not an ISO 8601 time"),
+    ([], "(top level): Input should be a valid dictionary"),
+])
+def test_bad_release_state_exits_2_naming_the_fix(tmp_path: Path, capsys, state: object, needle: str) -> None:
+    path = release_root(tmp_path, state)
+    code, err = run_cli(capsys, "--root", str(tmp_path), "release", "26.12")
+    line = assert_cli_error(code, err)
+    assert line.startswith(f"error: {path}: {needle}"), line
+    assert line.endswith(f"fix: delete {path} to start over (every stage then reruns)"), line
+
+
+def test_undecodable_release_state(tmp_path: Path, capsys) -> None:
+    path = release_root(tmp_path, {})
+    path.write_bytes(b"\x1f\x8b\x08\x00")
+    code, err = run_cli(capsys, "--root", str(tmp_path), "release", "26.12")
+    assert assert_cli_error(code, err).endswith(f"is not UTF-8 text (byte 1: b'\\x8b'); fix: delete {path} to start "
+                                                "over (every stage then reruns)")
+
+
+def test_a_stored_result_that_is_no_result_stops_the_release(tmp_path: Path) -> None:
+    root = _repo_copy(tmp_path)
+    (root / "releases" / "26.11.yaml").write_text(MANIFEST_TEXT.replace('release: "26.12"', 'release: "26.11"'))
+    run = root / "build" / "release" / "26.11" / "cpu" / "bench" / "bench-rn50" / "rn50-20261101T000000Z"
+    run.mkdir(parents=True)
+    (run / "result.json").write_text(json.dumps(bench_result("rn50")))
+    assert pipeline.previous_bench_results(root, "26.12", "cpu", ("bench-rn50",)) == {
+        "bench-rn50": run / "result.json"}
+    (run / "result.json").write_text(json.dumps({"verdict": 1}))
+    with pytest.raises(NgcPaddleError) as info:
+        pipeline.previous_bench_results(root, "26.12", "cpu", ("bench-rn50",))
+    assert_one_line(str(info.value), run / "result.json")
+    assert f"fix: delete {run} (the previous release's run of it then gives no baseline)" in str(info.value)
+
+
+# ---- a bug is exit 4, never 1 ---------------------------------------------------------------------
+
+def test_an_internal_error_exits_4_with_the_traceback_in_a_file(capsys, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(cli, "cmd_manifest_check", lambda args: {}["boom"])
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    code, err = run_cli(capsys, "manifest", "check")
+    assert code == 4, (code, err)
+    lines = err.splitlines()
+    match = re.fullmatch(r"error: internal error: KeyError: 'boom'; fix: report this with the traceback in (\S+)",
+                         lines[0])
+    assert len(lines) == 1 and match, err
+    saved = Path(match.group(1))
+    assert saved.parent == tmp_path and "Traceback" in saved.read_text() and "KeyError: 'boom'" in saved.read_text()
+
+
+def test_an_internal_error_in_a_benchmark_exits_4_not_1(capsys, monkeypatch, tmp_path: Path) -> None:
+    def broken(path: Path) -> dict:
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(bench_gates, "load", broken)
+    (tmp_path / "out").mkdir()
+    code, err = run_bench(capsys, tmp_path)
+    assert code == 4, (code, err)
+    assert err.startswith("error: internal error: ZeroDivisionError: division by zero; fix: report this with the "
+                          f"traceback in {tmp_path / 'out'}/bench-rn50-internal-error-") and err.count("\n") == 1
+    assert "in broken" in next((tmp_path / "out").glob("bench-rn50-internal-error-*.txt")).read_text()
+
+
+def test_interrupt_is_130_not_an_internal_error(capsys, monkeypatch) -> None:
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_manifest_check", interrupted)
+    code, err = run_cli(capsys, "manifest", "check")
+    assert code == 130 and "internal error" not in err

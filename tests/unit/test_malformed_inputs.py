@@ -1,28 +1,45 @@
 """Property-based: every reader of an external file, fed mutations of the project's real files.
 
 Each example must end in a valid parse or in one clean line of the project's error type naming the
-file (exit 2 through the CLI), within a time bound, and a failed run must write nothing. The
+file (exit 2 through the CLI, never 1 or 4), within a time bound, and a failed run must write nothing. The
 default run is short; NGC_PADDLE_FUZZ_EXAMPLES=N runs N random examples per reader.
 """
 
 import contextlib
 import io
 import json
+import math
 import tempfile
 from datetime import date
 from pathlib import Path
+from unittest import mock
 
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchmarks.harness import cli as bench_cli_module
+from benchmarks.harness import gates, result_file
+from benchmarks.harness.inputs import InputError
+from benchmarks.harness.spec import ModelSpec
 from ngc_paddle import cli
 from ngc_paddle.manifest import load_manifest
+from ngc_paddle.release import pipeline
 from ngc_paddle.scan import policy
 from ngc_paddle.scan.findings import dedupe
 from ngc_paddle.scan.inventory import Package
 from ngc_paddle.scan.vulnerabilities import load_osv, match_osv, read_grype, read_trivy
-from tests.unit.fuzz_support import FUZZ, REPO, assert_one_line, mangled_bytes, mutated, outcome, time_bound
+from tests.unit.fuzz_support import (
+    FUZZ,
+    REPO,
+    assert_one_line,
+    bench_result,
+    mangled_bytes,
+    mutated,
+    outcome,
+    release_state,
+    time_bound,
+)
 
 MANIFEST = REPO / "releases" / "26.12.yaml"
 POLICY = REPO / "security" / "policy.yaml"
@@ -112,3 +129,93 @@ def test_osv_reader_and_matcher(case: tuple[int, bytes]) -> None:
         if advisories is not None:
             with time_bound():
                 match_osv(PACKAGES, advisories)
+
+
+# ---- the benchmarks' gates file and --baseline, the release pipeline's stored results and state ------
+
+GATES = REPO / "benchmarks" / "gates.yaml"
+GATES_DATA = yaml.safe_load(GATES.read_text())
+RESULT_DATA = bench_result("rn50")  # written by report.write from a fixture: the real shape, made-up figures
+RESULT_RAW = json.dumps(RESULT_DATA, indent=2).encode()
+STATE_DATA = release_state()  # written by pipeline.State.record
+STATE_RAW = json.dumps(STATE_DATA, indent=2).encode()
+BENCH = ModelSpec("rn50", "ResNet50 v1.5", build=lambda *a: None, backends_cpu=["paddle-inference"],
+                  backends_gpu=["paddle-inference"], gpu_batch=256)
+
+
+class InputsAccepted(BaseException):
+    """Raised where the benchmark would load Paddle: its input files were all accepted (not an Exception, so
+    main's catch-all for bugs does not take it)."""
+
+
+def bench_cli(tmp: Path, *argv: str) -> int | None:
+    """bench-rn50's main() on these options: its exit code after bad input, None when the inputs were accepted."""
+    err = io.StringIO()
+
+    def reached(*_a: object) -> None:
+        raise InputsAccepted
+
+    try:
+        with mock.patch.object(bench_cli_module, "set_threads", reached), contextlib.redirect_stderr(err), \
+                contextlib.redirect_stdout(io.StringIO()), time_bound():
+            code = bench_cli_module.main(BENCH, [*argv, "--output", str(tmp / "out")])
+    except InputsAccepted:
+        return None
+    assert code == 2, (code, err.getvalue())  # never 1 (a failed gate) or 4 (a crash)
+    line = err.getvalue().rstrip("\n")
+    assert line.startswith("error: ") and "\n" not in line and "; fix: " in line, line
+    assert not (tmp / "out").exists(), "a run refused for bad input wrote results"
+    return code
+
+
+@FUZZ
+@given(document(GATES_DATA, GATES, _yaml))
+def test_gates_reader(content: bytes) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "gates.yaml"
+        path.write_bytes(content)
+        table = outcome(lambda: gates.load(path), path, (InputError,))
+        if table is not None:  # what was accepted must work for every use the harness makes of it
+            with time_bound():
+                profile = gates.detect_profile(table, ["NVIDIA A100-SXM4-80GB"])
+                gates.datasheet_tflops(table, profile, "fp32")
+                for model in table["models"]:
+                    for name in ("cpu", profile):
+                        verdicts = gates.evaluate(table, model, name, RESULT_DATA["results"], RESULT_DATA["config"],
+                                                  RESULT_DATA, None, "AMD EPYC, 2 threads")
+                        assert all(v.status in ("PASS", "FAIL", "N/A", "NOT RUN") for v in verdicts)
+                        gates.overall(verdicts)
+        assert bench_cli(Path(tmp), "--gates", str(path)) == (None if table is not None else 2)
+
+
+@FUZZ
+@given(st.one_of(mutated(RESULT_DATA).map(_json), mangled_bytes(RESULT_RAW)))
+def test_baseline_readers(content: bytes) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "rn50-20261201T000000Z" / "result.json"
+        path.parent.mkdir()
+        path.write_bytes(content)
+        baseline = outcome(lambda: result_file.read_baseline(path, "rn50"), path, (InputError,))
+        stored = outcome(lambda: pipeline._verdict(path), path)  # the release pipeline's reader of stored results
+        if baseline is not None:
+            assert stored is not None, "the pipeline refuses a result the benchmark accepts as a baseline"
+            with time_bound():
+                verdicts = gates.regressions(RESULT_DATA["results"], baseline, 5.0, "AMD EPYC, 2 threads")
+            assert all(v.threshold is None or math.isfinite(v.threshold) for v in verdicts)
+        assert bench_cli(Path(tmp), "--baseline", str(path)) == (None if baseline is not None else 2)
+        assert path.read_bytes() == content and _files(Path(tmp)) == {path}
+
+
+@FUZZ
+@given(st.one_of(mutated(STATE_DATA).map(_json), mangled_bytes(STATE_RAW)))
+def test_release_state_reader(content: bytes) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.json"
+        path.write_bytes(content)
+        state = outcome(lambda: pipeline.State(path), path)
+        if state is not None:  # an accepted state answers every question the pipeline asks it
+            for flavor in ("cpu", "gpu", *state.data):
+                for stage in ("build", "validate", "bench", "scan", "push"):
+                    entry = state.done(flavor, stage, "0123456789abcdef")
+                    assert entry is None or entry["status"] == "passed"
+        assert path.read_bytes() == content and _files(Path(tmp)) == {path}, "reading the state wrote to it"

@@ -1,0 +1,163 @@
+"""The schema of a benchmark's result.json (written by report.write) and the reader of --baseline files.
+
+Why: a baseline gates regressions, so a wrong one must not pass silently: a truncated or mistyped
+file, a list, a validation.json, another benchmark's result (bench-hgnet's img/s against
+bench-rn50's), a --smoke run's figures, or `"ips": "fast"` (which the comparison would skip) are
+bad input, one line naming the file and the field (exit 2). Measurements inside `results` are
+checked by name (ips, latency percentiles, FLOP/s, efficiency: finite numbers, never booleans).
+The release pipeline reads the same files with the same top-level shape
+(ngc_paddle/release/bench_result.py; a unit test keeps the two in step).
+"""
+
+import math
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, JsonValue, ValidationError
+
+from benchmarks.harness import inputs
+
+FIX = "point --baseline at the result.json of an earlier full run of the same benchmark"
+KEY_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+# Leaves of `results` that are measurements: regressions compare them, so each must be a real number.
+MEASUREMENTS = {"ips", "batch", "steps", "mean", "p50", "p90", "p95", "p99", "loss_first", "loss_last", "world_size",
+                "flops_per_sample", "achieved_tflops", "peak_tflops", "efficiency", "mfu", "gemm_flops", "conv_flops",
+                "peak_flops", "bs8_over_bs1", "top1", "top5"}
+VERDICTS = Literal["PASS", "FAIL", "NOT PROVEN", "SMOKE"]
+
+Short = Annotated[str, Field(max_length=200)]
+Text = Annotated[str, Field(max_length=5000)]
+Count = Annotated[int, Field(ge=0, le=1_000_000)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Config(_Strict):
+    """runner.run_config, plus each ModelSpec's config_extra (rn50: zero_init_residual; hgnet: model, ssld)."""
+
+    benchmark: Short
+    mode: Literal["train", "infer", "all"]
+    device: Literal["cpu", "gpu"]
+    gpus: Count
+    threads: Count
+    threads_from: Text
+    smoke: bool
+    batch_size: Count | None
+    image_size: Count | None
+    infer_image_size: Count | None
+    data_format: Literal["NCHW", "NHWC"] | None
+    data: Text
+    loader: Short
+    steps: Count | None
+    warmup: Count | None
+    asp: bool
+    precisions: list[Short] | None
+    infer_precisions: list[Short] | None
+    backends: list[Short] | None
+    batch_sizes: list[Count] | None
+    bn_weight_decay: bool
+    zero_init_residual: bool | None = None
+    model: Short | None = None
+    ssld: bool | None = None
+    eval: bool | None = None
+
+
+class Gpu(_Strict):
+    name: Short
+    memory: Short
+    driver: Short
+
+
+class Environment(_Strict):
+    """environment.capture(), plus the threads and the hardware key the runner adds."""
+
+    cpu: Text
+    cpu_cores: Count | None
+    cpu_budget: Text
+    gpus: list[Gpu]
+    python: Short
+    release: Short | None
+    flavor: Short | None
+    versions: dict[Short, Short]
+    threads: Count
+    threads_from: Text
+    hardware: Text | None = None
+
+
+class GateVerdict(_Strict):
+    """gates.Verdict.as_dict()."""
+
+    gate: Text
+    metric: Text
+    status: Literal["PASS", "FAIL", "NOT RUN", "N/A"]
+    measured: FiniteFloat | None
+    threshold: FiniteFloat | None
+    op: Literal[">=", "<=", ""]
+    profile: Short
+    source: Text
+    reason: Text
+    acceptance: bool
+
+
+class ResultFile(_Strict):
+    """report.write's summary."""
+
+    model: Short
+    config: Config
+    environment: Environment
+    results: dict[Literal["train", "infer", "peak", "eval"], dict[Short, JsonValue]]
+    gates: list[GateVerdict]
+    verdict: VERDICTS
+    verdict_reasons: list[Text]
+    passed: bool
+
+
+def _measurement_problem(results: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, what is wrong) for the first key that is not a plain word or measurement that is not a number."""
+    stack: list[tuple[str, Any]] = [("results", results)]
+    while stack:
+        where, node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            at = f"{where}.{key}"
+            if isinstance(key, str) and not KEY_RE.fullmatch(key):
+                return where, f"key {key[:60]!r} is not a word of letters, digits, '.', '_' and '-'"
+            if key in MEASUREMENTS and (isinstance(value, bool) or not isinstance(value, int | float)):
+                shown = repr(value)
+                return at, f"a measurement must be a number, not {shown if len(shown) <= 60 else shown[:60] + '...'}"
+            if isinstance(value, float) and not math.isfinite(value):  # 1e400 parses as inf
+                return at, f"{value} is not a finite number"
+            stack.append((at, value))
+    return None
+
+
+def parse(path: Path, data: Any) -> ResultFile:
+    """`data` (read from `path`) as a result.json; InputError in one line naming the field otherwise."""
+    try:
+        result = ResultFile.model_validate(data)
+    except ValidationError as exc:
+        raise inputs.one_line(path, exc, FIX) from None
+    problem = _measurement_problem(data["results"])
+    if problem is None and result.passed != (result.verdict in ("PASS", "SMOKE")):
+        problem = "passed", f"is {result.passed} but the verdict is {result.verdict}"
+    if problem:
+        raise inputs.error(path, problem[0], problem[1], FIX)
+    return result
+
+
+def read_baseline(path: Path, benchmark: str) -> dict[str, Any]:
+    """A previous result.json of `benchmark` to gate regressions against, as the plain mapping gates.regressions
+    reads; a file that is not one (or a --smoke run, or another benchmark's) raises InputError."""
+    data = inputs.load_json(path)
+    if not isinstance(data, dict):
+        raise inputs.error(path, "(top level)", f"a result.json is a mapping, not a {type(data).__name__}", FIX)
+    result = parse(path, data)
+    if result.model != benchmark or result.config.benchmark != benchmark:
+        raise inputs.error(path, "model", f"a result of bench-{result.model[:40]!r}, not of bench-{benchmark}: their "
+                           "figures are not comparable", FIX)
+    if result.verdict == "SMOKE" or result.config.smoke:
+        raise inputs.error(path, "config.smoke", "a --smoke run (one tiny step): its figures are no baseline", FIX)
+    return data

@@ -1,0 +1,37 @@
+"""An unexpected exception ends in one line and exit 4, its traceback kept in a file named in that line.
+
+Why: exit 1 means "a gate blocked" and 2 "bad input"; a crash must read as neither. A traceback
+on the console is not the project's error shape either, so it goes to a new file (never over
+another), and the line says where, for the bug report.
+"""
+
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+EXIT_INTERNAL = 4
+
+
+def save_traceback(exc: BaseException, prog: str, folders: list[Path]) -> Path | None:
+    """Write the traceback to a new file in the first folder that takes it; None when none does."""
+    text = "".join(traceback.format_exception(exc))
+    for folder in [*folders, Path(tempfile.gettempdir())]:
+        try:
+            fd, name = tempfile.mkstemp(prefix=f"{prog}-internal-error-", suffix=".txt", dir=folder)
+        except OSError:
+            continue
+        with open(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
+            handle.write(text)
+        return Path(name)
+    return None
+
+
+def report(exc: BaseException, prog: str, folders: list[Path] | None = None) -> int:
+    """Print `error: internal error: TYPE: message; fix: ...` on stderr and return EXIT_INTERNAL."""
+    where = save_traceback(exc, prog, folders or [])
+    shown = " ".join(f"{type(exc).__name__}: {exc}".split())
+    shown = shown if len(shown) <= 300 else shown[:297] + "..."
+    fix = f"report this with the traceback in {where}" if where else "report this (the traceback could not be saved)"
+    print(f"error: internal error: {shown}; fix: {fix}", file=sys.stderr)
+    return EXIT_INTERNAL

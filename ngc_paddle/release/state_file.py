@@ -1,0 +1,83 @@
+"""The release pipeline's state.json: the result and input key of each stage of each flavor (pydantic, strict).
+
+Why: the pipeline skips a stage whose recorded key is unchanged and that passed, so a state file
+that is edited, truncated or from another tool must not be half-believed: a stage recorded as a
+number, an unknown status or a missing key is bad input, one line naming the file and the field
+with the fix (delete the file to start over: every stage then reruns), exit 2; never a traceback.
+"""
+
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from ngc_paddle import safe_read
+from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.fields import Token
+
+MAX_STATE_BYTES = 4 * 1024 * 1024  # a few kB per release
+Stage = Literal["build", "validate", "bench", "scan", "push"]
+Status = Literal["passed", "failed", "not proven", "accepted unproven"]
+
+
+class StateError(NgcPaddleError):
+    """state.json cannot be used."""
+
+
+def _timestamp(value: str) -> str:
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value[:40]!r} is not an ISO 8601 time") from None
+    return value
+
+
+class StageEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    key: Annotated[str, Field(max_length=200, pattern=r"^[A-Za-z0-9:]*$")]  # a hash or an image id; "" if none
+    status: Status
+    detail: Annotated[str, Field(max_length=20_000)]  # may quote a tool's output, newlines included
+    finished: Annotated[str, Field(max_length=40), AfterValidator(_timestamp)]
+    digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None  # push only
+
+
+class StateFile(BaseModel):
+    model_config = ConfigDict(strict=True)
+
+    flavors: dict[Token, dict[Stage, StageEntry]]
+
+
+def fix(path: Path) -> str:
+    return f"delete {path} to start over (every stage then reruns)"
+
+
+def read(path: Path) -> dict[str, Any]:
+    """The recorded stages as a plain mapping (flavor -> stage -> entry); {} when there is no file yet."""
+    if not path.exists():
+        return {}
+    try:
+        data = safe_read.load_json(path, StateError, MAX_STATE_BYTES)
+    except StateError as exc:  # same line, with this file's fix
+        raise StateError(f"{str(exc).rsplit('; fix: ', 1)[0]}; fix: {fix(path)}") from None
+    try:
+        StateFile.model_validate({"flavors": data})
+    except ValidationError as exc:
+        raise StateError(written_file_line(path, exc, fix(path), skip=1)) from None
+    return data
+
+
+def written_file_line(path: Path, exc: ValidationError, fix: str, skip: int = 0) -> str:
+    """One line for a file the pipeline or a benchmark wrote: whatever is wrong, the fix is the same (`fix`);
+    `skip` leading parts of each error's location are the caller's wrapping, not the file's."""
+    errors = exc.errors(include_url=False)
+    err = errors[0]
+    where = ".".join(str(part) for part in err["loc"][skip:]) or "(top level)"
+    what = {"extra_forbidden": "unknown key", "missing": "required key is missing"}.get(
+        err["type"], err["msg"].removeprefix("Value error, "))
+    if err["type"].endswith("_type") or err["type"] in ("literal_error", "string_pattern_mismatch"):
+        shown = repr(err.get("input"))
+        what += f", not {shown if len(shown) <= 60 else shown[:60] + '...'}"
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return " ".join(f"{path}: {where[:120]}: {what}; fix: {fix}{more}".split())
