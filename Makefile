@@ -16,7 +16,7 @@ build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLA
              $(foreach s,$(SOURCES),--source $(s))
 
 .PHONY: image test unit integration lint toolchain validate scan release bake-print bench-build bench-validate bench-input \
-        bench-overhead bench-threads clean distclean help
+        bench-overhead bench-threads bench-scan clean distclean help
 
 help:
 	@sed -n '2,5p' Makefile | sed 's/^# //'
@@ -61,6 +61,10 @@ validate: $(BIN)/.installed toolchain
 ## Security scan gate + CycloneDX SBOM of IMAGE (default: RELEASE/FLAVOR, else the newest default flavor)
 scan: $(BIN)/.installed toolchain
 	$(BIN)/ngc-paddle scan $(IMAGE_ARG)
+
+## Scan gate vs trivy's own secret scan on IMAGE (default: the newest cpu image), alternating, REPEATS times
+bench-scan: $(BIN)/.installed toolchain
+	$(BIN)/python benchmarks/scan/bench_gate.py $(IMAGE_DEFAULT) --repeats $(or $(REPEATS),2)
 
 ## Monthly release: build, validate, benchmark and scan gates, SBOM, notes, push (REGISTRY=host:port).
 ## ACCEPT_UNPROVEN="reason" pushes flavors whose gates are NOT PROVEN; the notes print the reason.

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 TARGETS = ["image", "test", "unit", "integration", "lint", "toolchain", "validate", "scan", "release", "bake-print",
-           "bench-build", "bench-validate", "bench-input", "bench-overhead", "bench-threads", "clean", "distclean",
-           "help"]
+           "bench-build", "bench-validate", "bench-input", "bench-overhead", "bench-threads", "bench-scan", "clean",
+           "distclean", "help"]
 
 
 @pytest.mark.parametrize("target", TARGETS)
