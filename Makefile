@@ -16,8 +16,8 @@ PYTEST_ARGS ?=
 build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
              $(foreach s,$(SOURCES),--source $(s))
 
-.PHONY: image lock test unit integration lint toolchain validate scan release bake-print bench-build bench-validate bench-input \
-        bench-overhead bench-threads clean distclean help
+.PHONY: image lock test unit integration lint toolchain validate scan release bake-print bench-build bench-validate \
+        bench-input bench-overhead bench-threads bench-scan clean distclean help
 
 help:
 	@sed -n '2,5p' Makefile | sed 's/^# //'
@@ -65,6 +65,10 @@ validate: $(BIN)/.installed toolchain
 ## Security scan gate + CycloneDX SBOM of IMAGE (default: RELEASE/FLAVOR, else the newest default flavor)
 scan: $(BIN)/.installed toolchain
 	img=$$($(IMAGE_REF)) && $(BIN)/ngc-paddle scan "$$img"
+
+## Scan gate vs trivy's own secret scan on IMAGE (default: RELEASE/FLAVOR, else the newest default flavor), alternating, REPEATS times
+bench-scan: $(BIN)/.installed toolchain
+	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python benchmarks/scan/bench_gate.py "$$img" --repeats $(or $(REPEATS),2)
 
 ## Monthly release: build, validate, benchmark and scan gates, SBOM, notes, push (REGISTRY=host:port).
 ## ACCEPT_UNPROVEN="reason" pushes flavors whose gates are NOT PROVEN; the notes print the reason.

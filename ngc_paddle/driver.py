@@ -1,69 +1,111 @@
-"""What a CUDA release asks of the host driver: NVIDIA_REQUIRE_CUDA and NGC's driver sentence.
+"""What a CUDA release asks of the host driver: NVIDIA_REQUIRE_CUDA, the entrypoint's limits, the notes' sentence.
 
-Why: both are derived from the flavor's CUDA version, never written by hand. The table holds
-NVIDIA's published facts per CUDA major.minor: the minimum driver branch, and the data-center
-driver releases that can still run it through the CUDA forward-compatibility package.
+Why: the image label, the entrypoint's warning (through the baked manifest), the banner, the release
+notes and the support matrix all state driver figures; every one of them is derived here, from the
+CUDA version of the flavor, never written by hand in a manifest or in the notes.
+
+The image ships NVIDIA's CUDA libraries from PyPI and no CUDA forward-compatibility package
+(`cuda-compat-12-x` comes only from NVIDIA's own apt repository, which no source of the manifest
+provides). So the only way an older driver runs it is CUDA *minor-version compatibility*, and the
+figures below are NVIDIA's for that, on Linux x86_64:
+
+- Minimum: an application built with any CUDA 11.x toolkit runs on a driver >= 450.80.02, any
+  12.x toolkit on a driver >= 525.60.13, "with limited feature-set". Source: NVIDIA, CUDA
+  Compatibility, "Minor Version Compatibility", Table 1 and its note on 450.80.02
+  (https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html), and the
+  CUDA Toolkit Release Notes, Table 2 "CUDA Toolkit and Minimum Required Driver Version for CUDA
+  Minor Version Compatibility" (https://docs.nvidia.com/cuda/archive/12.6.3/cuda-toolkit-release-notes/).
+- The limits below the toolkit's own driver (same page, "Application Considerations"): PTX that
+  the toolkit produced cannot be JIT-compiled by an older driver (cudaErrorUnsupportedPtxVersion:
+  NVRTC kernels, and GPUs for which a library carries no prebuilt code), and APIs newer than the
+  driver fail with cudaErrorCallRequiresNewerDriver.
+- Full functionality: the driver shipped with the toolkit's minor release, CUDA Toolkit Release
+  Notes, Table 3 "CUDA Toolkit and Corresponding Driver Versions" (GA release of each minor; an
+  update release of the same minor supports the same PTX ISA and APIs). Checked against those
+  pages in 2026-12.
+
+A `cuda-compat` component (NVIDIA's forward-compatibility libraries in the cuda layer) would plug in
+here: with it, data-center GPUs on NVIDIA's listed older branches (NGC's "R470, R525, ..."
+sentence; /work/shared/docs/reference-releases.md) could also run the image, the requirement would
+gain `brand=tesla,driver>=B,driver<B+1` terms, and the entrypoint would put the compat folder first
+on the loader path when the host driver is older. None of that is claimed while no flavor ships it.
 """
 
 from dataclasses import dataclass
 
+from packaging.version import Version
+
 from ngc_paddle.manifest.schema import CudaSpec
+
+# CUDA major -> the oldest Linux driver that runs any toolkit of that major (minor-version compatibility).
+MINOR_COMPAT_MINIMUM: dict[int, str] = {11: "450.80.02", 12: "525.60.13"}
+# CUDA major.minor -> the Linux driver shipped with that toolkit (its GA release): full functionality.
+TOOLKIT_DRIVER: dict[str, str] = {
+    "11.7": "515.43.04",
+    "11.8": "520.61.05",
+    "12.0": "525.60.13",
+    "12.1": "530.30.02",
+    "12.2": "535.54.03",
+    "12.3": "545.23.06",
+    "12.4": "550.54.14",
+    "12.5": "555.42.02",
+    "12.6": "560.28.03",
+}
+# What a driver between the two can not do; said by the entrypoint and the notes.
+LIMITS = ("PTX JIT compilation fails (kernels compiled at run time, e.g. by NVRTC, or for a GPU without "
+          "prebuilt code in a library), and CUDA calls newer than the driver return "
+          "cudaErrorCallRequiresNewerDriver")
 
 
 @dataclass(frozen=True)
 class DriverRequirement:
-    min_branch: int
-    datacenter: tuple[str, ...]  # driver releases, e.g. "470.57"
+    cuda: str  # major.minor
+    minimum: str  # oldest driver that runs the image at all
+    full: str  # oldest driver with every feature of the toolkit
 
-
-# CUDA major.minor -> requirement (NVIDIA's NGC release notes of the matching containers).
-REQUIREMENTS: dict[str, DriverRequirement] = {
-    "11.7": DriverRequirement(515, ("450.51", "470.57", "510.47")),
-    "11.8": DriverRequirement(520, ("450.51", "470.57", "510.47", "515.65")),
-    "12.0": DriverRequirement(525, ("450.51", "470.57", "510.47", "515.65", "525.85")),
-    "12.1": DriverRequirement(530, ("450.51", "470.57", "510.47", "515.65", "525.85", "530.30")),
-    "12.2": DriverRequirement(535, ("450.51", "470.57", "510.47", "515.65", "525.85", "535.54")),
-    "12.3": DriverRequirement(545, ("450.51", "470.57", "510.47", "515.65", "525.85", "535.86", "545.23")),
-    "12.4": DriverRequirement(545, ("470.57", "525.85", "535.86", "545.23")),
-    "12.6": DriverRequirement(560, ("470.57", "525.85", "535.86", "545.23", "550.54")),
-}
-# Data-center driver branches in release order; those below the minimum and not allowed must be left.
-DATACENTER_BRANCHES = (418, 440, 450, 460, 470, 510, 515, 525, 535, 545, 550, 560)
+    @property
+    def limited(self) -> bool:
+        """Whether some drivers run the image with limits (minimum older than full)."""
+        return Version(self.minimum) < Version(self.full)
 
 
 def requirement(cuda_version: str) -> DriverRequirement:
     key = ".".join(cuda_version.split(".")[:2])
-    if key not in REQUIREMENTS:
-        raise KeyError(f"no driver facts for CUDA {key}; add them to ngc_paddle/driver.py REQUIREMENTS")
-    return REQUIREMENTS[key]
+    major = int(key.split(".")[0])
+    if key not in TOOLKIT_DRIVER or major not in MINOR_COMPAT_MINIMUM:
+        raise KeyError(f"no driver facts for CUDA {key}; add them to ngc_paddle/driver.py TOOLKIT_DRIVER")
+    return DriverRequirement(key, MINOR_COMPAT_MINIMUM[major], TOOLKIT_DRIVER[key])
 
 
 def nvidia_require_cuda(cuda: CudaSpec) -> str:
-    """`cuda>=X.Y` OR a Tesla GPU on one of the data-center branches (space = OR, comma = AND)."""
-    terms = [f"cuda>={cuda.major_minor}"]
-    for driver in cuda.datacenter_drivers:
-        branch = int(driver.split(".")[0])
-        terms.append(f"brand=tesla,driver>={branch},driver<{branch + 1}")
-    return " ".join(terms)
+    """The NVIDIA Container Toolkit's constraint: refuse a host whose driver cannot run the image at all.
+
+    `driver>=` compares the host's driver version (libnvidia-container's requirement syntax, where a
+    space is OR and a comma AND); `cuda>=X.Y` would demand the full driver and refuse hosts that
+    minor-version compatibility serves.
+    """
+    return f"driver>={requirement(cuda.version).minimum}"
 
 
-def _series(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f", or {items[-1]}"
+def image_driver_facts(cuda: CudaSpec) -> dict[str, str]:
+    """The driver fields of the manifest baked into the image, read by the banner and the entrypoint."""
+    req = requirement(cuda.version)
+    return {"min_driver": req.minimum, "full_driver": req.full, "limits": LIMITS,
+            "nvidia_require_cuda": nvidia_require_cuda(cuda)}
 
 
 def driver_sentence(release: str, cuda_version: str) -> str:
-    """NGC's "Driver Requirements" paragraph for a release based on `cuda_version`."""
+    """The notes' "Driver Requirements" paragraph for a flavor based on `cuda_version`."""
     req = requirement(cuda_version)
-    major_minor = ".".join(cuda_version.split(".")[:2])
-    allowed = [f"{d} (or later R{d.split('.')[0]})" for d in req.datacenter]
-    allowed_branches = {int(d.split(".")[0]) for d in req.datacenter}
-    leave = [f"R{b}" for b in DATACENTER_BRANCHES if b < req.min_branch and b not in allowed_branches]
-    text = (f"Release {release} is based on CUDA {cuda_version}, which requires NVIDIA Driver release "
-            f"{req.min_branch} or later. However, if you are running on a data center GPU (for example, T4 or any "
-            f"other data center GPU), you can use NVIDIA driver release {_series(allowed)}. The CUDA driver's "
-            "compatibility package only supports particular drivers.")
-    if leave:
-        joined = leave[0] if len(leave) == 1 else ", ".join(leave[:-1]) + f", and {leave[-1]}"
-        text += (f" Thus, users should upgrade from all {joined} drivers, which are not forward-compatible with "
-                 f"CUDA {major_minor}.")
+    major = req.cuda.split(".")[0]
+    text = f"Release {release} is based on CUDA {cuda_version}, which needs NVIDIA driver {req.minimum} or later"
+    if req.limited:
+        text += (f" (Linux; the oldest driver that runs CUDA {major}.x applications through CUDA minor-version "
+                 f"compatibility). With a driver older than {req.full}, the driver of CUDA {req.cuda}, it runs "
+                 f"with limits: {LIMITS}; use {req.full} or later for full functionality.")
+    else:
+        text += f" (Linux), the driver of CUDA {req.cuda}."
+    text += (" The image ships no CUDA forward-compatibility package, so older drivers, data-center branches "
+             f"included, cannot run it; NVIDIA_REQUIRE_CUDA=driver>={req.minimum} lets the NVIDIA Container "
+             "Toolkit refuse them.")
     return text

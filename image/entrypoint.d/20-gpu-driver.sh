@@ -1,5 +1,5 @@
-# GPU flavors: warn when no NVIDIA driver or GPU device is visible, and when the driver is older
-# than the flavor's CUDA needs. Sets NGC_PADDLE_CPU_ONLY=1 for the commands that follow.
+# GPU flavors: warn when no NVIDIA driver or GPU device is visible (25-driver-version.sh then judges
+# the driver's version). Sets NGC_PADDLE_CPU_ONLY=1 for the commands that follow.
 if [ -n "${NVIDIA_REQUIRE_CUDA:-}" ]; then
   _ngc_has_libcuda=0
   if ldconfig -p 2>/dev/null | grep -v '/compat/' | grep -q 'libcuda\.so\.1'; then _ngc_has_libcuda=1; fi
@@ -18,12 +18,6 @@ WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be avai
    https://docs.nvidia.com/datacenter/cloud-native/ .
 MSG
     fi
-  elif [ -r /proc/driver/nvidia/version ]; then
-    _ngc_driver=$(sed -n 's/.*Kernel Module *\([0-9.]*\).*/\1/p' /proc/driver/nvidia/version | head -n1)
-    _ngc_min=$(/opt/venv/bin/python -c 'import json; c=json.load(open("/opt/ngc-paddle/manifest.json"))["cuda"]; print(c["min_driver"] if c else "")' 2>/dev/null || true)
-    if [ -n "$_ngc_driver" ] && [ -n "$_ngc_min" ] && [ "$(printf '%s\n%s\n' "$_ngc_min" "$_ngc_driver" | sort -V | head -n1)" != "$_ngc_min" ]; then
-      [ "${NGC_PADDLE_QUIET:-0}" = 1 ] || echo "WARNING: NVIDIA driver ${_ngc_driver} is older than ${_ngc_min}, which CUDA ${CUDA_VERSION:-} needs; only data-center GPUs on a supported branch (see NVIDIA_REQUIRE_CUDA) can run this image." >&2
-    fi
   fi
-  unset _ngc_has_libcuda _ngc_has_dev _n _d _ngc_driver _ngc_min
+  unset _ngc_has_libcuda _ngc_has_dev _n _d
 fi

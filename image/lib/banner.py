@@ -19,7 +19,9 @@ def main() -> None:
     print("=" * len(title), title, "=" * len(title), sep="\n")
     print(f"\nPaddlePaddle container release {m['release']}, flavor {m['flavor']}: {m['description']}")
     if m.get("cuda"):
-        print(f"Based on CUDA {m['cuda']['version']}; needs NVIDIA driver {m['cuda']['min_driver']} or later.")
+        c = m["cuda"]
+        print(f"Based on CUDA {c['version']}; needs NVIDIA driver {c['min_driver']} or later "
+              f"({c['full_driver']} or later for full functionality).")
     for key, label in KEY_COMPONENTS:
         comp = m["components"].get(key)
         if comp:

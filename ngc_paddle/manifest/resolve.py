@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from ngc_paddle.driver import nvidia_require_cuda
+from ngc_paddle.driver import image_driver_facts, nvidia_require_cuda
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.manifest.schema import Component, Flavor, Manifest, Source
 from ngc_paddle.validation_line import one_line
@@ -75,7 +75,7 @@ def image_manifest(manifest: Manifest, flavor_name: str) -> dict[str, Any]:
         }
     cuda = None
     if flavor.cuda is not None:
-        cuda = {**flavor.cuda.model_dump(), "nvidia_require_cuda": nvidia_require_cuda(flavor.cuda)}
+        cuda = {**flavor.cuda.model_dump(), **image_driver_facts(flavor.cuda)}
     return {
         "schema_version": 1,
         "product": manifest.image,

@@ -32,7 +32,6 @@ RELEASE_RE = re.compile(r"^[0-9]{2}\.(0[1-9]|1[0-2])\Z")
 # Debian package versions: [epoch:]upstream[-revision]; also accepts plain "12" or "3.11".
 DEBIAN_VERSION_RE = re.compile(r"^([0-9]+:)?[0-9][A-Za-z0-9.+~-]{0,100}\Z")
 PIP_VERSION_RE = re.compile(r"^v?[0-9][A-Za-z0-9.+!_-]{0,100}\Z")
-DRIVER_RE = re.compile(r"^[0-9]{3}(\.[0-9]{1,3}){1,2}\Z")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}\Z")
 VERSION_PREFIX_RE = re.compile(r"^[0-9]+(\.[0-9]+){0,3}\Z")
 
@@ -120,11 +119,9 @@ class Component(Strict):
 
 
 class CudaSpec(Strict):
-    """The CUDA release a GPU flavor is based on and the drivers that can run it."""
+    """The CUDA release a GPU flavor is based on; the drivers that run it follow from ngc_paddle/driver.py."""
 
     version: str
-    min_driver: str
-    datacenter_drivers: list[str] = Field(default_factory=list)
 
     @field_validator("version")
     @classmethod
@@ -132,21 +129,6 @@ class CudaSpec(Strict):
         if not re.match(r"^[0-9]{2}\.[0-9](\.[0-9]{1,4})?\Z", v):
             raise ValueError(f"CUDA version {v!r} must look like 12.6 or 12.6.3")
         return v
-
-    @field_validator("min_driver")
-    @classmethod
-    def _driver(cls, v: str) -> str:
-        if not DRIVER_RE.match(v):
-            raise ValueError(f"driver version {v!r} must look like 560.28 or 560.28.03")
-        return v
-
-    @field_validator("datacenter_drivers")
-    @classmethod
-    def _drivers(cls, vs: list[str]) -> list[str]:
-        for v in vs:
-            if not DRIVER_RE.match(v):
-                raise ValueError(f"driver version {v!r} must look like 470.57")
-        return vs
 
     @property
     def major(self) -> int:

@@ -12,7 +12,7 @@ import subprocess
 
 from packaging.version import InvalidVersion, Version
 
-from ngc_paddle.driver import driver_sentence
+from ngc_paddle.driver import driver_sentence, requirement
 from ngc_paddle.manifest.schema import Flavor, Manifest
 
 LABELS = {"os": "OS", "python": "Python", "cuda-runtime": "CUDA runtime", "cublas": "cuBLAS", "cudnn": "cuDNN",
@@ -132,13 +132,16 @@ def render(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dic
 
 def support_matrix(manifests: list[Manifest]) -> str:
     columns = ["os", "python", "cuda-runtime", "cudnn", "nccl", "tensorrt", "dali", "paddle"]
-    out = ["# ngc-paddle support matrix", "", "Generated from releases/*.yaml.", "",
-           "| release | flavor | CUDA | min. driver | " + " | ".join(LABELS[c] for c in columns) + " |",
+    out = ["# ngc-paddle support matrix", "",
+           "Generated from releases/*.yaml; driver figures (the oldest that runs the image / the one with "
+           "every feature of its CUDA) from ngc_paddle/driver.py.", "",
+           "| release | flavor | CUDA | driver (runs / full) | " + " | ".join(LABELS[c] for c in columns) + " |",
            "| --- | --- | --- | --- | " + " | ".join("---" for _ in columns) + " |"]
     for m in sorted(manifests, key=lambda m: m.release, reverse=True):
         for name, flavor in m.flavors.items():
             cells = [flavor.components[c].version if c in flavor.components else "-" for c in columns]
             cuda = flavor.cuda.version if flavor.cuda else "-"
-            driver = f"R{flavor.cuda.min_driver.split('.')[0]}" if flavor.cuda else "-"
+            req = requirement(flavor.cuda.version) if flavor.cuda else None
+            driver = f"{req.minimum} / {req.full}" if req else "-"
             out.append(f"| {m.release} | {name} | {cuda} | {driver} | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"

@@ -12,12 +12,15 @@ from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.saved_image import Entry, SavedImage
 
 PRIVATE_KEY = re.compile(rb"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----")
+# Each pattern starts with a literal, so `re` jumps from one occurrence of it to the next: a leading
+# `\b` or class makes every byte a start candidate (about 15x slower over the ~400 MB of file contents
+# of a 2.4 GB image). `X(?<!\wX)` is `\bX` for a word character X, written literal-first.
 CREDENTIALS = [
-    ("aws-access-key-id", re.compile(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("aws-access-key-id", re.compile(rb"A(?<!\wA)(?:KIA|SIA)[0-9A-Z]{16}\b")),
     ("aws-secret-access-key", re.compile(rb"aws_secret_access_key\s*[=:]\s*[A-Za-z0-9/+=]{40}")),
     ("gcp-service-account", re.compile(rb'"type":\s*"service_account"')),
-    ("github-token", re.compile(rb"\bgh[pousr]_[A-Za-z0-9]{36}\b")),
-    ("slack-token", re.compile(rb"\bxox[baprs]-[A-Za-z0-9-]{10,}\b")),
+    ("github-token", re.compile(rb"gh(?<!\wgh)[pousr]_[A-Za-z0-9]{36}\b")),
+    ("slack-token", re.compile(rb"xox(?<!\wxox)[baprs]-[A-Za-z0-9-]{10,}\b")),
 ]
 # Names whose values must never be baked into ENV, labels or build arguments.
 SECRET_NAME = re.compile(r"(?i)(password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)")

@@ -5,41 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.driver import driver_sentence, requirement
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release.new import create
 from ngc_paddle.release.notes import changes, render, support_matrix
-
-SENTENCE_23_01 = (
-    "Release 23.01 is based on CUDA 12.0.1, which requires NVIDIA Driver release 525 or later. However, if you are "
-    "running on a data center GPU (for example, T4 or any other data center GPU), you can use NVIDIA driver release "
-    "450.51 (or later R450), 470.57 (or later R470), 510.47 (or later R510), 515.65 (or later R515), or 525.85 (or "
-    "later R525). The CUDA driver's compatibility package only supports particular drivers. Thus, users should "
-    "upgrade from all R418, R440, and R460 drivers, which are not forward-compatible with CUDA 12.0.")
-
-
-def test_23_01_driver_sentence_word_for_word() -> None:
-    assert driver_sentence("23.01", "12.0.1") == SENTENCE_23_01
-
-
-@pytest.mark.parametrize("release, cuda, minimum, branches", [
-    ("22.05", "11.7", 515, ["450.51", "470.57", "510.47"]),
-    ("22.10", "11.8.0", 520, ["450.51", "470.57", "510.47", "515.65"]),
-    ("23.01", "12.0.1", 525, ["450.51", "470.57", "510.47", "515.65", "525.85"]),
-    ("23.04", "12.1.0", 530, ["450.51", "470.57", "510.47", "515.65", "525.85", "530.30"]),
-    ("24.05", "12.4.1", 545, ["470.57", "525.85", "535.86", "545.23"]),
-])
-def test_driver_requirements_of_the_reference_releases(release: str, cuda: str, minimum: int, branches) -> None:
-    req = requirement(cuda)
-    assert req.min_branch == minimum and list(req.datacenter) == branches
-    sentence = driver_sentence(release, cuda)
-    assert f"requires NVIDIA Driver release {minimum} or later" in sentence
-    for branch in branches:
-        assert f"{branch} (or later R{branch.split('.')[0]})" in sentence
-
-
-def test_23_11_branches_end_with_535_and_545() -> None:
-    assert requirement("12.3.0").datacenter[-2:] == ("535.86", "545.23") and requirement("12.3.0").min_branch == 545
 
 
 def test_changes_since_the_previous_release(repo: Path) -> None:

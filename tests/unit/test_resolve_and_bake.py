@@ -70,12 +70,12 @@ def test_gpu_cuda_layer_carries_the_driver_constraint(manifest) -> None:
     cuda = manifest.flavors["gpu"].cuda
     assert args["CUDA_VERSION"] == cuda.version
     assert args["NVIDIA_REQUIRE_CUDA"] == nvidia_require_cuda(cuda)
-    assert args["NVIDIA_REQUIRE_CUDA"].startswith(f"cuda>={cuda.major_minor} brand=tesla,driver>=")
+    assert args["NVIDIA_REQUIRE_CUDA"] == "driver>=525.60.13"  # CUDA 12.x minor-version compatibility
 
 
 def test_nvidia_require_cuda_syntax(manifest) -> None:
-    cuda = manifest.flavors["gpu"].cuda.model_copy(update={"version": "12.0.1", "datacenter_drivers": ["470.57"]})
-    assert nvidia_require_cuda(cuda) == "cuda>=12.0 brand=tesla,driver>=470,driver<471"
+    cuda = manifest.flavors["gpu"].cuda.model_copy(update={"version": "11.8.0"})
+    assert nvidia_require_cuda(cuda) == "driver>=450.80.02"
 
 
 def test_source_override_points_at_mirror(manifest, repo: Path) -> None:
@@ -91,7 +91,7 @@ def test_image_manifest_lists_every_component(manifest) -> None:
     resolved = image_manifest(manifest, "gpu")
     assert resolved["release"] == manifest.release and resolved["flavor"] == "gpu"
     assert set(resolved["components"]) == set(manifest.flavors["gpu"].components)
-    assert resolved["cuda"]["nvidia_require_cuda"].startswith("cuda>=")
+    assert resolved["cuda"]["nvidia_require_cuda"] == "driver>=525.60.13"
     assert image_manifest(manifest, "cpu")["cuda"] is None
 
 
