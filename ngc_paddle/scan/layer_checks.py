@@ -36,7 +36,7 @@ class LayerScan:
     """The checks over the stream of layer entries; `finish()` adds what needs the whole image (dpkg's md5sums)."""
 
     setuid_allowed: set[str]
-    key_fixtures: dict[str, str] = field(default_factory=dict)  # sha256 -> why this shipped key is not a secret
+    key_fixtures: dict[str, str] = field(default_factory=dict)  # sha256 of a key block -> why it may ship
     md5sums: dict[str, bytes] = field(default_factory=dict)  # newest content of each dpkg md5sums file
     allowed_setuid: list[_Setuid] = field(default_factory=list)
 
@@ -45,7 +45,7 @@ class LayerScan:
         where = f"layer {e.layer.index} ({e.layer.name})"
         if e.type == "file":
             special = e.mode & (stat.S_ISUID | stat.S_ISGID)
-            hits, sha256, md5 = self._content(e, want_md5=bool(special))
+            hits, keys, md5 = self._content(e, want_md5=bool(special))
             if special:
                 bit = "setuid" if e.mode & stat.S_ISUID else "setgid"
                 if e.path not in self.setuid_allowed:
@@ -56,9 +56,10 @@ class LayerScan:
             if e.path.startswith(MD5SUMS_DIR) and e.path.endswith(".md5sums") and e.content is not None:
                 self.md5sums[e.path] = e.content
             for rule in sorted(hits):
-                if rule == "private-key" and sha256 in self.key_fixtures:
+                fixture = patterns.is_fixture(keys, self.key_fixtures) if rule == "private-key" else None
+                if fixture:
                     findings.append(Finding("key-fixture", "private-key-fixture", "LOW",
-                                            f"known test key shipped by a package: {self.key_fixtures[sha256]}",
+                                            f"known test key shipped by a package: {fixture}",
                                             package=e.path, location=where, source="layers"))
                     continue
                 kind = "private-key" if rule == "private-key" else "credential"
@@ -75,17 +76,19 @@ class LayerScan:
         return findings
 
     @staticmethod
-    def _content(e: Entry, want_md5: bool) -> tuple[set[str], str | None, str | None]:
-        """Rule hits, sha256 (text files, for the fixture allowlist) and md5 (setuid files, for dpkg)."""
+    def _content(e: Entry, want_md5: bool) -> tuple[set[str], set[str], str | None]:
+        """Rule hits, the digests of the private-key blocks found (for key_fixtures) and the md5 (setuid files,
+        for dpkg); small files are in memory, larger ones are read in chunks."""
         if e.content is not None:
-            md5 = hashlib.md5(e.content).hexdigest() if want_md5 else None
-            return patterns.content_hits(e.content, e.path), hashlib.sha256(e.content).hexdigest(), md5
+            hits = patterns.content_hits(e.content, e.path)
+            keys = patterns.key_digests(e.content) if "private-key" in hits else set()
+            return hits, keys, hashlib.md5(e.content).hexdigest() if want_md5 else None
         if e.stream is None:
-            return set(), None, None
+            return set(), set(), None
         scan = patterns.StreamScan(e.path, ("md5",) if want_md5 else ())
         while chunk := e.stream.read(patterns.CHUNK):
             scan.feed(chunk)
-        return scan.hits, scan.digest("sha256"), scan.digest("md5") if want_md5 else None
+        return scan.hits, scan.keys, scan.digest("md5") if want_md5 else None
 
     def finish(self) -> list[Finding]:
         """An allowed setuid path must hold the file its Debian package installed, unmodified (dpkg's md5sums):

@@ -43,6 +43,9 @@ LOWER_ANCHORS = (b"ccess_key", b"ccesskey")
 SECRET_NAME = re.compile(r"(?i)(password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential)")
 # A value that points to a secret instead of holding it: a BuildKit secret mount, a file the runtime mounts.
 SECRET_REFERENCE = re.compile(r"^(/run/secrets/|/var/run/secrets/|\$\{?[A-Za-z_])")
+# A whole key block, to know a key by its content: sha256 of the bytes from "-----BEGIN" to the END line's "-----".
+KEY_BLOCK = re.compile(rb"-----BEGIN ([A-Z ]{0,20})PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s:,.()-]{20,8192}?"
+                       rb"-----END \1PRIVATE KEY(?: BLOCK)?-----")
 CHUNK = 1 << 20
 OVERLAP = 4096  # a match may straddle two chunks; every pattern's match is shorter than this
 
@@ -63,6 +66,21 @@ def content_hits(data: bytes, path: str = "") -> set[str]:
     return hits | {rule for rule, pattern in CREDENTIALS if pattern.search(data)}
 
 
+def key_digests(data: bytes) -> set[str]:
+    """sha256 of each whole private-key block in a buffer: how the policy's key_fixtures name a known test key
+    (Debian's libgnutls30 compiles its self-test keys in); independent of the file that carries it."""
+    if b"-----BEGIN" not in data:
+        return set()
+    return {hashlib.sha256(m.group(0)).hexdigest() for m in KEY_BLOCK.finditer(data)}
+
+
+def is_fixture(digests: set[str], fixtures: dict[str, str]) -> str | None:
+    """The reason when every key found is a known fixture (None when one is not, or no block was read whole)."""
+    if not digests or not digests <= set(fixtures):
+        return None
+    return "; ".join(sorted({fixtures[d] for d in digests}))
+
+
 def binary_hits(data: bytes) -> set[str]:
     """The rules that matter inside a binary (a key or an access key id pasted into it), at memchr speed:
     like trivy and gitleaks, the text rules (tokens, URLs) are not run over compiled code."""
@@ -75,23 +93,25 @@ def binary_hits(data: bytes) -> set[str]:
 class StreamScan:
     """The same rules over a file read in chunks (bounded memory for files of any size), with its hashes.
 
-    A binary file (a NUL byte in its first 8 KiB) gets binary_hits only and is hashed only when asked
-    for (setuid files); a text file gets every rule and its sha256 (for the key-fixture allowlist).
+    A binary file (a NUL byte in its first 8 KiB) gets binary_hits only; a text file every rule. `keys` holds
+    the digests of the private-key blocks found; the file is hashed only as asked (md5 of setuid files).
     """
 
     def __init__(self, path: str, digests: Iterable[str] = ()) -> None:
         self.path, self.hits, self._tail, self.binary = path, set(), b"", None
+        self.keys: set[str] = set()
         self.hashes = {name: hashlib.new(name) for name in digests}
 
     def feed(self, chunk: bytes) -> None:
         if self.binary is None:
             self.binary = b"\0" in chunk[:8192]
-            if not self.binary:
-                self.hashes.setdefault("sha256", hashlib.sha256())
         for h in self.hashes.values():
             h.update(chunk)
         data = self._tail + chunk if self._tail else chunk
-        self.hits |= binary_hits(data) if self.binary else content_hits(data, self.path)
+        hits = binary_hits(data) if self.binary else content_hits(data, self.path)
+        if "private-key" in hits:
+            self.keys |= key_digests(data)
+        self.hits |= hits
         self._tail = chunk[-OVERLAP:]
 
     def digest(self, name: str) -> str | None:
@@ -140,3 +160,12 @@ def parse_md5sums(data: bytes) -> dict[str, str]:
         if len(digest) == 32 and name:
             recorded[name] = digest
     return recorded
+
+
+if __name__ == "__main__":  # python -m ngc_paddle.scan.patterns FILE...: the digests key_fixtures takes
+    import sys
+
+    for name in sys.argv[1:]:
+        with open(name, "rb") as fh:
+            for digest in sorted(key_digests(fh.read())):
+                print(f"{digest}  {name}")

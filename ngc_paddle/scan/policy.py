@@ -48,7 +48,7 @@ class Policy:
     block_on: set[str] = field(default_factory=lambda: set(ALWAYS_BLOCK))
     setuid_allowed: set[str] = field(default_factory=set)
     allowlist: list[AllowEntry] = field(default_factory=list)
-    key_fixtures: dict[str, str] = field(default_factory=dict)  # sha256 of a test key a package ships -> why
+    key_fixtures: dict[str, str] = field(default_factory=dict)  # sha256 of a key block a package ships -> why
 
 
 def _threshold(value: Any) -> Any:
@@ -89,7 +89,8 @@ class _AllowEntryModel(_Strict):
 class _KeyFixtureModel(_Strict):
     """A private key that a package ships on purpose (a test fixture), known by its content, not its path."""
 
-    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    # sha256 of each key block ("-----BEGIN" to the END line's "-----"): python -m ngc_paddle.scan.patterns FILE
+    sha256: Annotated[list[Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]], Field(min_length=1)]
     path: Annotated[str, Field(max_length=4096), AfterValidator(_absolute)]
     reason: Annotated[Text, Field(min_length=1)]
 
@@ -120,7 +121,7 @@ def load(path: Path) -> Policy:
     entries = [AllowEntry(e.id, e.package, e.justification, e.expires) for e in model.allowlist or []]
     return Policy(model.severity_threshold, model.count_unfixed, set(model.block_on or ALWAYS_BLOCK),
                   set(model.setuid_allowed or []), entries,
-                  {k.sha256: f"{k.reason} ({k.path})" for k in model.key_fixtures or []})
+                  {d: f"{k.reason} ({k.path})" for k in model.key_fixtures or [] for d in k.sha256})
 
 
 @dataclass

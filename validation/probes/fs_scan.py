@@ -34,7 +34,7 @@ SMALL = 256 * 1024
 def load_policy(path: str) -> dict:
     data = yaml.safe_load(Path(path).read_text()) or {}
     return {"setuid_allowed": sorted(data.get("setuid_allowed") or []),
-            "key_fixtures": {k["sha256"]: k["reason"] for k in data.get("key_fixtures") or []}}
+            "key_fixtures": {d: k["reason"] for k in data.get("key_fixtures") or [] for d in k["sha256"]}}
 
 
 def dpkg_md5sums() -> dict[str, str]:
@@ -45,17 +45,18 @@ def dpkg_md5sums() -> dict[str, str]:
     return recorded
 
 
-def content_scan(path: str, size: int, want_md5: bool) -> tuple[set[str], str | None, str | None]:
-    """Rule hits, sha256 and md5 of one file, read whole when small, else in chunks (bounded memory)."""
+def content_scan(path: str, size: int, want_md5: bool) -> tuple[set[str], set[str], str | None]:
+    """Rule hits, digests of the private-key blocks and md5 of one file, read whole when small, else in chunks."""
     with open(path, "rb") as fh:
         if size <= SMALL:
             data = fh.read()
-            return (patterns.content_hits(data, path), hashlib.sha256(data).hexdigest(),
-                    hashlib.md5(data).hexdigest() if want_md5 else None)
+            hits = patterns.content_hits(data, path)
+            keys = patterns.key_digests(data) if "private-key" in hits else set()
+            return hits, keys, hashlib.md5(data).hexdigest() if want_md5 else None
         scan = patterns.StreamScan(path, ("md5",) if want_md5 else ())
         while chunk := fh.read(patterns.CHUNK):
             scan.feed(chunk)
-        return scan.hits, scan.digest("sha256"), scan.digest("md5") if want_md5 else None
+        return scan.hits, scan.keys, scan.digest("md5") if want_md5 else None
 
 
 def main() -> None:
@@ -108,15 +109,16 @@ def main() -> None:
                 continue
             is_special = bool(st.st_mode & (stat.S_ISUID | stat.S_ISGID)) and path in allowed
             try:
-                hits, sha256, md5 = content_scan(path, st.st_size, is_special)
+                hits, keys, md5 = content_scan(path, st.st_size, is_special)
             except OSError:
                 found["unreadable"].append(path)
                 continue
             if is_special:
                 special.append((path, md5 or ""))
             for rule in sorted(hits):
-                if rule == "private-key" and sha256 in policy["key_fixtures"]:
-                    found["key_fixtures"].append(f"{path} ({policy['key_fixtures'][sha256]})")
+                fixture = patterns.is_fixture(keys, policy["key_fixtures"]) if rule == "private-key" else None
+                if fixture:
+                    found["key_fixtures"].append(f"{path} ({fixture})")
                 elif rule == "private-key":
                     found["private_keys"].append(path)
                 else:
