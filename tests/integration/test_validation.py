@@ -1,6 +1,7 @@
 """The validation suite in real images: the built image passes, broken images fail exactly the right checks."""
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -33,7 +34,8 @@ DEFECTS = {
 
 def validate_in_image(image: str, out: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
     out.mkdir(parents=True, exist_ok=True)
-    proc = docker("run", "--rm", "--network", "none", "-v", f"{out}:/report", image, "validate", "--output",
+    proc = docker("run", "--rm", "--network", "none", "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{out}:/report",
+                  image, "validate", "--output",
                   "/report", *args, check=False, timeout=900)
     report = json.loads((out / "validation.json").read_text()) if (out / "validation.json").exists() else {}
     return proc, report
