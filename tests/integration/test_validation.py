@@ -74,7 +74,7 @@ def test_validate_from_host_reads_labels(built: Built, tmp_path: Path) -> None:
 def test_broken_image_fails_exactly_the_right_checks(built: Built, tmp_path: Path, defect: str) -> None:
     plant, expected, named = DEFECTS[defect]
     image = f"ngc-paddle-broken:{defect}"
-    dockerfile = f"FROM {built.image}\nRUN {plant}\n"
+    dockerfile = f"FROM {built.image}\nUSER root\nRUN {plant}\nUSER 1000:1000\n"  # the image runs as paddle
     build = subprocess.run(["docker", "buildx", "build", "--network", "none", "--load", "-q", "-t", image, "-"],
                            input=dockerfile, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
