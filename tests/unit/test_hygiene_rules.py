@@ -161,3 +161,25 @@ def test_policy_key_fixtures(tmp_path) -> None:
     bad.write_text("key_fixtures:\n  - {sha256: [nothex], path: /x, reason: r}\n")
     with pytest.raises(PolicyError, match=r"key_fixtures\.0\.sha256\.0"):
         load(bad)
+
+
+def test_in_image_probe_uses_the_gates_policy_and_patterns() -> None:
+    """One list, two checkers: the probe shipped in the image reads the same setuid list and key fixtures as the
+    gate, and the Dockerfile ships the gate's patterns module and policy beside it."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("fs_scan", root / "validation" / "probes" / "fs_scan.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    assert Path(probe.patterns.__file__).resolve() == Path(patterns.__file__).resolve()
+    in_image = probe.load_policy(str(root / "security" / "policy.yaml"))
+    gate = load(root / "security" / "policy.yaml")
+    assert set(in_image["setuid_allowed"]) == gate.setuid_allowed and "/usr/bin/su" in gate.setuid_allowed
+    assert set(in_image["key_fixtures"]) == set(gate.key_fixtures) and gate.key_fixtures
+    dockerfile = (root / "Dockerfile").read_text()
+    assert "COPY ngc_paddle/scan/patterns.py /opt/ngc-paddle/validation/probes/patterns.py" in dockerfile
+    assert "COPY security/policy.yaml /opt/ngc-paddle/security/policy.yaml" in dockerfile
+    ignore = (root / ".dockerignore").read_text().splitlines()
+    assert "!ngc_paddle/scan/patterns.py" in ignore and "!security/policy.yaml" in ignore
