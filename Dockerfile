@@ -23,11 +23,19 @@ COPY image/ /opt/ngc-paddle/
 COPY validation/ /opt/ngc-paddle/validation/
 COPY benchmarks/ /opt/ngc-paddle/benchmarks/
 COPY ${MANIFEST_FILE} /opt/ngc-paddle/manifest.json
+# One source for what the hygiene checks and the scan gate allow and look for: the release policy
+# (setuid allowlist, key fixtures) and the secret patterns, importable by the in-image probes.
+COPY security/policy.yaml /opt/ngc-paddle/security/policy.yaml
+COPY ngc_paddle/scan/patterns.py /opt/ngc-paddle/validation/probes/patterns.py
 
 # BuildKit leaves empty mount points of the layers' bind and cache mounts behind; so does Paddle's
 # first import (~/.cache/paddle). None of it belongs in the image.
 RUN rm -rf /tmp/ngc /wheelhouse /root/.cache
 
+# Secure default: the image runs as the non-root user paddle (numeric, so Kubernetes' runAsNonRoot can
+# verify it); HOME is /home/paddle, /workspace is writable by all (sticky). Any other uid works too
+# (`docker run --user "$(id -u):$(id -g)"`, see lib/user-env.sh); `docker run --user root` for what needs root.
+USER 1000:1000
 WORKDIR /workspace
 ENTRYPOINT ["/opt/ngc-paddle/entrypoint.sh"]
 CMD ["/bin/bash"]

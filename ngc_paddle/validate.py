@@ -38,8 +38,10 @@ def validate(image: str | None, container: str | None, output: Path | None, root
         if image is None or engine.image_id(image) is None:
             raise NgcPaddleError(f"image {image!r} not found; fix: build it with 'make image' or name a local image")
         labels = engine.image_labels(image)
-        proc = engine.docker("run", "-d", "--rm", *engine.run_flags(), "-e", "NGC_PADDLE_QUIET=1", image,
-                             "sleep", "infinity", check=False)
+        # As root: the hygiene walk must read every file (root's home too); the checks of the default,
+        # non-root user read the image's USER with docker inspect and switch to it themselves.
+        proc = engine.docker("run", "-d", "--rm", "--user", "0:0", *engine.run_flags(), "-e", "NGC_PADDLE_QUIET=1",
+                             image, "sleep", "infinity", check=False)
         if proc.returncode != 0:
             raise NgcPaddleError(f"cannot start a container from {image}: {proc.stderr.strip()}")
         container = started_here = proc.stdout.strip()

@@ -6,6 +6,7 @@ CLI and the same DOCKER_HOST, with no second client library to configure.
 
 import functools
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -71,10 +72,14 @@ def host_has_nvidia_gpus() -> bool:
     return subprocess.run(["nvidia-smi", "-L"], capture_output=True, check=False).returncode == 0
 
 
-def run_flags(network_none: bool = True) -> list[str]:
+def run_flags(network_none: bool = True, writes_mounts: bool = False) -> list[str]:
     """`docker run` flags for the containers the tools start: the GPUs where the host has them, and without a
-    network a hostname that resolves (Docker writes none into /etc/hosts then, and Paddle's launcher needs it)."""
+    network a hostname that resolves (Docker writes none into /etc/hosts then, and Paddle's launcher needs it).
+    A container that writes into a mounted host folder runs as the invoking user (the image's default user,
+    paddle, could not write a folder owned by someone else; the image works under any uid)."""
     flags = list(GPU_FLAGS) if host_has_nvidia_gpus() else []
+    if writes_mounts:
+        flags += ["--user", f"{os.getuid()}:{os.getgid()}"]
     if network_none:
         flags += ["--network", "none", "--hostname", CONTAINER_HOSTNAME, "--add-host",
                   f"{CONTAINER_HOSTNAME}:127.0.0.1"]

@@ -222,7 +222,6 @@ def _verdict(result: Path) -> str:
 
 def _bench(image: str, out: Path, commands: tuple[str, ...], baselines: dict[str, Path]) -> tuple[str, str]:
     out.mkdir(parents=True, exist_ok=True)
-    out.chmod(0o777)
     details, statuses = [], []
     for command in commands:
         folder = out / command
@@ -233,7 +232,7 @@ def _bench(image: str, out: Path, commands: tuple[str, ...], baselines: dict[str
             extra = ["--baseline", "/workspace/baseline.json"]
         name = f"ngc-release-bench-{os.getpid()}-{command}"
         try:
-            proc = subprocess.run(["docker", "run", "--rm", "--name", name, *engine.run_flags(), "-e",
+            proc = subprocess.run(["docker", "run", "--rm", "--name", name, *engine.run_flags(writes_mounts=True), "-e",
                                    "NGC_PADDLE_QUIET=1", *mounts, image, command, "--output",
                                    f"/workspace/out/{command}", *extra], capture_output=True, text=True)
         except BaseException:  # interrupted: the container must not run on and write into the next attempt

@@ -86,9 +86,11 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             say(f"    reading {len(saved.layers)} layers")
             inventory, findings = Inventory(), []
             want = lambda path, size: wants_content(path, size) or layer_checks.wants_content(path, size)  # noqa: E731
+            checks = layer_checks.LayerScan(rules.setuid_allowed, rules.key_fixtures)
             for entry in saved.entries(want_content=want):
                 inventory.add(entry)
-                findings += layer_checks.scan_entry(entry, rules.setuid_allowed)
+                findings += checks.entry(entry)
+            findings += checks.finish()
             findings += layer_checks.scan_config(saved)
             packages = inventory.packages()
             timings["layers"] = time.perf_counter() - mark

@@ -19,10 +19,11 @@ from ngc_paddle.scan.findings import SEVERITIES, Finding, severity_rank
 from ngc_paddle.validation_line import one_line
 
 DEFAULT_POLICY = Path("security/policy.yaml")
-ALWAYS_BLOCK = {"secret", "private-key", "credential", "setuid", "security-update", "yanked"}  # default of block_on
+ALWAYS_BLOCK = {"secret", "private-key", "credential", "setuid", "world-writable", "security-update",
+                "yanked"}  # the default of block_on
 # Every kind of finding the gate produces (see findings.Finding.kind); `block_on` may only name these.
 FindingKind = Literal["vulnerability", "secret", "private-key", "credential", "setuid", "world-writable", "user",
-                      "dockerfile", "security-update", "outdated", "yanked"]
+                      "dockerfile", "key-fixture", "security-update", "outdated", "yanked"]
 MAX_POLICY_BYTES = 1024 * 1024
 
 
@@ -48,6 +49,7 @@ class Policy:
     block_on: set[str] = field(default_factory=lambda: set(ALWAYS_BLOCK))
     setuid_allowed: set[str] = field(default_factory=set)
     allowlist: list[AllowEntry] = field(default_factory=list)
+    key_fixtures: dict[str, str] = field(default_factory=dict)  # sha256 of a key block a package ships -> why
 
 
 def _threshold(value: Any) -> Any:
@@ -85,12 +87,22 @@ class _AllowEntryModel(_Strict):
     expires: Annotated[date, BeforeValidator(_real_date)]
 
 
+class _KeyFixtureModel(_Strict):
+    """A private key that a package ships on purpose (a test fixture), known by its content, not its path."""
+
+    # sha256 of each key block ("-----BEGIN" to the END line's "-----"): python -m ngc_paddle.scan.patterns FILE
+    sha256: Annotated[list[Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]], Field(min_length=1)]
+    path: Annotated[str, Field(max_length=4096), AfterValidator(_absolute)]
+    reason: Annotated[Text, Field(min_length=1)]
+
+
 class _PolicyModel(_Strict):
     severity_threshold: Annotated[Literal[SEVERITIES], BeforeValidator(_threshold)] = "HIGH"  # type: ignore[valid-type]
     count_unfixed: bool = False  # strict: "false" is a string, not a boolean
     block_on: list[FindingKind] | None = None  # strict: a string is not a list of kinds
     setuid_allowed: list[Annotated[str, Field(max_length=4096), AfterValidator(_absolute)]] | None = None
     allowlist: list[_AllowEntryModel] | None = None
+    key_fixtures: list[_KeyFixtureModel] | None = None
 
 
 KEYS = set(_PolicyModel.model_fields)
@@ -109,7 +121,8 @@ def load(path: Path) -> Policy:
         raise PolicyError(one_line(path, exc, fix=f"see {DEFAULT_POLICY} for the format")) from None
     entries = [AllowEntry(e.id, e.package, e.justification, e.expires) for e in model.allowlist or []]
     return Policy(model.severity_threshold, model.count_unfixed, set(model.block_on or ALWAYS_BLOCK),
-                  set(model.setuid_allowed or []), entries)
+                  set(model.setuid_allowed or []), entries,
+                  {d: f"{k.reason} ({k.path})" for k in model.key_fixtures or [] for d in k.sha256})
 
 
 @dataclass

@@ -50,11 +50,21 @@ class TrivyLayer(_Report):
     DiffID: Short = "?"
 
 
+class TrivyCodeLine(_Report):
+    Content: Prose = ""
+    IsCause: bool = False
+
+
+class TrivyCode(_Report):
+    Lines: list[TrivyCodeLine] | None = None
+
+
 class TrivySecret(_Report):
     RuleID: Token = "secret"
     Severity: SeverityName = "HIGH"
     Title: Prose = "secret"
     Layer: TrivyLayer | None = None
+    Code: TrivyCode | None = None  # for a secret in the image config: the (masked) line of config JSON
 
 
 class TrivyResult(_Report):

@@ -15,6 +15,7 @@ import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from ngc_paddle.errors import NgcPaddleError
 
@@ -34,6 +35,8 @@ class Entry:
     size: int
     type: str  # file | dir | symlink | whiteout | other
     content: bytes | None  # for small regular files only
+    # A larger wanted file: read it in chunks before asking for the next entry (the layer is streamed).
+    stream: IO[bytes] | None = None
 
 
 def save(image: str, target: Path) -> Path:
@@ -46,17 +49,84 @@ def save(image: str, target: Path) -> Path:
     return target
 
 
-def layer_name(created_by: str) -> str:
+BUILD_ARGS = re.compile(r"^(?:RUN )?\|(\d+) ")
+ARG_NAME = re.compile(r"(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)=")
+SHELL_START = re.compile(r"\s(/\S*/(?:ba|da|z|a)?sh)\s")
+
+
+def split_build_args(created_by: str) -> tuple[list[tuple[str, str]], str]:
+    """The build arguments BuildKit recorded for a RUN step ("RUN |2 A=1 B=x y /bin/sh -c cmd": 2 of them) and
+    the command after them. Only those N are arguments: NAME=value text inside the command is not."""
+    head = BUILD_ARGS.match(created_by)
+    if not head:
+        return [], created_by
+    count, rest = int(head.group(1)), created_by[head.end():]
+    starts = []
+    for m in ARG_NAME.finditer(rest):
+        if len(starts) == count:
+            break
+        if not starts and m.start() != 0:
+            break
+        starts.append(m)
+    args = []
+    for i, m in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(rest)
+        args.append((m.group(1), rest[m.end():end].strip()))
+    if not args:
+        return [], rest
+    last_name, last_value = args[-1]
+    shell = SHELL_START.search(" " + last_value)
+    command = last_value[shell.start(): ] if shell else ""
+    if shell:
+        args[-1] = (last_name, last_value[: shell.start()].strip())
+    return args, command.strip()
+
+
+def _ngc_layer(created_by: str) -> str | None:
     spec = re.search(r'LAYER_SPEC=\{.*?"layer": "([a-z]+)"', created_by)
     if spec:
         return spec.group(1)
     if "APT_PACKAGES=" in created_by:
         return "os"
-    if any(word in created_by for word in ("COPY ", "WORKDIR", "/opt/ngc-paddle", "useradd", "rm -rf /tmp/ngc")):
+    if any(word in created_by for word in ("/opt/ngc-paddle", "rm -rf /tmp/ngc")):
         return "suite"
-    if "Imported from" in created_by or not created_by:
-        return "base"
-    return "unknown"
+    return None
+
+
+def step_text(created_by: str, width: int = 60) -> str:
+    """A history step as people read it, short: the command without build arguments (they may hold secrets)
+    or the shell prefix, e.g. "RUN cp /bin/bash /usr/bin/su && chmod 4755 /usr/bin/su"."""
+    text = created_by.removesuffix(" # buildkit").strip()
+    args, command = split_build_args(text)
+    if args or BUILD_ARGS.match(text):
+        text = "RUN " + command
+    text = re.sub(r"^(RUN )?(/bin/sh|/bin/bash)( -o pipefail)? -c ", r"RUN ", text)
+    text = re.sub(r"^/bin/sh -c #\(nop\)\s*", "", text)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def layer_names(history: list[str]) -> list[str]:
+    """Name each layer: the ngc-paddle build layer that made it (base, os, cuda, dali, tensorrt, paddle, suite)
+    up to the last step of ours; above that (an image derived from ours, or a foreign one) the step itself."""
+    ours = [_ngc_layer(h) for h in history]
+    last_ours = max((i for i, name in enumerate(ours) if name), default=-1)
+    names = []
+    for i, created_by in enumerate(history):
+        if i <= last_ours and ours[i]:
+            names.append(ours[i])
+        elif i == 0 and ("Imported from" in created_by or not created_by):
+            names.append("base")
+        elif i <= last_ours and any(w in created_by for w in ("COPY ", "WORKDIR")):
+            names.append("suite")
+        else:
+            names.append(step_text(created_by) or "unknown")
+    return names
+
+
+def layer_name(created_by: str) -> str:
+    """The name of one layer seen alone (see layer_names for a whole image)."""
+    return layer_names([created_by])[0]
 
 
 class SavedImage:
@@ -71,8 +141,9 @@ class SavedImage:
                                  "fix: save it again") from exc
         self.layer_files: list[str] = manifest["Layers"]
         history = [h for h in self.config.get("history", []) if not h.get("empty_layer")]
-        self.layers = [Layer(i, layer_name(h.get("created_by", "")), h.get("created_by", ""))
-                       for i, h in enumerate(history[: len(self.layer_files)])]
+        steps = [h.get("created_by", "") for h in history[: len(self.layer_files)]]
+        self.layers = [Layer(i, name, step) for i, (name, step) in enumerate(zip(layer_names(steps), steps,
+                                                                                  strict=True))]
         while len(self.layers) < len(self.layer_files):
             self.layers.append(Layer(len(self.layers), "unknown", ""))
 
@@ -119,8 +190,11 @@ class SavedImage:
             kind = "symlink"
         else:
             kind = "other"
-        content = None
-        if kind == "file" and item.size <= limit and (want is None or want(path, item.size)):
+        content, stream = None, None
+        if kind == "file" and (want is None or want(path, item.size)):
             handle = inner.extractfile(item)
-            content = handle.read() if handle else None
-        return Entry(layer, path, item.mode, item.size, kind, content)
+            if item.size <= limit:
+                content = handle.read() if handle else None
+            else:
+                stream = handle  # read in chunks by the consumer, never whole (files of GBs)
+        return Entry(layer, path, item.mode, item.size, kind, content, stream)

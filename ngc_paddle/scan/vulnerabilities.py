@@ -8,6 +8,7 @@ compares versions per ecosystem: PEP 440 for PyPI (packaging), dpkg ordering for
 (python-debian).
 """
 
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from ngc_paddle.scan.report_models import (
     GrypeReport,
     OsvAdvisory,
     TrivyReport,
+    TrivySecret,
     ecosystem_kind,
     parse_version,
 )
@@ -70,6 +72,25 @@ def run_trivy(saved: Path, cache_dir: Path, db_repository: str | None, out: Path
     return out, "+".join(scanners)
 
 
+def config_place(secret: TrivySecret) -> tuple[str, str]:
+    """(package, location) of a secret trivy found in the image config, named as our own checks name it
+    ("APP_TOKEN", "image config: Env APP_TOKEN"), so that an allowlist entry can name it."""
+    from ngc_paddle.scan.saved_image import step_text
+
+    cause = next((line.Content.strip() for line in (secret.Code.Lines or []) if line.IsCause), "") \
+        if secret.Code else ""
+    history = re.match(r'"created_by":\s*"(.*?)",?$', cause)
+    if history:
+        return "history", f"image config: history: {step_text(history.group(1))}"
+    env = re.match(r'"([A-Za-z_][A-Za-z0-9_]*)=', cause)
+    if env:
+        return env.group(1), f"image config: Env {env.group(1)}"
+    label = re.match(r'"([^"]{1,200})":\s*"', cause)
+    if label:
+        return label.group(1), f"image config: {label.group(1)}"
+    return "image config", "image config"
+
+
 def read_trivy(path: Path) -> list[Finding]:
     data = _load_json(path, "trivy")
     if not isinstance(data, dict) or ("Results" not in data and "SchemaVersion" not in data):
@@ -83,9 +104,12 @@ def read_trivy(path: Path) -> list[Finding]:
                                     installed=v.InstalledVersion, fixed=v.FixedVersion or "",
                                     location=result.Target, source="trivy"))
         for s in result.Secrets or []:
-            diff_id = s.Layer.DiffID if s.Layer else "?"
-            findings.append(Finding("secret", s.RuleID, s.Severity, s.Title, package=result.Target,
-                                    location=f"layer {diff_id[:19]}", source="trivy"))
+            if s.Layer and s.Layer.DiffID not in ("", "?"):
+                package, location = result.Target, f"layer {s.Layer.DiffID[:19]}"
+            else:  # trivy's pass over the image config: Target is the saved tar's temporary path, no layer
+                package, location = config_place(s)
+            findings.append(Finding("secret", s.RuleID, s.Severity, s.Title, package=package, location=location,
+                                    source="trivy"))
     return findings
 
 

@@ -5,6 +5,7 @@ fast this machine is (a gate forced to pass or fail does that without depending 
 """
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -13,13 +14,15 @@ import yaml
 from tests.integration.conftest import EXIT_OF_VERDICT, REPO, Built, docker
 from tests.unit.fuzz_support import bench_result
 
+# Containers that write into a mounted host folder run as the invoking user, as the README says.
+AS_ME = ("--user", f"{os.getuid()}:{os.getgid()}")
+
 
 def bench(image: str, work: Path, *args: str, command: str = "bench-rn50", timeout: int = 600,
           flags: tuple[str, ...] = ()):
     """Run a bench command in the image with /workspace on the host; return the process and result.json."""
     work.mkdir(parents=True, exist_ok=True)
-    work.chmod(0o777)
-    proc = docker("run", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", *flags, "-v",
+    proc = docker("run", "--rm", "--network", "none", *AS_ME, "-e", "NGC_PADDLE_QUIET=1", *flags, "-v",
                   f"{work}:/workspace", image, command, "--output", "/workspace/out", *args, check=False,
                   timeout=timeout)
     results = sorted((work / "out").glob("*/result.json"))
@@ -28,7 +31,8 @@ def bench(image: str, work: Path, *args: str, command: str = "bench-rn50", timeo
 
 def in_image(image: str, work: Path, script: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     flags = [f for k, v in (env or {}).items() for f in ("-e", f"{k}={v}")]
-    return docker("run", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", "-e", "PYTHONPATH=/opt/ngc-paddle",
+    return docker("run", "--rm", "--network", "none", *AS_ME, "-e", "NGC_PADDLE_QUIET=1", "-e",
+                  "PYTHONPATH=/opt/ngc-paddle",
                   *flags, "-v", f"{work}:/workspace", image, "python", "-W", "ignore", "-c", script,
                   check=False, timeout=600)
 

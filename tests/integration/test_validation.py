@@ -1,6 +1,7 @@
 """The validation suite in real images: the built image passes, broken images fail exactly the right checks."""
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -33,7 +34,8 @@ DEFECTS = {
 
 def validate_in_image(image: str, out: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
     out.mkdir(parents=True, exist_ok=True)
-    proc = docker("run", "--rm", "--network", "none", "-v", f"{out}:/report", image, "validate", "--output",
+    proc = docker("run", "--rm", "--network", "none", "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{out}:/report",
+                  image, "validate", "--output",
                   "/report", *args, check=False, timeout=900)
     report = json.loads((out / "validation.json").read_text()) if (out / "validation.json").exists() else {}
     return proc, report
@@ -72,7 +74,7 @@ def test_validate_from_host_reads_labels(built: Built, tmp_path: Path) -> None:
 def test_broken_image_fails_exactly_the_right_checks(built: Built, tmp_path: Path, defect: str) -> None:
     plant, expected, named = DEFECTS[defect]
     image = f"ngc-paddle-broken:{defect}"
-    dockerfile = f"FROM {built.image}\nRUN {plant}\n"
+    dockerfile = f"FROM {built.image}\nUSER root\nRUN {plant}\nUSER 1000:1000\n"  # the image runs as paddle
     build = subprocess.run(["docker", "buildx", "build", "--network", "none", "--load", "-q", "-t", image, "-"],
                            input=dockerfile, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr

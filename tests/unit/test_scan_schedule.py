@@ -13,28 +13,30 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.scan import gate, layer_checks, vulnerabilities
+from ngc_paddle.scan import gate, layer_checks, patterns, vulnerabilities
 
 REPO = Path(__file__).resolve().parents[2]
 
 # The patterns as first written (a leading \b); the shipped ones must agree with them everywhere.
 ORIGINAL = {
     "aws-access-key-id": re.compile(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    "github-token": re.compile(rb"\bgh[pousr]_[A-Za-z0-9]{36}\b"),
-    "slack-token": re.compile(rb"\bxox[baprs]-[A-Za-z0-9-]{10,}\b"),
+    "github-token": re.compile(rb"\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,})\b"),
+    "gitlab-token": re.compile(rb"\bglpat-[A-Za-z0-9_-]{20}\b"),
+    "slack-token": re.compile(rb"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
 }
 TOKENS = {
     "aws-access-key-id": [b"AKIAIOSFODNN7EXAMPLE", b"ASIAY34FZKBOKMUTVV7A"],
-    "github-token": [b"ghp_" + b"a1B2" * 9, b"ghs_" + b"Z9" * 18],
+    "github-token": [b"ghp_" + b"a1B2" * 9, b"ghs_" + b"Z9" * 18, b"github_pat_" + b"aB3_" * 16],
+    "gitlab-token": [b"glpat-" + b"x1Y2_" * 4],
     "slack-token": [b"xoxb-1234567890-abcdef", b"xoxp-0000000000"],
 }
 CONTEXTS = [b"%s", b"key=%s\n", b"x%s", b"_%s", b"9%s", b"(%s)", b"\n%s", b"%sX", b"%s-", b"A%s", b"\xff%s",
-            b"ghp%s", b"xo%s"]
+            b"ghp%s", b"xo%s", b"g%s", b"glpat%s"]
 
 
 @pytest.mark.parametrize("rule", sorted(ORIGINAL))
 def test_literal_first_patterns_match_what_the_word_boundary_forms_matched(rule: str) -> None:
-    shipped = dict(layer_checks.CREDENTIALS)[rule]
+    shipped = dict(patterns.CREDENTIALS)[rule]
     for token in TOKENS[rule]:
         for context in CONTEXTS:
             text = context % token
@@ -55,7 +57,8 @@ def _saved_image(path: Path) -> Path:
                 tar.addfile(info, io.BytesIO(data))
         return buf.getvalue()
 
-    key = b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END OPENSSH PRIVATE KEY-----\n"
+    key = (b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB\n"
+           b"-----END OPENSSH PRIVATE KEY-----\n")
     members = {
         "a/layer.tar": layer({"var/lib/dpkg/status": b"Package: base-files\nStatus: install ok installed\n"
                                                      b"Version: 12.4\nArchitecture: amd64\n"}),

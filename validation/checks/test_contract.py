@@ -2,6 +2,7 @@
 
 import json
 import re
+import shlex
 import subprocess
 
 import pytest
@@ -109,17 +110,52 @@ def test_oci_labels(docker_container, manifest) -> None:
     assert labels.get("ngc-paddle.flavor") == manifest["flavor"], f"expected flavor label {manifest['flavor']}"
 
 
+def configured_user(docker_container: str) -> tuple[str, str]:
+    """The user the image runs as by default (its config's USER, `docker inspect`), and which image that is."""
+    image = subprocess.run(["docker", "inspect", "--format", "{{.Config.Image}}", docker_container],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    user = subprocess.run(["docker", "image", "inspect", "--format", "{{.Config.User}}", image],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    return user or "root", image
+
+
 @pytest.mark.check("contract.non-root-user", component="suite")
-def test_non_root_user_can_run_the_stack(host, components) -> None:
-    user = host.user("paddle")
-    assert user.exists and user.uid != 0, "expected a non-root user 'paddle', found none"
-    modules = "paddle, nvidia.dali" if "dali" in components else "paddle"
-    script = (f"cd /workspace && python -W ignore -c 'import {modules}' "
-              "&& command -v bench-rn50 bench-hgnet validate >/dev/null && touch .w && rm .w")
-    result = host.run("su paddle -s /bin/bash -c %s", script)
-    assert result.rc == 0, (
-        f"expected user paddle to import the stack and write /workspace, found: {result.stderr.strip()[-200:]}"
-    )
+def test_image_runs_as_non_root_paddle(host, docker_container) -> None:
+    """The image's configured USER is paddle (uid 1000), with its home; not only that the account exists."""
+    paddle = host.user("paddle")
+    assert paddle.exists and paddle.uid == 1000, "expected the account paddle with uid 1000, found none"
+    home = host.file(paddle.home)
+    assert home.is_directory and home.uid == 1000, f"expected paddle's home {paddle.home} owned by uid 1000"
+    if docker_container is None:
+        pytest.skip("the image's configured USER is visible from the build host only (a container started with "
+                    "--user hides it): run `ngc-paddle validate IMAGE`")
+    user, image = configured_user(docker_container)
+    assert user.split(":")[0] in ("paddle", "1000"), (
+        f"expected image {image} to run as paddle (uid 1000) by default, found USER {user!r} (docker inspect)")
+
+
+def _as_uid(host, uid: int, script: str):
+    """Run a script as another uid the way `docker run --user UID:UID` does (HOME=/, no account), through
+    the image's entrypoint; as a non-root check, as this uid."""
+    wrapped = f"cd /workspace && /opt/ngc-paddle/entrypoint.sh bash -c {shlex.quote(script)}"
+    if host.run("id -u").stdout.strip() == "0":
+        wrapped = f"env HOME=/ setpriv --reuid {uid} --regid {uid} --clear-groups bash -c {shlex.quote(wrapped)}"
+    return host.run(wrapped)
+
+
+@pytest.mark.check("contract.any-uid", component="suite")
+def test_stack_runs_as_paddle_and_as_an_arbitrary_uid(host, components) -> None:
+    """As paddle and as a uid without an account, the stack imports, /workspace and HOME are writable."""
+    modules = "paddle, matplotlib, nvidia.dali" if "dali" in components else "paddle, matplotlib"
+    script = (f"NGC_PADDLE_QUIET=1 python -W ignore -c 'import {modules}' "
+              "&& command -v bench-rn50 bench-hgnet validate >/dev/null && touch .w-$$ && rm .w-$$ "
+              '&& test -w "$HOME" && echo "home=$HOME"')
+    me = int(host.run("id -u").stdout.strip())
+    for uid in (1000, 4321) if me == 0 else (me,):
+        result = _as_uid(host, uid, script)
+        assert result.rc == 0 and "home=" in result.stdout, (
+            f"expected uid {uid} to import the stack and write /workspace and its HOME, found exit {result.rc}: "
+            f"{(result.stderr.strip() or result.stdout.strip())[-200:]}")
 
 
 @pytest.mark.check("contract.workdir-writable", component="suite")

@@ -1,0 +1,185 @@
+"""The shared key/credential patterns, the layer checks and the history parsing, without an engine."""
+
+import hashlib
+import io
+import stat
+
+import pytest
+
+from ngc_paddle.scan import layer_checks, patterns
+from ngc_paddle.scan.layer_checks import LayerScan
+from ngc_paddle.scan.policy import PolicyError, load
+from ngc_paddle.scan.report_models import TrivySecret
+from ngc_paddle.scan.saved_image import Entry, Layer, layer_names, split_build_args, step_text
+from ngc_paddle.scan.vulnerabilities import config_place
+
+KEY = (b"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+       b"-----END RSA PRIVATE KEY-----\n")
+LAYER = Layer(3, "RUN demo", "RUN /bin/sh -c demo")
+
+
+def entry(path: str, content: bytes, mode: int = 0o644, big: bool = False) -> Entry:
+    return Entry(LAYER, path, stat.S_IFREG | mode, len(content), "file", None if big else content,
+                 io.BytesIO(content) if big else None)
+
+
+@pytest.mark.parametrize("text, rules", [
+    (KEY, {"private-key"}),
+    (b"docs: -----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----", set()),  # an armour line only
+    (b"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", {"aws-secret-access-key"}),
+    (b"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", {"aws-secret-access-key"}),
+    (b"id AKIAIOSFODNN7EXAMPLE", {"aws-access-key-id"}),
+    (b"GITLAB=glpat-abcdefghij0123456789", {"gitlab-token"}),
+    (b"token: ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5", {"github-token"}),
+    (b"nothing here but text", set()),
+])
+def test_content_rules(text: bytes, rules: set[str]) -> None:
+    assert patterns.content_hits(text, "/etc/x") == rules
+
+
+def test_url_credentials_only_in_configuration_and_not_placeholders() -> None:
+    url = b'[remote "origin"]\n\turl = https://deploy:s3cr3t@git.example.com/app.git\n'
+    assert patterns.content_hits(url, "/src/app/.git/config") == {"url-credentials"}
+    assert patterns.content_hits(url, "/opt/venv/lib/python3.11/site-packages/requests/api.py") == set()
+    assert patterns.content_hits(b"url = https://user:${TOKEN}@host/x", "/root/.git/config") == set()
+    assert patterns.content_hits(b"url = https://user:password@host/x", "/root/.git/config") == set()
+    assert patterns.value_hits("pip install --index-url https://ci:hunter2x@pypi.example/simple x") == {
+        "url-credentials"}
+
+
+def test_a_key_straddling_two_chunks_of_a_large_file_is_found() -> None:
+    data = b"x" * (patterns.CHUNK - 30) + KEY + b"y" * patterns.CHUNK
+    scan = patterns.StreamScan("/var/log/big.log")
+    for i in range(0, len(data), patterns.CHUNK):
+        scan.feed(data[i:i + patterns.CHUNK])
+    assert scan.hits == {"private-key"} and scan.keys == {hashlib.sha256(KEY.strip()).hexdigest()}
+    binary = patterns.StreamScan("/usr/lib/libx.so", ("md5",))
+    binary.feed(b"\0ELF" + b"\0" * 100 + KEY)
+    assert binary.binary and binary.hits == {"private-key"} and binary.digest("sha256") is None
+    assert binary.digest("md5") == hashlib.md5(b"\0ELF" + b"\0" * 100 + KEY).hexdigest()
+
+
+@pytest.mark.parametrize("value, token", [
+    ("Zk8vQ2mX9pL4rT7wY1nB6cF3hJ5sD0aG8eU2iO4", True),
+    ("/opt/ngc-paddle/bin:/opt/venv/bin:/usr/local/sbin:/usr/bin", False),
+    ("C.UTF-8", False),
+    ("cuda>=12.6 brand=tesla,driver>=470,driver<471", False),
+    ("0123456789abcdef0123456789abcdef01234567", False),  # a commit id: hex, one case
+    ("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaA1", False),  # long but not random
+])
+def test_token_shape(value: str, token: bool) -> None:
+    assert patterns.looks_like_token(value) is token
+
+
+def test_build_args_are_only_the_recorded_ones() -> None:
+    args, command = split_build_args("RUN |2 CA_SECRET_FILE=/run/secrets/ca MODE=a b /bin/sh -c "
+                                     "DB_PASSWORD=x API_TOKEN=y true")
+    assert args == [("CA_SECRET_FILE", "/run/secrets/ca"), ("MODE", "a b")]
+    assert command == "/bin/sh -c DB_PASSWORD=x API_TOKEN=y true"
+    assert split_build_args("RUN /bin/sh -c TOKEN=x true") == ([], "RUN /bin/sh -c TOKEN=x true")
+
+
+def test_layer_names_follow_the_image_history() -> None:
+    history = ["Imported from -", 'RUN |1 LAYER_SPEC={"layer": "os"} /bin/bash -c install',
+               "COPY image/ /opt/ngc-paddle/ # buildkit", "RUN /bin/bash -o pipefail -c rm -rf /tmp/ngc /wheelhouse",
+               "RUN |1 API_TOKEN=s3cr3t /bin/sh -c cp /bin/bash /usr/bin/su # buildkit",
+               "COPY key.pem /usr/share/doc/x/ # buildkit"]
+    names = layer_names(history)
+    assert names[:4] == ["base", "os", "suite", "suite"]
+    assert names[4] == "RUN cp /bin/bash /usr/bin/su"  # the build argument (a secret) is not repeated
+    assert names[5] == "COPY key.pem /usr/share/doc/x/"
+    assert layer_names(["Imported from -", "RUN /bin/sh -c true # buildkit"]) == ["base", "RUN true"]
+    assert len(step_text("RUN /bin/sh -c " + "x" * 200)) == 60
+
+
+def test_setuid_at_an_allowed_path_must_be_the_packaged_file() -> None:
+    su = b"\x7fELF the real su"
+    md5sums = f"{hashlib.md5(su).hexdigest()}  bin/su\n".encode()
+    checks = LayerScan({"/usr/bin/su", "/usr/bin/passwd"})
+    checks.entry(entry("/var/lib/dpkg/info/util-linux.md5sums", md5sums))
+    assert checks.entry(entry("/usr/bin/su", su, 0o4755)) == []
+    assert checks.finish() == []
+    checks.entry(entry("/usr/bin/su", b"\x7fELF bash" * 50_000, 0o4755, big=True))  # a copy of bash, streamed
+    checks.entry(entry("/usr/bin/passwd", b"\x7fELF unknown", 0o4755))
+    found = {(f.id, f.package, "differs" in f.title) for f in checks.finish()}
+    assert found == {("setuid-file-modified", "/usr/bin/su", True), ("setuid-file-modified", "/usr/bin/passwd", False)}
+    outside = LayerScan({"/usr/bin/su"}).entry(entry("/usr/local/bin/helper", b"x", 0o4755))
+    assert [(f.kind, f.package) for f in outside] == [("setuid", "/usr/local/bin/helper")]
+
+
+def test_keys_block_anywhere_unless_a_known_fixture() -> None:
+    digest = hashlib.sha256(KEY.strip()).hexdigest()  # the key block, "-----BEGIN" to the END line's "-----"
+    assert patterns.key_digests(b"junk\0" + KEY + b"\0more") == {digest}
+    blocked = LayerScan(set()).entry(entry("/usr/share/doc/demo/server.key", KEY))
+    assert [(f.kind, f.id) for f in blocked] == [("private-key", "private-key")]
+    assert "RUN demo" in blocked[0].location
+    fixture = LayerScan(set(), {digest: "demo key"}).entry(entry("/usr/share/doc/demo/server.key", KEY))
+    assert [(f.kind, f.title) for f in fixture] == [("key-fixture", "known test key shipped by a package: demo key")]
+    large = LayerScan(set()).entry(entry("/var/log/big.log", b"x" * 400_000 + KEY, big=True))
+    assert [f.kind for f in large] == ["private-key"]
+
+
+def test_world_writable_folder_without_sticky_bit_and_world_writable_file() -> None:
+    folder = Entry(LAYER, "/opt/shared", stat.S_IFDIR | 0o777, 0, "dir", None)
+    tmp = Entry(LAYER, "/tmp", stat.S_IFDIR | 0o1777, 0, "dir", None)
+    checks = LayerScan(set())
+    assert [f.id for f in checks.entry(folder)] == ["world-writable-dir"] and checks.entry(tmp) == []
+    assert [f.id for f in checks.entry(entry("/etc/app.conf", b"a=1", 0o666))] == ["world-writable-file"]
+
+
+class _Image:
+    def __init__(self, env: dict, layers: list[Layer], user: str = "1000:1000") -> None:
+        self.env, self.labels, self.layers, self.user = env, {}, layers, user
+
+
+def test_config_secrets_by_name_by_shape_and_not_secret_references() -> None:
+    image = _Image({"APP_CONFIG": "Zk8vQ2mX9pL4rT7wY1nB6cF3hJ5sD0aG8eU2iO4", "PIP_CERT_SECRET": "/run/secrets/ca",
+                    "RETRY": "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5", "PATH": "/usr/bin:/bin"},
+                   [Layer(1, "x", "RUN |1 CA_SECRET_FILE=/run/secrets/ca /bin/sh -c DB_PASSWORD_FILE=/x true"),
+                    Layer(2, "y", "RUN |1 API_TOKEN=abc123 /bin/sh -c true")])
+    found = {(f.id, f.package, f.location) for f in layer_checks.scan_config(image)}
+    assert found == {("token-in-env", "APP_CONFIG", "image config: Env APP_CONFIG"),
+                     ("github-token", "RETRY", "image config: Env RETRY"),
+                     ("secret-in-build-args", "API_TOKEN", "history of layer 2 (y)")}
+
+
+def test_trivy_config_secret_is_located_in_the_config() -> None:
+    def secret(line: str) -> TrivySecret:
+        return TrivySecret.model_validate({"RuleID": "github-pat", "Code": {"Lines": [
+            {"Content": "  \"Env\": [", "IsCause": False}, {"Content": line, "IsCause": True}]}})
+    assert config_place(secret('  "APP_CONFIG=****",')) == ("APP_CONFIG", "image config: Env APP_CONFIG")
+    assert config_place(secret('  "created_by": "ENV APP_CONFIG=****",')) == (
+        "history", "image config: history: ENV APP_CONFIG=****")
+
+
+def test_policy_key_fixtures(tmp_path) -> None:
+    good = tmp_path / "p.yaml"
+    good.write_text(f"key_fixtures:\n  - {{sha256: [{'a' * 64}, {'b' * 64}], path: /usr/share/x.key, reason: t}}\n")
+    assert load(good).key_fixtures == {"a" * 64: "t (/usr/share/x.key)", "b" * 64: "t (/usr/share/x.key)"}
+    assert "world-writable" in load(good).block_on
+    bad = tmp_path / "b.yaml"
+    bad.write_text("key_fixtures:\n  - {sha256: [nothex], path: /x, reason: r}\n")
+    with pytest.raises(PolicyError, match=r"key_fixtures\.0\.sha256\.0"):
+        load(bad)
+
+
+def test_in_image_probe_uses_the_gates_policy_and_patterns() -> None:
+    """One list, two checkers: the probe shipped in the image reads the same setuid list and key fixtures as the
+    gate, and the Dockerfile ships the gate's patterns module and policy beside it."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("fs_scan", root / "validation" / "probes" / "fs_scan.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    assert Path(probe.patterns.__file__).resolve() == Path(patterns.__file__).resolve()
+    in_image = probe.load_policy(str(root / "security" / "policy.yaml"))
+    gate = load(root / "security" / "policy.yaml")
+    assert set(in_image["setuid_allowed"]) == gate.setuid_allowed and "/usr/bin/su" in gate.setuid_allowed
+    assert set(in_image["key_fixtures"]) == set(gate.key_fixtures) and gate.key_fixtures
+    dockerfile = (root / "Dockerfile").read_text()
+    assert "COPY ngc_paddle/scan/patterns.py /opt/ngc-paddle/validation/probes/patterns.py" in dockerfile
+    assert "COPY security/policy.yaml /opt/ngc-paddle/security/policy.yaml" in dockerfile
+    ignore = (root / ".dockerignore").read_text().splitlines()
+    assert "!ngc_paddle/scan/patterns.py" in ignore and "!security/policy.yaml" in ignore
