@@ -6,7 +6,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from ngc_paddle.release.pipeline import registry_digest
+from ngc_paddle.release.registry import served_digest
 from tests.integration.conftest import CLI, REPO, run_cli
 
 REGISTRY = "127.0.0.1:5000"
@@ -41,7 +41,7 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
     assert "--> validate: unchanged since" in done.stdout and "--> bench\n" in done.stdout
     state = json.loads((scratch_repo / "build/release" / release / "state.json").read_text())
     pushed = state["cpu"]["push"]["digest"]
-    assert registry_digest(REGISTRY, "ngc-paddle-itest", f"{release}-cpu") == pushed
+    assert served_digest(f"{REGISTRY}/ngc-paddle-itest:{release}-cpu") == pushed
     notes = (scratch_repo / "release-notes" / f"{release}.md").read_text()
     cpu_table = notes.split("### cpu:", 1)[1].split("###", 1)[0]
     assert "MISMATCH" not in cpu_table and "not built" not in cpu_table
@@ -61,4 +61,4 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
     assert blocked.returncode == 1, blocked.stdout[-2000:]
     assert "push skipped: cpu: scan gate" in blocked.stdout and "runs-as-root" in blocked.stdout
     assert blocked.stderr.startswith("error: release") and "keeps the previous release" in blocked.stderr
-    assert registry_digest(REGISTRY, "ngc-paddle-itest", f"{release}-cpu") == pushed
+    assert served_digest(f"{REGISTRY}/ngc-paddle-itest:{release}-cpu") == pushed
