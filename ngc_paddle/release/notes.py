@@ -123,6 +123,11 @@ def render(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dic
             out.append(f"| {name} | {stage} | {shown} | {result.get('detail', '')} |")
     out.append("")
     for name, info in flavors.items():
+        month = info.get("stages", {}).get("month-over-month", {})
+        if month.get("changes"):
+            out += [f"## Package changes since {month.get('since')} ({name})", "",
+                    *[f"- {line}" for line in month["changes"]], ""]
+    for name, info in flavors.items():
         if info.get("bench_md"):
             out += [f"## Benchmarks ({name})", "", info["bench_md"].strip(), ""]
     out += ["## Known Issues", "", (known_issues or "None known.").strip(), "",

@@ -24,7 +24,7 @@ from ngc_paddle.errors import NgcPaddleError, NotProven
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
 from ngc_paddle.outputs import ensure_folder, staged
-from ngc_paddle.release import notes, record
+from ngc_paddle.release import month, notes, record
 from ngc_paddle.release.registry import push_and_verify, served_digest
 from ngc_paddle.scan import gate as scan_gate
 from ngc_paddle.validate import ValidationFailed, validate
@@ -130,15 +130,20 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         layers = ", ".join(r.status for r in report.layers)
         detail = f"{image} {image_id[7:19]} ({layers})"
         readback = notes.read_back(image, manifest.flavors[name])
+        size = engine.image_size(image)
         info["stages"]["build"] = state.record(name, "build", image_id, "passed", detail, image=image,
-                                               readback=readback)
+                                               readback=readback, size=size)
         baselines = previous_bench_results(root, manifest.release, name, opts.benchmarks)
+        last = previous_results(root, manifest.release, name)
+        allowed = manifest.flavors[name].month_over_month
         for stage, key, action in (
             ("validate", _hash(image_id), lambda n=name, i=image: _validate(i, rdir / n / "validation")),
             ("bench", _hash(image_id, opts.benchmarks, sorted(map(str, baselines.values()))),
              lambda n=name, i=image, b=baselines: _bench(i, rdir / n / "bench", opts.benchmarks, b)),
             ("scan", _hash(image_id, _file_hash(root / opts.policy), _folder_hash(opts.osv_dir)),
              lambda n=name, i=image: _scan(i, rdir / n / "scan", root / opts.policy, opts.osv_dir, root)),
+            ("month-over-month", _hash(image_id, last[0], _file_hash(last[1]), last[2], allowed.model_dump()),
+             lambda n=name, s=size, p=last, a=allowed: _month(p, rdir / n / "scan" / "sbom.cdx.json", s, a)),
         ):
             previous = state.done(name, stage, key)
             if previous:
@@ -146,10 +151,11 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
                 info["stages"][stage] = previous
                 continue
             say(f"--> {stage}")
-            status, detail = action()
+            status, detail, *extra = action()
             if status == "not proven" and opts.accept_unproven:
                 status, detail = "accepted unproven", f"{detail}; accepted by a person: {opts.accept_unproven}"
-            info["stages"][stage] = state.record(name, stage, key, status, detail, image_id=image_id)
+            info["stages"][stage] = state.record(name, stage, key, status, detail, image_id=image_id,
+                                                 **(extra[0] if extra else {}))
             say(f"    {stage}: {status}: {detail}")
             if status == "not proven":
                 failures.append(f"{name}: {stage} gate NOT PROVEN ({detail}; to push anyway: --accept-unproven "
@@ -251,6 +257,22 @@ def render_notes(root: Path, release: str, data: dict | None = None) -> Path:
 def known_issues(root: Path, release: str) -> str | None:
     known = root / "release-notes" / "known-issues" / f"{release}.md"
     return known.read_text() if known.exists() else None
+
+
+def previous_results(root: Path, release: str, flavor: str) -> tuple[str | None, Path, int | None]:
+    """The previous release that has this flavor (None: nothing to compare), its stored SBOM and image size."""
+    previous = _previous_manifest(root, release)
+    if previous is None or flavor not in previous.flavors:
+        return None, Path("/nonexistent"), None
+    folder = root / "build" / "release" / previous.release
+    build = State(folder / "state.json").data.get(flavor, {}).get("build", {})
+    size = build.get("size") if build.get("status") == "passed" else None
+    return previous.release, folder / flavor / "scan" / "sbom.cdx.json", size if isinstance(size, int) else None
+
+
+def _month(last: tuple[str | None, Path, int | None], sbom: Path, size: int, allowed) -> tuple[str, str, dict]:
+    verdict = month.gate(last[0], last[1], last[2], sbom, size, allowed.packages, allowed.size_growth)
+    return verdict.status, verdict.detail, {"changes": verdict.changes, "since": last[0]}
 
 
 def _previous_manifest(root: Path, release: str):

@@ -241,6 +241,7 @@ def fake_stages(notes_tree: Path, monkeypatch) -> dict:
 
     monkeypatch.setattr(release_pipeline.pipeline, "build", build)
     monkeypatch.setattr(release_pipeline.engine, "image_id", lambda image: "sha256:" + image.rsplit("-", 1)[-1])
+    monkeypatch.setattr(release_pipeline.engine, "image_size", lambda image: 2_000_000_000)
     monkeypatch.setattr(release_pipeline.notes, "read_back", lambda image, flavor: {})
     monkeypatch.setattr(release_pipeline, "_validate", lambda image, out: ("passed", "all passed"))
     monkeypatch.setattr(release_pipeline, "_bench", lambda *a: ("passed", "PASS"))
