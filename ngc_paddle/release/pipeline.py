@@ -220,7 +220,7 @@ def collect(root: Path, release: str, state: dict) -> dict[str, dict]:
                     continue
                 if entry.get("image_id", build["key"]) != build["key"]:  # stored for an earlier image
                     entry = {**entry, "status": "stale", "detail": f"ran on an earlier image: {entry.get('detail')}"}
-                info["stages"][stage] = entry
+                info["stages"][stage] = {k: v for k, v in entry.items() if k != "readback"}  # kept once, above
             info["bench_md"] = _bench_markdown(root / "build" / "release" / release / name / "bench")
         push = stages.get("push")
         if isinstance(push, dict) and push.get("status") == "passed":
