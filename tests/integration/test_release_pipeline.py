@@ -1,16 +1,19 @@
 """The monthly release pipeline end to end: interrupted and resumed, refused by a registry that wants a login,
 pushed over TLS with one, and blocked by a failing gate."""
 
+import io
 import json
 import os
 import signal
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
 
 from ngc_paddle.build.scratch import scratch_copy
-from ngc_paddle.release.registry import served_digest
+from ngc_paddle.release.pipeline import State, _push
+from ngc_paddle.release.registry import LoginRequired, served_digest
 from tests.integration.conftest import CLI, REPO
 
 # A registry of its own (TLS with a self-signed CA trusted through /etc/docker/certs.d, htpasswd login), so the
@@ -35,6 +38,50 @@ def docker_config(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "DOCKER_CONFIG": str(config)}
 
 
+def tls_registry() -> None:
+    subprocess.run(["bash", str(REPO / "toolchain" / "ensure-registry.sh")], check=True, env={
+        **os.environ, "REGISTRY_PORT": REGISTRY.split(":")[1], "REGISTRY_TLS": "1", "REGISTRY_USER": USER,
+        "REGISTRY_PASSWORD": PASSWORD})
+
+
+def login(env: dict[str, str]) -> None:
+    subprocess.run(["docker", "login", REGISTRY, "-u", USER, "--password-stdin"], input=PASSWORD, text=True,
+                   check=True, capture_output=True, env=env)
+
+
+def test_the_push_stage_over_tls_needs_a_login_and_checks_the_digest(tmp_path: Path, docker_config: dict,
+                                                                   monkeypatch) -> None:
+    """The push stage alone, on a one-file image (seconds): the full pipeline pushes in the test below."""
+    tls_registry()
+    image = f"{IMAGE}-push:{tmp_path.name.lower()}"
+    payload, tar = io.BytesIO(), io.BytesIO()
+    with tarfile.open(fileobj=tar, mode="w") as archive:
+        member = tarfile.TarInfo("hello")
+        payload.write(f"{tmp_path}\n".encode())  # new content each run: a new digest
+        member.size = payload.tell()
+        archive.addfile(member, io.BytesIO(payload.getvalue()))
+    subprocess.run(["docker", "import", "-", image], input=tar.getvalue(), check=True, capture_output=True)
+    monkeypatch.setenv("DOCKER_CONFIG", docker_config["DOCKER_CONFIG"])
+    state = State(tmp_path / "state.json")
+    try:
+        with pytest.raises(LoginRequired) as refused:
+            _push(state, "cpu", image, REGISTRY, say=lambda _l: None)
+        assert refused.value.exit_code == 2 and "\n" not in str(refused.value)
+        assert f"the registry {REGISTRY} refuses it" in str(refused.value)
+        assert str(refused.value).endswith(f"fix: docker login {REGISTRY}")
+        assert state.data["cpu"]["push"]["status"] == "failed" and "digest" not in state.data["cpu"]["push"]
+
+        login(docker_config)
+        pushed = _push(state, "cpu", image, REGISTRY, say=lambda _l: None)
+        assert pushed.startswith("sha256:") and state.data["cpu"]["push"]["digest"] == pushed
+        assert served_digest(f"{REGISTRY}/{image}") == pushed  # read back over TLS with the login
+        lines: list[str] = []
+        assert _push(state, "cpu", image, REGISTRY, say=lines.append) == pushed
+        assert "already there" in lines[0]  # unchanged image, same digest served: not pushed again
+    finally:
+        subprocess.run(["docker", "image", "rm", image, f"{REGISTRY}/{image}"], capture_output=True)
+
+
 def cli(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, "--root", str(root), "release", *args], capture_output=True, text=True, cwd=REPO,
                           env=env, timeout=3600)
@@ -47,9 +94,7 @@ def start(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen:
 
 def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(scratch_repo: Path, docker_config: dict,
                                                                              monkeypatch) -> None:
-    subprocess.run(["bash", str(REPO / "toolchain" / "ensure-registry.sh")], check=True, env={
-        **os.environ, "REGISTRY_PORT": REGISTRY.split(":")[1], "REGISTRY_TLS": "1", "REGISTRY_USER": USER,
-        "REGISTRY_PASSWORD": PASSWORD})
+    tls_registry()
     release = sorted(p.stem for p in (scratch_repo / "releases").glob("*.yaml"))[-1]
     args = (release, "--bench", "bench-rn50", "--registry", REGISTRY)
     state_file = scratch_repo / "build/release" / release / "state.json"
@@ -77,8 +122,7 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
 
     # 3. With a login (the docker config's credentials), over TLS: pushed, and the digest read back through the
     #    docker client is the one docker push reported.
-    subprocess.run(["docker", "login", REGISTRY, "-u", USER, "--password-stdin"], input=PASSWORD, text=True,
-                   check=True, capture_output=True, env=docker_config)
+    login(docker_config)
     done = cli(scratch_repo, docker_config, *args)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     assert "--> bench: unchanged since" in done.stdout and "--> scan: unchanged since" in done.stdout
