@@ -2,7 +2,9 @@
 # Make sure a container registry answers on 127.0.0.1:${REGISTRY_PORT:-5000} (the release pipeline's
 # default push target). Where none answers and we are root on Debian, install Debian's docker-registry
 # (distribution 2.8) and start it bound to 127.0.0.1 only, with its storage under /var/lib.
-# Idempotent: does nothing when a registry already answers on that port (plain HTTP or TLS).
+# Idempotent: does nothing when a registry already answers on that port (plain HTTP or TLS), whatever its
+# TLS and login settings: stop that one (it runs `docker-registry serve /etc/ngc-paddle/registry-PORT/...`)
+# to start it with others.
 #
 # REGISTRY_TLS=1 serves TLS with a certificate signed by a self-signed CA made here with openssl; the CA
 # is installed as /etc/docker/certs.d/127.0.0.1:PORT/ca.crt, which dockerd and the docker CLI read at
