@@ -1,4 +1,4 @@
-"""`ngc-paddle release YY.MM`: build, validate, benchmark gates, scan gate + SBOM, notes, push.
+"""`ngc-paddle release YY.MM`: build, validate, benchmark gates, scan gate + SBOM, month-over-month gate, notes, push.
 
 Each stage of each flavor records its result and the key of its inputs (the image id, plus the
 policy or benchmark options) in build/release/<release>/state.json, written after every stage.
@@ -8,6 +8,8 @@ the push and is named; the registry then keeps the previous release. A gate that
 (GPU checks or benchmarks of a GPU flavor on a host without a GPU) stops the push too, unless
 `accept_unproven` gives a reason, which the release notes print in the gate table.
 Containers the stages start get the host's GPUs where it has them (engine.run_flags).
+The notes are merged from every flavor's stored results (state.json, stored benchmark tables, and
+the committed record release-notes/inputs/<release>.json), not from the last run alone.
 """
 
 import hashlib
