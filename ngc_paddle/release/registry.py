@@ -43,8 +43,8 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "no output"
 
 
-def _check_login(ref: str, stderr: str, action: str) -> None:
-    if any(marker in stderr.lower() for marker in AUTH_ERRORS):
+def _check_login(ref: str, stderr: str, action: str, stdout: str = "") -> None:
+    if any(marker in (stderr + stdout).lower() for marker in AUTH_ERRORS):
         host = host_of(ref)
         raise LoginRequired(f"{action} {ref}: the registry {host} refuses it without a login "
                             f"({_last_line(stderr)[:160]}); fix: docker login {host}")
@@ -54,7 +54,7 @@ def push(ref: str) -> str:
     """`docker push REF`; the digest it pushed (printed by docker push itself)."""
     proc = subprocess.run(["docker", "push", ref], capture_output=True, text=True)
     if proc.returncode != 0:
-        _check_login(ref, proc.stderr + proc.stdout, "docker push")
+        _check_login(ref, proc.stderr, "docker push", proc.stdout)
         raise NgcPaddleError(f"docker push {ref} failed: {_last_line(proc.stderr)[:200]}; fix: check that the "
                              f"registry {host_of(ref)} answers")
     found = PUSHED.findall(proc.stdout)

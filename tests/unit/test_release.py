@@ -307,7 +307,7 @@ def test_a_push_without_a_login_names_the_registry_and_the_fix(monkeypatch) -> N
         registry.push_and_verify("registry.example:5443/ngc-paddle:26.12-cpu")
     message = str(err.value)
     assert err.value.exit_code == 2 and "\n" not in message
-    assert "the registry registry.example:5443 refuses it without a login" in message
+    assert "the registry registry.example:5443 refuses it without a login (no basic auth credentials)" in message
     assert message.endswith("fix: docker login registry.example:5443")
 
 
