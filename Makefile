@@ -16,8 +16,8 @@ PYTEST_ARGS ?=
 build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
              $(foreach s,$(SOURCES),--source $(s))
 
-.PHONY: image lock test unit integration lint toolchain validate scan release bake-print bench-build bench-validate \
-        bench-input bench-overhead bench-threads bench-scan clean distclean help
+.PHONY: image lock test unit integration lint toolchain validate scan release notes bake-print bench-build \
+        bench-validate bench-input bench-overhead bench-threads bench-scan clean distclean help
 
 help:
 	@sed -n '2,5p' Makefile | sed 's/^# //'
@@ -71,10 +71,15 @@ bench-scan: $(BIN)/.installed toolchain
 	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python benchmarks/scan/bench_gate.py "$$img" --repeats $(or $(REPEATS),2)
 
 ## Monthly release: build, validate, benchmark and scan gates, SBOM, notes, push (REGISTRY=host:port).
+## FLAVOR="cpu gpu-cu118" or FLAVOR=all (every flavor this host can build); SOURCES as for make image.
 ## ACCEPT_UNPROVEN="reason" pushes flavors whose gates are NOT PROVEN; the notes print the reason.
 release: $(BIN)/.installed toolchain
-	$(BIN)/ngc-paddle release $(RELEASE) $(if $(FLAVOR),--flavor $(FLAVOR)) $(if $(REGISTRY),--registry $(REGISTRY)) \
-	  $(if $(ACCEPT_UNPROVEN),--accept-unproven "$(ACCEPT_UNPROVEN)")
+	$(BIN)/ngc-paddle release $(RELEASE) $(foreach f,$(FLAVOR),--flavor $(f)) $(foreach s,$(SOURCES),--source $(s)) \
+	  $(if $(REGISTRY),--registry $(REGISTRY)) $(if $(ACCEPT_UNPROVEN),--accept-unproven "$(ACCEPT_UNPROVEN)")
+
+## Re-render release-notes/RELEASE.md and support-matrix.md from the committed inputs (release-notes/inputs/)
+notes: $(BIN)/.installed
+	$(BIN)/ngc-paddle release notes $(RELEASE)
 
 ## Print the resolved bake definition of RELEASE (structure from docker-bake.hcl + manifest args)
 bake-print: $(BIN)/.installed

@@ -148,13 +148,19 @@ def cmd_release(args: argparse.Namespace) -> int:
 
             lock_run(root, args.target, [], {}, say=lambda line: print(line, flush=True))
         return 0
+    if args.release == "notes":
+        from ngc_paddle.release.pipeline import render_notes
+
+        release = args.target or _load(None, root).release
+        print(render_notes(root, release).relative_to(root))
+        return 0
     from ngc_paddle.release.pipeline import ReleaseOptions, run
 
     release = args.release or _load(None, root).release
     opts = ReleaseOptions(release, args.flavor, args.registry, Path(args.policy),
                           Path(args.osv_dir) if args.osv_dir else None,
                           tuple(args.bench) if args.bench is not None else ReleaseOptions.benchmarks, root,
-                          args.accept_unproven)
+                          args.accept_unproven, _source_overrides(args.source))
     run(opts, say=lambda line: print(line, flush=True))
     return 0
 
@@ -202,12 +208,17 @@ def parser() -> argparse.ArgumentParser:
     sc.set_defaults(func=cmd_scan)
 
     r = sub.add_parser("release", help="run the monthly release pipeline, or 'release new' to start a month")
-    r.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest), or 'new'")
-    r.add_argument("target", nargs="?", help="with 'new': the new release id")
+    r.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest), 'new', or 'notes' (re-render "
+                   "a release's notes from release-notes/inputs/YY.MM.json)")
+    r.add_argument("target", nargs="?", help="with 'new': the new release id; with 'notes': the release")
     r.add_argument("--from", dest="from_release", help="with 'new': the release to start from")
     r.add_argument("--dry-run", action="store_true", help="with 'new': print the diff, write nothing")
     r.add_argument("--no-lock", action="store_true", help="with 'new': write the manifest only, lock later")
-    r.add_argument("--flavor", action="append", default=[], help="flavor(s) to release (default: the default flavor)")
+    r.add_argument("--flavor", action="append", default=[],
+                   help="flavor(s) to release, repeated or space-separated (default: the default flavor); 'all': "
+                        "every flavor this host can build, the others reported as not built")
+    r.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH",
+                   help="point a manifest source at a mirror or wheel folder for the build stage")
     r.add_argument("--registry", default="127.0.0.1:5000", help="push target (default: a local registry)")
     r.add_argument("--policy", default="security/policy.yaml")
     r.add_argument("--osv-dir")

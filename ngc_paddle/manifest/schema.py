@@ -38,6 +38,7 @@ VERSION_PREFIX_RE = re.compile(r"^[0-9]+(\.[0-9]+){0,3}\Z")
 Name = Annotated[str, AfterValidator(lambda v: check(v, NAME_RE, "a name of lower-case letters, digits and '-'"))]
 VersionPrefix = Annotated[str, AfterValidator(lambda v: check(v, VERSION_PREFIX_RE, "a version prefix (e.g. 10.5)"))]
 
+PACKAGE_KEY_RE = re.compile(r"^(pypi|deb):[a-z0-9][a-z0-9+._-]*$")  # as the SBOM's package URLs name them
 LayerName = Literal["os", "cuda", "dali", "tensorrt", "paddle", "suite"]
 
 
@@ -148,6 +149,14 @@ class LockPolicy(Strict):
     pending: Text
 
 
+class MonthOverMonth(Strict):
+    """Why a flavor may differ from the previous release's where the month-over-month gates would block."""
+
+    packages: dict[Annotated[str, AfterValidator(lambda v: check(v, PACKAGE_KEY_RE, "pypi:NAME or deb:NAME"))],
+                   Text] = Field(default_factory=dict)  # a removed or downgraded package -> why
+    size_growth: Text | None = None  # why the image may grow more than 10 %
+
+
 class Flavor(Strict):
     """One image variant of a release (cpu, gpu, ...): its layers and pinned components."""
 
@@ -156,6 +165,7 @@ class Flavor(Strict):
     cuda: CudaSpec | None = None
     lock: LockPolicy | None = None
     components: dict[Name, Component]
+    month_over_month: MonthOverMonth = Field(default_factory=MonthOverMonth)
 
     @model_validator(mode="after")
     def _cuda_only_in_cuda_flavors(self) -> "Flavor":

@@ -74,8 +74,11 @@ def changes(previous: Flavor | None, current: Flavor) -> list[str]:
 
 
 def render(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dict], known_issues: str | None) -> str:
-    """`flavors`: per flavor, {"image", "readback" (or None), "stages": {stage: {...}}, "digest", "bench_md"}."""
+    """`flavors`: per flavor, the record of ngc_paddle.release.record: {"image", "readback", "stages": {stage:
+    {"status", "detail", ...}}, "digest", "digest_note", "bench_md", "not_built"}, every flavor stored for the
+    release (not only those of the last run); a flavor without one shows the manifest alone."""
     rel = manifest.release
+    flavors = {name: flavors[name] for name in [*manifest.flavors, *flavors] if name in flavors}  # manifest order
     built = [f for f, info in flavors.items() if info.get("readback")]
     out = [f"# PaddlePaddle Release {rel}", "",
            f"The ngc-paddle {rel} images are available as " +
@@ -88,7 +91,7 @@ def render(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dic
         out += [f"### {name}: {flavor.description}", "",
                 "| component | package | version | in the image | source |", "| --- | --- | --- | --- | --- |"]
         for cname, comp in flavor.components.items():
-            found = "not built in this run" if readback is None else readback.get(cname, "-")
+            found = "not built" if readback is None else readback.get(cname, "-")
             agrees = readback is None or found in (comp.version, "-") or found.startswith(comp.version)
             mark = "" if agrees else " (MISMATCH)"
             source = manifest.sources[comp.source]
@@ -116,17 +119,26 @@ def render(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dic
         for stage, result in info.get("stages", {}).items():
             status = result.get("status", "-")
             shown = "NOT PROVEN, pushed on a person's word" if status == "accepted unproven" else status
+            shown = "not built" if info.get("not_built") and stage == "build" else shown
             out.append(f"| {name} | {stage} | {shown} | {result.get('detail', '')} |")
     out.append("")
+    for name, info in flavors.items():
+        month = info.get("stages", {}).get("month-over-month", {})
+        if month.get("changes"):
+            out += [f"## Package changes since {month.get('since')} ({name})", "",
+                    *[f"- {line}" for line in month["changes"]], ""]
     for name, info in flavors.items():
         if info.get("bench_md"):
             out += [f"## Benchmarks ({name})", "", info["bench_md"].strip(), ""]
     out += ["## Known Issues", "", (known_issues or "None known.").strip(), "",
             "## Image digests", "", "| image | digest |", "| --- | --- |"]
-    for info in flavors.values():
-        out.append(f"| `{info.get('image', '-')}` | {info.get('digest') or 'not pushed'} |")
+    for name, info in flavors.items():
+        digest = info.get("digest") or (f"not built: {info['not_built']}" if info.get("not_built") else
+                                         f"not pushed ({info['digest_note']})" if info.get("digest_note") else
+                                         "not pushed")
+        out.append(f"| `{info.get('image') or f'{manifest.image}:{rel}-{name}'}` | {digest} |")
     if not built:
-        out += ["", "No image was built in this run: the contents table shows the manifest only."]
+        out += ["", "No image of this release was built yet: the contents table shows the manifest only."]
     return "\n".join(out) + "\n"
 
 

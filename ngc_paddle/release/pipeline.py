@@ -1,4 +1,4 @@
-"""`ngc-paddle release YY.MM`: build, validate, benchmark gates, scan gate + SBOM, notes, push.
+"""`ngc-paddle release YY.MM`: build, validate, benchmark gates, scan gate + SBOM, month-over-month gate, notes, push.
 
 Each stage of each flavor records its result and the key of its inputs (the image id, plus the
 policy or benchmark options) in build/release/<release>/state.json, written after every stage.
@@ -8,13 +8,14 @@ the push and is named; the registry then keeps the previous release. A gate that
 (GPU checks or benchmarks of a GPU flavor on a host without a GPU) stops the push too, unless
 `accept_unproven` gives a reason, which the release notes print in the gate table.
 Containers the stages start get the host's GPUs where it has them (engine.run_flags).
+The notes are merged from every flavor's stored results (state.json, stored benchmark tables, and
+the committed record release-notes/inputs/<release>.json), not from the last run alone.
 """
 
 import hashlib
 import json
 import os
 import subprocess
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,8 +24,10 @@ from pathlib import Path
 from ngc_paddle.build import engine, pipeline
 from ngc_paddle.errors import NgcPaddleError, NotProven
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
-from ngc_paddle.manifest.resolve import flavor_of
-from ngc_paddle.release import bench_result, notes, state_file
+from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
+from ngc_paddle.outputs import ensure_folder, staged
+from ngc_paddle.release import bench_result, month, notes, record, state_file
+from ngc_paddle.release.registry import push_and_verify, served_digest
 from ngc_paddle.scan import gate as scan_gate
 from ngc_paddle.validate import ValidationFailed, validate
 
@@ -46,6 +49,7 @@ class ReleaseOptions:
     benchmarks: tuple[str, ...] = BENCHMARKS
     root: Path = Path(".")
     accept_unproven: str | None = None  # the reason a person gives for pushing a flavor whose gates are not proven
+    sources: dict[str, str] = field(default_factory=dict)  # mirrors for the build stage (NAME -> URL or path)
 
 
 class State:
@@ -84,47 +88,64 @@ def ensure_registry(registry: str) -> None:
         raise NgcPaddleError((proc.stderr.strip().splitlines() or ["registry failed"])[-1].removeprefix("error: "))
 
 
-def registry_digest(registry: str, repository: str, tag: str) -> str | None:
-    request = urllib.request.Request(f"http://{registry}/v2/{repository}/manifests/{tag}", method="HEAD", headers={
-        "Accept": "application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json"})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.headers.get("Docker-Content-Digest")
-    except OSError:
-        return None
+def requested_flavors(manifest, names: list[str]) -> tuple[list[str], bool]:
+    """The flavors to release (names given, split on spaces as `make FLAVOR="cpu gpu"` passes them, in the
+    manifest's order), and whether `all` was asked for: every flavor this host can build."""
+    wanted = [w for name in names for w in name.split()]
+    if "all" in wanted:
+        return list(manifest.flavors), True
+    for name in wanted:
+        flavor_of(manifest, name)
+    wanted = wanted or [manifest.default_flavor]
+    return [f for f in manifest.flavors if f in wanted], False
 
 
 def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
+    """Gates every requested flavor, then pushes all of them or none: a release is one set of images, and
+    a registry holding 26.12-cpu of this run beside 26.12-gpu of an older one would be a release nobody
+    gated together. With `all`, a flavor whose build fails on this host (e.g. its index is unreachable) is
+    reported as not built, with the build's one-line reason, and does not hold back the others."""
     root = opts.root.resolve()
     manifest = load_manifest(find_manifest(opts.release, root / "releases"))
-    flavors = opts.flavors or [manifest.default_flavor]
-    for name in flavors:
-        flavor_of(manifest, name)
+    flavors, every = requested_flavors(manifest, opts.flavors)
+    apply_source_overrides(manifest, opts.sources)  # a mirror for a source the release lacks: bad input, first
     rdir = root / "build" / "release" / manifest.release
     state = State(rdir / "state.json")
     failures: list[str] = []
+    not_built: dict[str, str] = {}
     infos: dict[str, dict] = {}
     for name in flavors:
         say(f"=== release {manifest.release}: flavor {name}")
         info = infos[name] = {"stages": {}}
         try:
-            report = pipeline.build(pipeline.BuildRequest(manifest.release, name, None, root), say=say)
+            report = pipeline.build(pipeline.BuildRequest(manifest.release, name, opts.sources, root), say=say)
         except NgcPaddleError as exc:
-            info["stages"]["build"] = state.record(name, "build", "", "failed", str(exc))
-            failures.append(f"{name}: build ({exc})")
+            reason = " ".join(str(exc).split())
+            info["stages"]["build"] = state.record(name, "build", "", "failed", reason)
+            say(f"    not built: {reason}")
+            not_built[name] = reason
+            if not every:
+                failures.append(f"{name}: build ({reason})")
             continue
         image = info["image"] = report.image
         image_id = engine.image_id(image) or ""
         layers = ", ".join(r.status for r in report.layers)
         detail = f"{image} {image_id[7:19]} ({layers})"
-        info["stages"]["build"] = state.record(name, "build", image_id, "passed", detail)
+        readback = notes.read_back(image, manifest.flavors[name])
+        size = engine.image_size(image)
+        info["stages"]["build"] = state.record(name, "build", image_id, "passed", detail, image=image,
+                                               readback=readback, size=size)
         baselines = previous_bench_results(root, manifest.release, name, opts.benchmarks)
+        last = previous_results(root, manifest.release, name)
+        allowed = manifest.flavors[name].month_over_month
         for stage, key, action in (
             ("validate", _hash(image_id), lambda n=name, i=image: _validate(i, rdir / n / "validation")),
             ("bench", _hash(image_id, opts.benchmarks, sorted(map(str, baselines.values()))),
              lambda n=name, i=image, b=baselines: _bench(i, rdir / n / "bench", opts.benchmarks, b)),
             ("scan", _hash(image_id, _file_hash(root / opts.policy), _folder_hash(opts.osv_dir)),
              lambda n=name, i=image: _scan(i, rdir / n / "scan", root / opts.policy, opts.osv_dir, root)),
+            ("month-over-month", _hash(image_id, last[0], _file_hash(last[1]), last[2], allowed.model_dump()),
+             lambda n=name, s=size, p=last, a=allowed: _month(p, rdir / n / "scan" / "sbom.cdx.json", s, a)),
         ):
             previous = state.done(name, stage, key)
             if previous:
@@ -132,41 +153,128 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
                 info["stages"][stage] = previous
                 continue
             say(f"--> {stage}")
-            status, detail = action()
+            status, detail, *extra = action()
             if status == "not proven" and opts.accept_unproven:
                 status, detail = "accepted unproven", f"{detail}; accepted by a person: {opts.accept_unproven}"
-            info["stages"][stage] = state.record(name, stage, key, status, detail)
+            info["stages"][stage] = state.record(name, stage, key, status, detail, image_id=image_id,
+                                                 **(extra[0] if extra else {}))
             say(f"    {stage}: {status}: {detail}")
             if status == "not proven":
                 failures.append(f"{name}: {stage} gate NOT PROVEN ({detail}; to push anyway: --accept-unproven "
                                 "REASON)")
             elif status not in ("passed", "accepted unproven"):
                 failures.append(f"{name}: {stage} gate ({detail})")
-        if image_id:
-            info["readback"] = notes.read_back(image, manifest.flavors[name])
-            info["bench_md"] = _bench_markdown(rdir / name / "bench")
-    write_notes(root, manifest, infos)
+    built = [name for name in flavors if name not in not_built]
+    if not built:
+        failures.append("no flavor could be built on this host")
+    write_notes(root, manifest, state)
     if failures:
         say("==> push skipped: " + "; ".join(failures))
+        _summary(flavors, not_built, {}, say)
         raise ReleaseBlocked(f"release {manifest.release} blocked by: {'; '.join(failures)}; the registry keeps "
                              "the previous release")
     ensure_registry(opts.registry)
-    for name in flavors:
+    for name in built:
         infos[name]["digest"] = _push(state, name, infos[name]["image"], opts.registry, say)
-    write_notes(root, manifest, infos)
+    write_notes(root, manifest, state)
     say(f"==> release {manifest.release} pushed to {opts.registry}: "
-        + ", ".join(f"{n} {i['digest'][:19]}" for n, i in infos.items()))
+        + ", ".join(f"{n} {infos[n]['digest'][:19]}" for n in built))
+    _summary(flavors, not_built, {n: infos[n]["digest"] for n in built}, say)
     return infos
 
 
-def write_notes(root: Path, manifest, infos: dict) -> Path:
-    previous = _previous_manifest(root, manifest.release)
-    known = root / "release-notes" / "known-issues" / f"{manifest.release}.md"
-    path = root / "release-notes" / f"{manifest.release}.md"
-    path.write_text(notes.render(manifest, previous, infos, known.read_text() if known.exists() else None))
+def _summary(flavors: list[str], not_built: dict[str, str], digests: dict[str, str],
+             say: Callable[[str], None]) -> None:
+    say("==> summary:")
+    for name in flavors:
+        say(f"    {name}: " + (f"not built: {not_built[name]}" if name in not_built
+                                 else f"pushed {digests[name]}" if name in digests else "built and gated, not pushed"))
+
+
+def notes_path(root: Path, release: str) -> Path:
+    return root / "release-notes" / f"{release}.md"
+
+
+def record_path(root: Path, release: str) -> Path:
+    """The committed inputs of a release's notes (per flavor: gates, contents read back, benchmark
+    tables, digest), so that `make notes` and the tests re-render the committed notes without build/."""
+    return root / "release-notes" / "inputs" / f"{release}.json"
+
+
+def collect(root: Path, release: str, state: dict) -> dict[str, dict]:
+    """Every flavor's notes inputs: the committed record, overlaid by the flavors of the stored state
+    (build/release/<release>/state.json and each flavor's stored benchmark results). Releasing one
+    flavor thus keeps what an earlier run stored for the others."""
+    merged = record.load(record_path(root, release))["flavors"]
+    for name, stages in state.items():
+        build = stages.get("build")
+        if not isinstance(build, dict):
+            continue
+        info: dict = {"stages": {}}
+        if build.get("status") != "passed":
+            info["not_built"] = build.get("detail", "")
+            info["stages"]["build"] = build
+        else:
+            info["image"] = build.get("image")
+            info["readback"] = build.get("readback")
+            for stage, entry in stages.items():
+                if stage == "push" or not isinstance(entry, dict):
+                    continue
+                if entry.get("image_id", build["key"]) != build["key"]:  # stored for an earlier image
+                    entry = {**entry, "status": "stale", "detail": f"ran on an earlier image: {entry.get('detail')}"}
+                info["stages"][stage] = {k: v for k, v in entry.items() if k != "readback"}  # kept once, above
+            info["bench_md"] = _bench_markdown(root / "build" / "release" / release / name / "bench")
+        push = stages.get("push")
+        if isinstance(push, dict) and push.get("status") == "passed":
+            current = push.get("image_id", build.get("key")) == build.get("key") and "not_built" not in info
+            info["digest"] = push.get("digest") if current else None
+            if not current:
+                info["digest_note"] = f"the registry keeps an earlier image: {push.get('digest')}"
+        merged[name] = {k: v for k, v in info.items() if v is not None}
+    return merged
+
+
+def write_notes(root: Path, manifest, state: "State") -> Path:
+    """Merge the notes inputs of every flavor and write them with the notes and the support matrix."""
+    infos = collect(root, manifest.release, state.data)
+    return render_notes(root, manifest.release, {"release": manifest.release, "flavors": infos})
+
+
+def render_notes(root: Path, release: str, data: dict | None = None) -> Path:
+    """Write release-notes/<release>.md from its record (default: the committed one) and the support
+    matrix, all files or none (`make notes` re-renders them with the current code)."""
+    manifest = load_manifest(find_manifest(release, root / "releases"))
+    path = record_path(root, release)
+    data = record.load(path) if data is None else record.check(data, path)
+    text = notes.render(manifest, _previous_manifest(root, release), data["flavors"], known_issues(root, release))
     manifests = [load_manifest(p) for p in sorted((root / "releases").glob("*.yaml"))]
-    (root / "release-notes" / "support-matrix.md").write_text(notes.support_matrix(manifests))
-    return path
+    ensure_folder(path.parent)
+    with staged() as out:
+        out.write_text(path, record.dumps(data))
+        out.write_text(notes_path(root, release), text)
+        out.write_text(root / "release-notes" / "support-matrix.md", notes.support_matrix(manifests))
+    return notes_path(root, release)
+
+
+def known_issues(root: Path, release: str) -> str | None:
+    known = root / "release-notes" / "known-issues" / f"{release}.md"
+    return known.read_text() if known.exists() else None
+
+
+def previous_results(root: Path, release: str, flavor: str) -> tuple[str | None, Path, int | None]:
+    """The previous release that has this flavor (None: nothing to compare), its stored SBOM and image size."""
+    previous = _previous_manifest(root, release)
+    if previous is None or flavor not in previous.flavors:
+        return None, Path("/nonexistent"), None
+    folder = root / "build" / "release" / previous.release
+    build = State(folder / "state.json").data.get(flavor, {}).get("build", {})
+    size = build.get("size") if build.get("status") == "passed" else None
+    return previous.release, folder / flavor / "scan" / "sbom.cdx.json", size if isinstance(size, int) else None
+
+
+def _month(last: tuple[str | None, Path, int | None], sbom: Path, size: int, allowed) -> tuple[str, str, dict]:
+    verdict = month.gate(last[0], last[1], last[2], sbom, size, allowed.packages, allowed.size_growth)
+    return verdict.status, verdict.detail, {"changes": verdict.changes, "since": last[0]}
 
 
 def _previous_manifest(root: Path, release: str):
@@ -282,22 +390,19 @@ def _scan(image: str, out: Path, policy: Path, osv: Path | None, root: Path) -> 
 def _push(state: State, flavor: str, image: str, registry: str, say: Callable[[str], None]) -> str:
     repository, tag = image.split(":", 1)
     target = f"{registry}/{repository}:{tag}"
-    key = _hash(engine.image_id(image), registry)
+    image_id = engine.image_id(image)
+    key = _hash(image_id, registry)
     previous = state.done(flavor, "push", key)
-    if previous and registry_digest(registry, repository, tag) == previous["digest"]:
+    if previous and served_digest(target) == previous["digest"]:
         say(f"--> push {target}: already there ({previous['digest'][:19]}), skipped")
         return previous["digest"]
     engine.tag(image, target)
     say(f"--> push {target}")
-    proc = subprocess.run(["docker", "push", target], capture_output=True, text=True)
-    if proc.returncode != 0:
-        state.record(flavor, "push", key, "failed", proc.stderr.strip()[-300:])
-        raise NgcPaddleError(f"docker push {target} failed: {proc.stderr.strip().splitlines()[-1:]}; "
-                             f"fix: check that the registry {registry} answers")
-    pushed = next((w for w in proc.stdout.split() if w.startswith("sha256:")), "")
-    served = registry_digest(registry, repository, tag)
-    if not pushed or served != pushed:
-        raise NgcPaddleError(f"pushed {target} as {pushed or '?'} but the registry serves {served or 'nothing'}")
-    state.record(flavor, "push", key, "passed", f"{target}@{pushed}", digest=pushed)
-    say(f"    pushed {target}@{pushed}")
+    try:
+        pushed = push_and_verify(target)
+    except NgcPaddleError as exc:
+        state.record(flavor, "push", key, "failed", str(exc), image_id=image_id)
+        raise
+    state.record(flavor, "push", key, "passed", f"{target}@{pushed}", digest=pushed, image_id=image_id)
+    say(f"    pushed {target}@{pushed} (the registry serves the same digest)")
     return pushed

@@ -17,7 +17,7 @@ from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import Token
 
 MAX_STATE_BYTES = 4 * 1024 * 1024  # a few kB per release
-Stage = Literal["build", "validate", "bench", "scan", "push"]
+Stage = Literal["build", "validate", "bench", "scan", "month-over-month", "push"]
 Status = Literal["passed", "failed", "not proven", "accepted unproven"]
 
 
@@ -41,6 +41,14 @@ class StageEntry(BaseModel):
     detail: Annotated[str, Field(max_length=20_000)]  # may quote a tool's output, newlines included
     finished: Annotated[str, Field(max_length=40), AfterValidator(_timestamp)]
     digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None  # push only
+    image_id: Annotated[str, Field(max_length=80, pattern=r"^[A-Za-z0-9:]*$")] | None = None  # the image gated
+    # build only: the image, its components as read back from it (for the notes), its size in bytes
+    image: Annotated[str, Field(max_length=300)] | None = None
+    readback: dict[Annotated[str, Field(max_length=100)], Annotated[str, Field(max_length=200)]] | None = None
+    size: Annotated[int, Field(ge=0)] | None = None
+    # month-over-month only: every package change (a line each, for the notes) and the release compared with
+    changes: list[Annotated[str, Field(max_length=500)]] | None = None
+    since: Annotated[str, Field(max_length=20)] | None = None
 
 
 class StateFile(BaseModel):

@@ -1,29 +1,106 @@
-"""The monthly release pipeline end to end: interrupted and resumed, pushed, and blocked by a failing gate."""
+"""The monthly release pipeline end to end: interrupted and resumed, refused by a registry that wants a login,
+pushed over TLS with one, and blocked by a failing gate."""
 
+import io
 import json
 import os
 import signal
 import subprocess
+import tarfile
 from pathlib import Path
 
-from ngc_paddle.release.pipeline import registry_digest
-from tests.integration.conftest import CLI, REPO, run_cli
+import pytest
 
-REGISTRY = "127.0.0.1:5000"
+from ngc_paddle.build.scratch import scratch_copy
+from ngc_paddle.release.pipeline import State, _push
+from ngc_paddle.release.registry import LoginRequired, served_digest
+from tests.integration.conftest import CLI, REPO
+
+# A registry of its own (TLS with a self-signed CA trusted through /etc/docker/certs.d, htpasswd login), so the
+# push goes through the docker client's credentials and TLS as against any real registry.
+REGISTRY, USER, PASSWORD = "127.0.0.1:5443", "ngc-release-test", "not-a-secret-test-only"
+IMAGE = os.environ.get("NGC_PADDLE_ITEST_IMAGE", "ngc-paddle-itest")  # a name of one's own when tests run side by side
 
 
-def start(root: Path, *args: str) -> subprocess.Popen:
+@pytest.fixture
+def scratch_repo(tmp_path: Path) -> Path:
+    return scratch_copy(REPO, tmp_path / "repo", IMAGE)
+
+
+@pytest.fixture
+def docker_config(tmp_path: Path) -> dict[str, str]:
+    """An empty docker config (no login yet) that still finds the CLI plugins (buildx) of the default one."""
+    config = tmp_path / "docker-config"
+    config.mkdir()
+    plugins = Path(os.environ.get("DOCKER_CONFIG", Path.home() / ".docker")) / "cli-plugins"
+    if plugins.is_dir():
+        (config / "cli-plugins").symlink_to(plugins.resolve())
+    return {**os.environ, "DOCKER_CONFIG": str(config)}
+
+
+def tls_registry() -> None:
+    subprocess.run(["bash", str(REPO / "toolchain" / "ensure-registry.sh")], check=True, env={
+        **os.environ, "REGISTRY_PORT": REGISTRY.split(":")[1], "REGISTRY_TLS": "1", "REGISTRY_USER": USER,
+        "REGISTRY_PASSWORD": PASSWORD})
+
+
+def login(env: dict[str, str]) -> None:
+    subprocess.run(["docker", "login", REGISTRY, "-u", USER, "--password-stdin"], input=PASSWORD, text=True,
+                   check=True, capture_output=True, env=env)
+
+
+def test_the_push_stage_over_tls_needs_a_login_and_checks_the_digest(tmp_path: Path, docker_config: dict,
+                                                                   monkeypatch) -> None:
+    """The push stage alone, on a one-file image (seconds): the full pipeline pushes in the test below."""
+    tls_registry()
+    image = f"{IMAGE}-push:{tmp_path.name.lower()}"
+    payload, tar = io.BytesIO(), io.BytesIO()
+    with tarfile.open(fileobj=tar, mode="w") as archive:
+        member = tarfile.TarInfo("hello")
+        payload.write(f"{tmp_path}\n".encode())  # new content each run: a new digest
+        member.size = payload.tell()
+        archive.addfile(member, io.BytesIO(payload.getvalue()))
+    subprocess.run(["docker", "import", "-", image], input=tar.getvalue(), check=True, capture_output=True)
+    monkeypatch.setenv("DOCKER_CONFIG", docker_config["DOCKER_CONFIG"])
+    state = State(tmp_path / "state.json")
+    try:
+        with pytest.raises(LoginRequired) as refused:
+            _push(state, "cpu", image, REGISTRY, say=lambda _l: None)
+        assert refused.value.exit_code == 2 and "\n" not in str(refused.value)
+        assert f"the registry {REGISTRY} refuses it" in str(refused.value)
+        assert str(refused.value).endswith(f"fix: docker login {REGISTRY}")
+        assert state.data["cpu"]["push"]["status"] == "failed" and "digest" not in state.data["cpu"]["push"]
+
+        login(docker_config)
+        pushed = _push(state, "cpu", image, REGISTRY, say=lambda _l: None)
+        assert pushed.startswith("sha256:") and state.data["cpu"]["push"]["digest"] == pushed
+        assert served_digest(f"{REGISTRY}/{image}") == pushed  # read back over TLS with the login
+        lines: list[str] = []
+        assert _push(state, "cpu", image, REGISTRY, say=lines.append) == pushed
+        assert "already there" in lines[0]  # unchanged image, same digest served: not pushed again
+    finally:
+        subprocess.run(["docker", "image", "rm", image, f"{REGISTRY}/{image}"], capture_output=True)
+
+
+def cli(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, "--root", str(root), "release", *args], capture_output=True, text=True, cwd=REPO,
+                          env=env, timeout=3600)
+
+
+def start(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen:
     return subprocess.Popen([*CLI, "--root", str(root), "release", *args], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True, env=env)
 
 
-def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(scratch_repo: Path) -> None:
-    subprocess.run(["bash", str(REPO / "toolchain" / "ensure-registry.sh")], check=True)
+def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(scratch_repo: Path, docker_config: dict,
+                                                                             monkeypatch) -> None:
+    tls_registry()
     release = sorted(p.stem for p in (scratch_repo / "releases").glob("*.yaml"))[-1]
     args = (release, "--bench", "bench-rn50", "--registry", REGISTRY)
+    state_file = scratch_repo / "build/release" / release / "state.json"
 
     # 1. Interrupt the pipeline once the benchmark stage has started.
-    proc = start(scratch_repo, *args)
+    proc = start(scratch_repo, docker_config, *args)
     seen = []
     for line in proc.stdout:
         seen.append(line)
@@ -32,16 +109,27 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
             break
     proc.wait(timeout=300)
     assert proc.returncode != 0, "".join(seen[-20:])
-    state = json.loads((scratch_repo / "build/release" / release / "state.json").read_text())
+    state = json.loads(state_file.read_text())
     assert state["cpu"]["validate"]["status"] == "passed" and "bench" not in state["cpu"]
 
-    # 2. Rerun: finished stages are skipped, the rest runs, the image is pushed and the digest checked.
-    done = run_cli("release", *args, root=scratch_repo, timeout=3600)
+    # 2. Rerun without a login: finished stages are skipped, the rest runs, and the push is refused in one line
+    #    naming the registry and the fix; nothing is recorded as pushed.
+    refused = cli(scratch_repo, docker_config, *args)
+    assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr
+    assert "--> validate: unchanged since" in refused.stdout and "--> bench\n" in refused.stdout
+    assert refused.stderr.count("\n") == 1 and f"fix: docker login {REGISTRY}" in refused.stderr, refused.stderr
+    assert json.loads(state_file.read_text())["cpu"]["push"]["status"] == "failed"
+
+    # 3. With a login (the docker config's credentials), over TLS: pushed, and the digest read back through the
+    #    docker client is the one docker push reported.
+    login(docker_config)
+    done = cli(scratch_repo, docker_config, *args)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
-    assert "--> validate: unchanged since" in done.stdout and "--> bench\n" in done.stdout
-    state = json.loads((scratch_repo / "build/release" / release / "state.json").read_text())
+    assert "--> bench: unchanged since" in done.stdout and "--> scan: unchanged since" in done.stdout
+    state = json.loads(state_file.read_text())
     pushed = state["cpu"]["push"]["digest"]
-    assert registry_digest(REGISTRY, "ngc-paddle-itest", f"{release}-cpu") == pushed
+    monkeypatch.setenv("DOCKER_CONFIG", docker_config["DOCKER_CONFIG"])  # the login, for served_digest's client
+    assert served_digest(f"{REGISTRY}/{IMAGE}:{release}-cpu") == pushed
     notes = (scratch_repo / "release-notes" / f"{release}.md").read_text()
     cpu_table = notes.split("### cpu:", 1)[1].split("###", 1)[0]
     assert "MISMATCH" not in cpu_table and "not built" not in cpu_table
@@ -50,15 +138,19 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
         if len(cells) == 5:
             assert cells[3] == cells[2] or cells[3].startswith(cells[2] + "."), line  # image agrees with manifest
     assert pushed in notes and "| cpu | scan | passed |" in notes
+    known = (scratch_repo / "release-notes" / "known-issues" / f"{release}.md").read_text().splitlines()[0]
+    assert known in notes
 
-    # 3. A changed image that fails a gate is not pushed; the registry keeps the previous release.
+    # 4. A changed image that fails a gate is not pushed; the registry keeps the previous release.
     banner = scratch_repo / "image" / "lib" / "banner.py"
     banner.write_text(banner.read_text() + "\n# changed for the next build\n")
     policy = scratch_repo / "security" / "strict.yaml"
     kinds = "block_on: [secret, private-key, credential, setuid"
     policy.write_text((scratch_repo / "security" / "policy.yaml").read_text().replace(f"{kinds}]", f"{kinds}, user]"))
-    blocked = run_cli("release", *args, "--policy", str(policy), root=scratch_repo, timeout=3600)
+    blocked = cli(scratch_repo, docker_config, *args, "--policy", str(policy))
     assert blocked.returncode == 1, blocked.stdout[-2000:]
     assert "push skipped: cpu: scan gate" in blocked.stdout and "runs-as-root" in blocked.stdout
     assert blocked.stderr.startswith("error: release") and "keeps the previous release" in blocked.stderr
-    assert registry_digest(REGISTRY, "ngc-paddle-itest", f"{release}-cpu") == pushed
+    notes = (scratch_repo / "release-notes" / f"{release}.md").read_text()
+    assert f"not pushed (the registry keeps an earlier image: {pushed})" in notes
+    assert served_digest(f"{REGISTRY}/{IMAGE}:{release}-cpu") == pushed

@@ -1,11 +1,20 @@
-"""Release notes, driver requirements and `release new`, on the host (no engine, no network)."""
+"""Release notes, driver requirements, `release new`, the pipeline's flavors and its registry client.
 
+All on the host: no engine, no network (the engine calls of the pipeline are faked)."""
+
+import json
 import shutil
+import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from ngc_paddle.errors import BuildError, ManifestError, NgcPaddleError
 from ngc_paddle.manifest import load_manifest
+from ngc_paddle.release import pipeline as release_pipeline
+from ngc_paddle.release import record as notes_record
+from ngc_paddle.release import registry
 from ngc_paddle.release.new import create
 from ngc_paddle.release.notes import changes, render, support_matrix
 
@@ -55,8 +64,6 @@ def test_release_new_proposes_newest_versions_within_the_rules(tree: Path) -> No
 
 
 def test_release_new_refuses_to_overwrite(tree: Path) -> None:
-    from ngc_paddle.errors import ManifestError
-
     create("27.01", "26.12", tree, lookup=fake_index({}), say=lambda _l: None)
     with pytest.raises(ManifestError, match="exists already"):
         create("27.01", "26.12", tree, lookup=fake_index({}), say=lambda _l: None)
@@ -72,3 +79,230 @@ def test_notes_of_two_consecutive_manifests(tree: Path) -> None:
     assert text.startswith("# PaddlePaddle Release 27.01") and "## Driver Requirements" in text
     matrix = support_matrix([previous, current])
     assert "| 27.01 | cpu |" in matrix and "| 26.12 | gpu |" in matrix
+
+
+# --- the release pipeline's flavors, merged notes and registry client (no engine: the engine calls are faked) ---
+
+RELEASE = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "releases").glob("*.yaml"))[-1]
+CPU_DIGEST, CU118_DIGEST = "sha256:" + "c" * 64, "sha256:" + "d" * 64
+
+
+def _entry(status: str, detail: str, **extra) -> dict:
+    return {"key": "k", "status": status, "detail": detail, "finished": "2026-12-01T00:00:00+00:00", **extra}
+
+
+@pytest.fixture
+def notes_tree(tree: Path, repo: Path) -> Path:
+    """A repository tree with the manifests, a hand-written known-issues file and a stored cpu benchmark."""
+    (tree / "release-notes" / "known-issues").mkdir(parents=True)
+    (tree / "release-notes" / "known-issues" / f"{RELEASE}.md").write_text("- Hand-written: DALI needs /dev/shm.\n")
+    result = tree / "build" / "release" / RELEASE / "cpu" / "bench" / "bench-rn50" / "20261201-000000"
+    result.mkdir(parents=True)
+    (result / "result.md").write_text("# bench-rn50: PASS\n| gate | verdict |\n| train img/s | PASS 9.1 |\n")
+    return tree
+
+
+def _two_flavor_state() -> dict:
+    return {
+        "cpu": {"build": _entry("passed", "ngc-paddle:x-cpu 111 (cached)", key="sha256:cpu-image",
+                                image=f"ngc-paddle:{RELEASE}-cpu", readback={"paddle": "3.3.1"}),
+                "validate": _entry("passed", "65 passed, 0 failed", image_id="sha256:cpu-image"),
+                "scan": _entry("passed", "0 blocking", image_id="sha256:cpu-image"),
+                "push": _entry("passed", "pushed", digest=CPU_DIGEST, image_id="sha256:cpu-image")},
+        "gpu-cu118": {"build": _entry("passed", "ngc-paddle:x-gpu-cu118 222 (built)", key="sha256:cu118-image",
+                                      image=f"ngc-paddle:{RELEASE}-gpu-cu118", readback={"paddle": "2.6.2"}),
+                      "validate": _entry("accepted unproven", "GPU checks skipped; accepted by a person: lab",
+                                         image_id="sha256:cu118-image"),
+                      "bench": _entry("passed", "bench-rn50: PASS", image_id="sha256:an-earlier-image"),
+                      "push": _entry("passed", "pushed", digest=CU118_DIGEST, image_id="sha256:cu118-image")},
+    }
+
+
+def test_notes_merge_every_stored_flavor_and_the_known_issues(notes_tree: Path) -> None:
+    # The committed record still holds gpu from an earlier run (not built then); the state holds cpu and gpu-cu118.
+    old = {"release": RELEASE, "flavors": {"gpu": {"not_built": "layer tensorrt: pypi.nvidia.com unreachable",
+                                                   "stages": {"build": _entry("failed", "unreachable")}}}}
+    (notes_tree / "release-notes" / "inputs").mkdir(parents=True)
+    (notes_tree / "release-notes" / "inputs" / f"{RELEASE}.json").write_text(json.dumps(old))
+    state = release_pipeline.State(notes_tree / "build" / "release" / RELEASE / "state.json")
+    state.data = _two_flavor_state()
+    manifest = load_manifest(notes_tree / "releases" / f"{RELEASE}.yaml")
+    text = release_pipeline.write_notes(notes_tree, manifest, state).read_text()
+
+    gates = text.split("## Release gates", 1)[1].split("\n## ", 1)[0]
+    assert "| cpu | validate | passed | 65 passed, 0 failed |" in gates and "| cpu | scan | passed |" in gates
+    assert "| gpu-cu118 | validate | NOT PROVEN, pushed on a person's word |" in gates
+    assert "| gpu-cu118 | bench | stale | ran on an earlier image: bench-rn50: PASS |" in gates
+    assert "| gpu | build | not built | unreachable |" in gates
+    assert gates.index("| cpu |") < gates.index("| gpu |") < gates.index("| gpu-cu118 |")  # manifest order
+    digests = text.split("## Image digests", 1)[1]
+    assert f"| `ngc-paddle:{RELEASE}-cpu` | {CPU_DIGEST} |" in digests
+    assert f"| `ngc-paddle:{RELEASE}-gpu-cu118` | {CU118_DIGEST} |" in digests
+    assert f"| `ngc-paddle:{RELEASE}-gpu` | not built: layer tensorrt: pypi.nvidia.com unreachable |" in digests
+    assert "## Benchmarks (cpu)" in text and "| train img/s | PASS 9.1 |" in text
+    assert "## Benchmarks (gpu-cu118)" not in text  # nothing stored for it
+    known = text.split("## Known Issues", 1)[1].split("## Image digests", 1)[0]
+    assert "Hand-written: DALI needs /dev/shm." in known and "None known." not in known
+    cu118 = text.split("### gpu-cu118:", 1)[1].split("###", 1)[0]
+    assert "| paddlepaddle-gpu | 2.6.2 | 2.6.2 |" in cu118
+    # The merged inputs were written back, so a later run of one flavor keeps the others (fresh state or not).
+    stored = notes_record.load(notes_tree / "release-notes" / "inputs" / f"{RELEASE}.json")
+    assert set(stored["flavors"]) == {"cpu", "gpu", "gpu-cu118"}
+    state.data = {"cpu": state.data["cpu"]}
+    again = release_pipeline.write_notes(notes_tree, manifest, state).read_text()
+    assert f"| `ngc-paddle:{RELEASE}-gpu-cu118` | {CU118_DIGEST} |" in again
+
+
+def test_a_flavor_rebuilt_without_a_push_shows_no_digest_of_its_earlier_image(notes_tree: Path) -> None:
+    state = _two_flavor_state()
+    state["cpu"]["push"]["image_id"] = "sha256:an-earlier-image"
+    infos = release_pipeline.collect(notes_tree, RELEASE, state)
+    assert "digest" not in infos["cpu"] and CPU_DIGEST in infos["cpu"]["digest_note"]
+
+
+def test_committed_notes_are_the_output_of_the_current_code(repo: Path) -> None:
+    from ngc_paddle.release import notes
+
+    records = sorted((repo / "release-notes" / "inputs").glob("*.json"))
+    assert records, "release-notes/inputs/ holds the notes' committed inputs"
+    for path in records:
+        release = path.stem
+        manifest = load_manifest(repo / "releases" / f"{release}.yaml")
+        previous = release_pipeline._previous_manifest(repo, release)
+        rendered = notes.render(manifest, previous, notes_record.load(path)["flavors"],
+                                release_pipeline.known_issues(repo, release))
+        committed = (repo / "release-notes" / f"{release}.md").read_text()
+        assert committed == rendered, f"release-notes/{release}.md is stale; fix: make notes RELEASE={release}"
+    manifests = [load_manifest(p) for p in sorted((repo / "releases").glob("*.yaml"))]
+    assert (repo / "release-notes" / "support-matrix.md").read_text() == notes.support_matrix(manifests)
+
+
+def test_a_damaged_notes_record_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "26.12.json"
+    path.write_text(json.dumps({"release": "26.12", "flavors": {"cpu": {"digets": "x"}}}))
+    with pytest.raises(NgcPaddleError) as err:
+        notes_record.load(path)
+    assert err.value.exit_code == 2 and "\n" not in str(err.value)
+    assert str(err.value).startswith(f"{path}: flavors.cpu.digets: unknown key; fix:")
+
+
+def test_requested_flavors(repo: Path) -> None:
+    manifest = load_manifest(repo / "releases" / f"{RELEASE}.yaml")
+    assert release_pipeline.requested_flavors(manifest, ["gpu-cu118 cpu"]) == (["cpu", "gpu-cu118"], False)
+    assert release_pipeline.requested_flavors(manifest, ["cpu", "gpu-cu118"]) == (["cpu", "gpu-cu118"], False)
+    assert release_pipeline.requested_flavors(manifest, []) == ([manifest.default_flavor], False)
+    assert release_pipeline.requested_flavors(manifest, ["all"]) == (list(manifest.flavors), True)
+    with pytest.raises(ManifestError, match="no flavor 'rocm'"):
+        release_pipeline.requested_flavors(manifest, ["cpu rocm"])
+
+
+@pytest.fixture
+def fake_stages(notes_tree: Path, monkeypatch) -> dict:
+    """Every engine-facing step of the pipeline faked: builds of `unbuildable` flavors fail with one line."""
+    seen: dict = {"builds": [], "pushed": [], "unbuildable": set()}
+
+    def build(request, say):
+        seen["builds"].append((request.flavor, dict(request.sources or {})))
+        if request.flavor in seen["unbuildable"]:
+            raise BuildError(f"layer paddle of {request.flavor}: index unreachable; fix: SOURCES=")
+        return SimpleNamespace(image=f"ngc-paddle:{RELEASE}-{request.flavor}", layers=[SimpleNamespace(status="built")])
+
+    monkeypatch.setattr(release_pipeline.pipeline, "build", build)
+    monkeypatch.setattr(release_pipeline.engine, "image_id", lambda image: "sha256:" + image.rsplit("-", 1)[-1])
+    monkeypatch.setattr(release_pipeline.engine, "image_size", lambda image: 2_000_000_000)
+    monkeypatch.setattr(release_pipeline.notes, "read_back", lambda image, flavor: {})
+    monkeypatch.setattr(release_pipeline, "_validate", lambda image, out: ("passed", "all passed"))
+    monkeypatch.setattr(release_pipeline, "_bench", lambda *a: ("passed", "PASS"))
+    monkeypatch.setattr(release_pipeline, "_scan", lambda *a: ("passed", "0 blocking"))
+    monkeypatch.setattr(release_pipeline, "ensure_registry", lambda registry: None)
+
+    def push(state, flavor, image, registry_, say):
+        seen["pushed"].append(flavor)
+        return "sha256:" + "e" * 64
+
+    monkeypatch.setattr(release_pipeline, "_push", push)
+    return seen
+
+
+def test_release_all_gates_what_builds_and_reports_the_rest(notes_tree: Path, fake_stages: dict) -> None:
+    fake_stages["unbuildable"] = {"gpu"}
+    lines: list[str] = []
+    opts = release_pipeline.ReleaseOptions(RELEASE, ["all"], root=notes_tree, sources={"pypi": "https://m.example/s"})
+    release_pipeline.run(opts, say=lines.append)
+    manifest = load_manifest(notes_tree / "releases" / f"{RELEASE}.yaml")
+    assert [f for f, _ in fake_stages["builds"]] == list(manifest.flavors)
+    assert all(sources == {"pypi": "https://m.example/s"} for _, sources in fake_stages["builds"])
+    assert fake_stages["pushed"] == [f for f in manifest.flavors if f != "gpu"]
+    summary = lines[lines.index("==> summary:"):]
+    assert "    gpu: not built: layer paddle of gpu: index unreachable; fix: SOURCES=" in summary
+    text = (notes_tree / "release-notes" / f"{RELEASE}.md").read_text()
+    assert f"| `ngc-paddle:{RELEASE}-gpu` | not built: layer paddle of gpu: index unreachable" in text
+
+
+def test_release_of_named_flavors_pushes_none_when_one_cannot_build(notes_tree: Path, fake_stages: dict) -> None:
+    fake_stages["unbuildable"] = {"gpu-cu118"}
+    opts = release_pipeline.ReleaseOptions(RELEASE, ["cpu gpu-cu118"], root=notes_tree)
+    with pytest.raises(release_pipeline.ReleaseBlocked, match="gpu-cu118: build"):
+        release_pipeline.run(opts, say=lambda _l: None)
+    assert fake_stages["pushed"] == [] and [f for f, _ in fake_stages["builds"]] == ["cpu", "gpu-cu118"]
+    text = (notes_tree / "release-notes" / f"{RELEASE}.md").read_text()
+    assert "| cpu | scan | passed | 0 blocking |" in text  # the flavor that built was still gated
+
+
+def test_a_mirror_for_a_source_the_release_lacks_is_bad_input(notes_tree: Path, fake_stages: dict) -> None:
+    opts = release_pipeline.ReleaseOptions(RELEASE, ["cpu"], root=notes_tree, sources={"nosuch": "https://m/s"})
+    with pytest.raises(ManifestError, match="has no source 'nosuch'"):
+        release_pipeline.run(opts, say=lambda _l: None)
+    assert fake_stages["builds"] == []
+
+
+def _fake_docker(monkeypatch, answers: dict[str, tuple[int, str, str]]) -> list[list[str]]:
+    calls: list[list[str]] = []
+
+    def run(command, **_kwargs):
+        calls.append(command)
+        key = next(k for k in answers if k in " ".join(command))
+        code, out, err = answers[key]
+        return subprocess.CompletedProcess(command, code, out, err)
+
+    monkeypatch.setattr(registry.subprocess, "run", run)
+    return calls
+
+
+def test_a_push_without_a_login_names_the_registry_and_the_fix(monkeypatch) -> None:
+    _fake_docker(monkeypatch, {"push": (1, "The push refers to repository [r]\n", "no basic auth credentials\n")})
+    with pytest.raises(registry.LoginRequired) as err:
+        registry.push_and_verify("registry.example:5443/ngc-paddle:26.12-cpu")
+    message = str(err.value)
+    assert err.value.exit_code == 2 and "\n" not in message
+    assert "the registry registry.example:5443 refuses it without a login (no basic auth credentials)" in message
+    assert message.endswith("fix: docker login registry.example:5443")
+
+
+def test_the_pushed_digest_is_read_back_with_the_docker_client(monkeypatch) -> None:
+    digest = "sha256:" + "a" * 64
+    verbose = json.dumps({"Ref": "r", "Descriptor": {"digest": digest}})
+    calls = _fake_docker(monkeypatch, {
+        "push": (0, f"26.12-cpu: digest: {digest} size: 523\n", ""),
+        "--insecure": (0, verbose, ""),  # a plain-HTTP loopback registry answers only with --insecure
+        "inspect": (1, "", "no such manifest: 127.0.0.1:5000/ngc-paddle:26.12-cpu\n")})
+    assert registry.push_and_verify("127.0.0.1:5000/ngc-paddle:26.12-cpu") == digest
+    assert [c[:3] for c in calls] == [["docker", "push", "127.0.0.1:5000/ngc-paddle:26.12-cpu"],
+                                      ["docker", "manifest", "inspect"], ["docker", "manifest", "inspect"]]
+    assert "--insecure" not in calls[1] and "--insecure" in calls[2]  # TLS first
+    calls.clear()
+    with pytest.raises(registry.DigestMismatch, match="but the registry serves nothing"):
+        registry.push_and_verify("registry.example/ngc-paddle:26.12-cpu")  # not loopback: never --insecure
+    assert not any("--insecure" in c for c in calls)
+
+
+def test_make_release_passes_flavors_and_mirrors(repo: Path) -> None:
+    command = ["make", "--no-print-directory", "-n", "-W", ".venv/bin/.installed", "release",
+               "FLAVOR=cpu gpu-cu118", "SOURCES=pypi=https://m.example/simple nvidia=https://m.example/nv"]
+    proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert ("--flavor cpu --flavor gpu-cu118 --source pypi=https://m.example/simple "
+            "--source nvidia=https://m.example/nv") in proc.stdout, proc.stdout
+    notes_cmd = subprocess.run(["make", "--no-print-directory", "-n", "-W", ".venv/bin/.installed", "notes",
+                                "RELEASE=26.12"], cwd=repo, capture_output=True, text=True)
+    assert "ngc-paddle release notes 26.12" in notes_cmd.stdout, notes_cmd.stderr

@@ -1,0 +1,89 @@
+"""Push an image and read back the digest the registry serves, through the docker CLI's own registry client.
+
+Why: `docker push` and `docker manifest inspect` use the docker config's credentials (`docker login`)
+and TLS settings (`/etc/docker/certs.d/HOST/ca.crt`), as every real registry needs; a hand-written
+plain-HTTP request fails against any of them.
+"""
+
+import ipaddress
+import json
+import re
+import subprocess
+
+from ngc_paddle.errors import NgcPaddleError
+
+AUTH_ERRORS = ("no basic auth credentials", "unauthorized", "authentication required", "denied")
+PUSHED = re.compile(r"digest: (sha256:[0-9a-f]{64})")
+
+
+class LoginRequired(NgcPaddleError):
+    """The registry wants credentials the docker config does not hold (bad input: exit 2)."""
+
+
+class DigestMismatch(NgcPaddleError):
+    exit_code = 1
+
+
+def host_of(ref: str) -> str:
+    return ref.split("/", 1)[0]
+
+
+def _loopback(host: str) -> bool:
+    name = host.rsplit(":", 1)[0].strip("[]")
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def _check_login(ref: str, stderr: str, action: str, stdout: str = "") -> None:
+    if any(marker in (stderr + stdout).lower() for marker in AUTH_ERRORS):
+        host = host_of(ref)
+        raise LoginRequired(f"{action} {ref}: the registry {host} refuses it without a login "
+                            f"({_last_line(stderr)[:160]}); fix: docker login {host}")
+
+
+def push(ref: str) -> str:
+    """`docker push REF`; the digest it pushed (printed by docker push itself)."""
+    proc = subprocess.run(["docker", "push", ref], capture_output=True, text=True)
+    if proc.returncode != 0:
+        _check_login(ref, proc.stderr, "docker push", proc.stdout)
+        raise NgcPaddleError(f"docker push {ref} failed: {_last_line(proc.stderr)[:200]}; fix: check that the "
+                             f"registry {host_of(ref)} answers")
+    found = PUSHED.findall(proc.stdout)
+    if not found:
+        raise NgcPaddleError(f"docker push {ref} printed no digest; fix: check the docker CLI's output")
+    return found[-1]
+
+
+def served_digest(ref: str) -> str | None:
+    """The manifest digest the registry serves for REF (None when it serves none), read with
+    `docker manifest inspect --verbose`. A loopback registry may speak plain HTTP, which the docker CLI
+    only tries with `--insecure` (dockerd treats 127.0.0.0/8 as insecure the same way): TLS is tried first."""
+    attempts = ([], ["--insecure"]) if _loopback(host_of(ref)) else ([],)
+    for extra in attempts:
+        proc = subprocess.run(["docker", "manifest", "inspect", "--verbose", *extra, ref], capture_output=True,
+                              text=True, timeout=120)
+        if proc.returncode == 0:
+            data = json.loads(proc.stdout)
+            # A single-platform image gives one object; a manifest list gives its entries, not its own digest.
+            return data.get("Descriptor", {}).get("digest") if isinstance(data, dict) else None
+        _check_login(ref, proc.stderr, "docker manifest inspect")
+    return None
+
+
+def push_and_verify(ref: str) -> str:
+    """Push REF and check that the registry serves the digest docker push reported."""
+    pushed = push(ref)
+    served = served_digest(ref)
+    if served != pushed:
+        raise DigestMismatch(f"pushed {ref} as {pushed} but the registry serves {served or 'nothing'}; fix: check "
+                             f"that nothing else pushes to {host_of(ref)} at the same time, then push again")
+    return pushed
