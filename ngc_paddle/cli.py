@@ -84,7 +84,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_scan(args: argparse.Namespace) -> int:
     from datetime import date
 
-    from ngc_paddle.scan import gate
+    from ngc_paddle.scan import gate, sources
 
     root = Path(args.root).resolve()
     image = args.image
@@ -93,9 +93,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
         image = f"{manifest.image}:{manifest.release}-{manifest.default_flavor}"
     output = Path(args.output) if args.output else root / "build" / "scan" / image.replace("/", "_").replace(":", "-")
     reports = [("trivy", Path(p)) for p in args.trivy_report] + [("grype", Path(p)) for p in args.grype_report]
-    osv = Path(args.osv_dir) if args.osv_dir else None
-    if osv is None and any((root / "security" / "osv").glob("**/*.json")):
-        osv = root / "security" / "osv"
+    osv = sources.resolve_osv_dir(Path(args.osv_dir) if args.osv_dir else None, root)
     try:
         today = date.fromisoformat(args.today) if args.today else None
     except ValueError:
@@ -104,6 +102,20 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if report["blocked"]:
         raise gate.Blocked(f"the scan gate blocks {image}: {report['counts']['blocking']} finding(s); "
                            f"see {output / 'scan.md'}")
+    if report["vulnerabilities"]["status"] == "NOT RUN":
+        raise gate.VulnerabilitiesNotRun(
+            f"{gate.not_run_line(report)}; fix: give trivy its database (--db-repository MIRROR, or a pre-populated "
+            f"{sources.trivy_cache() / 'db'}), fill the OSV folder (ngc-paddle osv import), or put a "
+            f"vulnerability_waiver with reason and expiry in the policy; see {output / 'scan.md'}")
+    return 0
+
+
+def cmd_osv_import(args: argparse.Namespace) -> int:
+    from ngc_paddle.scan import osv_import, sources
+
+    root = Path(args.root).resolve()
+    into = Path(args.into) if args.into else sources.default_osv_dir(root)
+    osv_import.import_zip(args.source, args.ecosystem, into, say=lambda line: print(line, flush=True))
     return 0
 
 
@@ -169,6 +181,14 @@ def parser() -> argparse.ArgumentParser:
     sc.add_argument("--output", help="report folder (default: build/scan/<image>)")
     sc.add_argument("--today", help="evaluate allowlist expiry as of this date (YYYY-MM-DD)")
     sc.set_defaults(func=cmd_scan)
+
+    o = sub.add_parser("osv", help="manage the scan gate's offline OSV advisory folder")
+    osub = o.add_subparsers(dest="osv_command", required=True)
+    oi = osub.add_parser("import", help="import OSV's per-ecosystem bulk export (all.zip) from a file or mirror URL")
+    oi.add_argument("source", help="path to all.zip, or an http(s) URL of a mirror of it")
+    oi.add_argument("--ecosystem", required=True, help="PyPI or Debian:N (e.g. Debian:12)")
+    oi.add_argument("--into", help="OSV folder (default: security/osv)")
+    oi.set_defaults(func=cmd_osv_import)
 
     r = sub.add_parser("release", help="run the monthly release pipeline, or 'release new' to start a month")
     r.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest), or 'new'")

@@ -1,12 +1,14 @@
 """`ngc-paddle release YY.MM`: build, validate, benchmark gates, scan gate + SBOM, notes, push.
 
 Each stage of each flavor records its result and the key of its inputs (the image id, plus the
-policy or benchmark options) in build/release/<release>/state.json, written after every stage.
-A rerun skips stages whose key did not change and resumes after an interruption or a failure; the
-build itself always runs, BuildKit's cache making an unchanged build a no-op. Any failed gate stops
-the push and is named; the registry then keeps the previous release. A gate that is NOT PROVEN
-(GPU checks or benchmarks of a GPU flavor on a host without a GPU) stops the push too, unless
-`accept_unproven` gives a reason, which the release notes print in the gate table.
+benchmark options, or the policy's content, the date and the digest of the vulnerability data) in
+build/release/<release>/state.json, written after every stage. A rerun skips stages whose key did
+not change and resumes after an interruption or a failure; the build itself always runs,
+BuildKit's cache making an unchanged build a no-op. Any failed gate stops the push and is named;
+the registry then keeps the previous release. A gate that is NOT PROVEN (GPU checks or benchmarks
+of a GPU flavor on a host without a GPU, a scan whose vulnerability part did not run for want of a
+source) stops the push too, unless `accept_unproven` gives a reason, which the release notes print
+in the gate table.
 Containers the stages start get the host's GPUs where it has them (engine.run_flags).
 """
 
@@ -17,7 +19,7 @@ import subprocess
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ngc_paddle.build import engine, pipeline
@@ -26,6 +28,7 @@ from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from ngc_paddle.manifest.resolve import flavor_of
 from ngc_paddle.release import notes
 from ngc_paddle.scan import gate as scan_gate
+from ngc_paddle.scan import sources
 from ngc_paddle.validate import ValidationFailed, validate
 
 DEFAULT_REGISTRY = "127.0.0.1:5000"
@@ -104,6 +107,7 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     state = State(rdir / "state.json")
     failures: list[str] = []
     infos: dict[str, dict] = {}
+    osv_dir = sources.resolve_osv_dir(opts.osv_dir, root)
     for name in flavors:
         say(f"=== release {manifest.release}: flavor {name}")
         info = infos[name] = {"stages": {}}
@@ -123,8 +127,8 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
             ("validate", _hash(image_id), lambda n=name, i=image: _validate(i, rdir / n / "validation")),
             ("bench", _hash(image_id, opts.benchmarks, sorted(map(str, baselines.values()))),
              lambda n=name, i=image, b=baselines: _bench(i, rdir / n / "bench", opts.benchmarks, b)),
-            ("scan", _hash(image_id, _file_hash(root / opts.policy), _folder_hash(opts.osv_dir)),
-             lambda n=name, i=image: _scan(i, rdir / n / "scan", root / opts.policy, opts.osv_dir, root)),
+            ("scan", scan_key(image_id, root / opts.policy, osv_dir, datetime.now(UTC).date()),
+             lambda n=name, i=image: _scan(i, rdir / n / "scan", root / opts.policy, osv_dir, root)),
         ):
             previous = state.done(name, stage, key)
             if previous:
@@ -178,10 +182,10 @@ def _file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else "-"
 
 
-def _folder_hash(folder: Path | None) -> str:
-    if folder is None or not folder.is_dir():
-        return "-"
-    return _hash(sorted((str(p.relative_to(folder)), _file_hash(p)) for p in folder.rglob("*.json")))
+def scan_key(image_id: str, policy: Path, osv_dir: Path | None, today: date) -> str:
+    """The scan's inputs: the image, the policy's content, the date (an allowlist entry or a waiver can expire,
+    a source can age past the policy's limit) and the vulnerability data at hand (OSV folder, trivy DB)."""
+    return _hash(image_id, _file_hash(policy), today.isoformat(), sources.digest(osv_dir, sources.trivy_cache()))
 
 
 def _validate(image: str, out: Path) -> tuple[str, str]:
@@ -276,7 +280,14 @@ def _scan(image: str, out: Path, policy: Path, osv: Path | None, root: Path) -> 
     if report["blocked"]:
         first = ", ".join(f"{f['kind']} {f['id']} {f['package']}" for f in report["blocking"][:3])
         detail += f" (blocking: {first})"
-    return ("failed" if report["blocked"] else "passed"), detail
+    status = report["vulnerabilities"]["status"]
+    if status == "waived":
+        detail = f"{scan_gate.waiver_line(report)}; {detail}"
+    elif status == "NOT RUN":
+        detail = f"{scan_gate.not_run_line(report)}; {detail}"
+    if report["blocked"]:
+        return "failed", detail
+    return ("not proven" if status == "NOT RUN" else "passed"), detail
 
 
 def _push(state: State, flavor: str, image: str, registry: str, say: Callable[[str], None]) -> str:

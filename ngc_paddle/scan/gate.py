@@ -1,7 +1,10 @@
 """`ngc-paddle scan IMAGE`: SBOM, vulnerabilities, secrets and hardening, judged by the release policy.
 
 Exit codes: 0 the image may be released; 1 the gate blocks it (the table says what and why);
-2 the scan could not be done (unknown image, corrupt report, bad policy).
+2 the scan could not be done (unknown image, corrupt report, bad policy); 3 the vulnerability part
+is NOT RUN: an ecosystem of the image (Debian packages, Python distributions) had no vulnerability
+source consulted (none at hand, or older than the policy allows) and no waiver in force.
+A blocking finding wins over NOT RUN (exit 1).
 """
 
 import json
@@ -14,7 +17,7 @@ from pathlib import Path
 from ngc_paddle import outputs
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import IMAGE_REF_RE
-from ngc_paddle.scan import layer_checks, policy, sbom, vulnerabilities
+from ngc_paddle.scan import layer_checks, policy, sbom, sources, vulnerabilities
 from ngc_paddle.scan.findings import Finding, dedupe, severity_rank
 from ngc_paddle.scan.inventory import Inventory, wants_content
 from ngc_paddle.scan.saved_image import SavedImage, save
@@ -26,6 +29,38 @@ class Blocked(NgcPaddleError):
     """The gate blocks the release."""
 
     exit_code = 1
+
+
+class VulnerabilitiesNotRun(NgcPaddleError):
+    """No vulnerability source was consulted for an ecosystem of the image, and no waiver accepts that."""
+
+    exit_code = 3
+
+
+def vulnerability_evidence(rules: policy.Policy, packages: list, consulted: list[sources.Source],
+                           today: date) -> tuple[list[sources.Source], policy.VulnerabilityVerdict]:
+    """The sources after the policy's age limit, and whether every ecosystem of the image had one."""
+    sources.apply_age_limit(consulted, rules.max_source_age_days, today)
+    present = {sources.ECOSYSTEMS[p.ecosystem] for p in packages if p.ecosystem in sources.ECOSYSTEMS}
+    verdict = policy.vulnerability_verdict(rules, sources.coverage(consulted, present), today)
+    return consulted, verdict
+
+
+def not_run_line(report: dict) -> str:
+    """`vulnerabilities: NOT RUN (debian: no source; looked for: ...)` from a report."""
+    vuln = report["vulnerabilities"]
+    missing = vuln["missing"]
+    looked = [s for s in report["vulnerability_sources"] if set(s["ecosystems"]) & set(missing)]
+    shown = ", ".join(f"{s['name']} at {s['where']} ({s['why']})" for s in looked)
+    note = f"; {vuln['waiver_note']}" if vuln["waiver_note"] else ""
+    ecosystems = "; ".join(f"{e}: no source" for e in missing)
+    return f"vulnerabilities: {vuln['status']} ({ecosystems}; looked for: {shown}{note})"
+
+
+def waiver_line(report: dict) -> str:
+    waiver = report["vulnerabilities"]["waiver"]
+    return (f"vulnerabilities not scanned: {waiver['reason']}, waiver expires {waiver['expires']} "
+            f"(no source for: {', '.join(report['vulnerabilities']['missing'])})")
 
 
 def hadolint_findings(root: Path) -> list[Finding]:
@@ -70,10 +105,12 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             findings += layer_checks.scan_config(saved)
             packages = inventory.packages()
             manifest = json.loads(inventory.image_manifest) if inventory.image_manifest else None
+            debian_release = inventory.debian_release(manifest)
             sbom_path = output / "sbom.cdx.json"
-            staged_sbom = sbom.write(sbom.build(image, manifest, packages), stage.path(sbom_path))
+            staged_sbom = sbom.write(sbom.build(image, manifest, packages, debian_release or "unknown"),
+                                     stage.path(sbom_path))
             say(f"    SBOM: {sbom.component_count(staged_sbom)} components -> {sbom_path}")
-            cache = Path.home() / ".cache" / "trivy"  # where an air-gapped host keeps a pre-populated database
+            cache = sources.trivy_cache()  # where an air-gapped host keeps a pre-populated database
             trivy_report, scanned = vulnerabilities.run_trivy(Path(tmp) / "image.tar", cache, db_repository,
                                                               Path(tmp) / "trivy.json")
             if trivy_report:
@@ -86,18 +123,23 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
                 findings += vulnerabilities.read_grype(grype_report)
         findings += external
         if advisories:
-            findings += vulnerabilities.match_osv(packages, advisories)
-            say(f"    OSV: {len(advisories)} advisories matched against {len(packages)} packages")
+            findings += vulnerabilities.match_osv(packages, advisories, debian_release)
+            say(f"    OSV: {len(advisories)} advisories matched against {len(packages)} packages "
+                f"(Debian records of Debian:{debian_release or '?'} only)")
+        looked = [sources.trivy_db(cache, scanned, db_repository), sources.grype_db(grype_report is not None),
+                  *[sources.trivy_report(p) if k == "trivy" else sources.grype_report(p) for k, p in reports],
+                  *sources.osv_folder(osv_dir or sources.default_osv_dir(root), advisories, debian_release)]
+        looked, verdict = vulnerability_evidence(rules, packages, looked, today)
         findings += hadolint_findings(root)
         findings = dedupe(findings)
         decision = policy.decide(rules, findings, today)
         report = {
             "image": image, "scanned": datetime.now(UTC).isoformat(timespec="seconds"), "today": str(today),
             "policy": str(policy_path), "severity_threshold": rules.severity_threshold,
-            "blocked": decision.blocked, "sbom": str(sbom_path),
-            "vulnerability_sources": {"trivy": scanned if trivy_report else "not run",
-                                      "osv_advisories": len(advisories),
-                                      "reports": [f"{k}:{p}" for k, p in reports]},
+            "blocked": decision.blocked, "sbom": str(sbom_path), "debian_release": debian_release,
+            "max_source_age_days": rules.max_source_age_days,
+            "vulnerabilities": verdict.as_dict(),
+            "vulnerability_sources": [s.as_dict() for s in looked],
             "counts": {"blocking": len(decision.blocking), "suppressed": len(decision.suppressed),
                        "informational": len(decision.informational)},
             "expired_allowlist_entries": [f"{e.id} ({e.package}) expired {e.expires}" for e in decision.expired],
@@ -107,7 +149,12 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
         }
         stage.write_text(output / "scan.json", json.dumps(report, indent=2) + "\n")
         stage.write_text(output / "scan.md", markdown(report))
-    say(f"==> {'BLOCKED' if decision.blocked else 'PASS'}: {len(decision.blocking)} blocking, "
+    if verdict.status == "NOT RUN":
+        say("    " + not_run_line(report))
+    elif verdict.status == "waived":
+        say("    " + waiver_line(report))
+    result = "BLOCKED" if decision.blocked else "NOT RUN" if verdict.status == "NOT RUN" else "PASS"
+    say(f"==> {result}: {len(decision.blocking)} blocking, "
         f"{len(decision.suppressed)} allowlisted, {len(decision.informational)} informational; "
         f"report: {output / 'scan.md'}")
     for f in sorted(decision.blocking, key=lambda f: -severity_rank(f.severity)):
@@ -116,10 +163,42 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
     return report
 
 
+def verdict(report: dict) -> str:
+    """BLOCKED, NOT RUN (vulnerabilities) or PASS: a blocking finding wins."""
+    if report["blocked"]:
+        return "BLOCKED"
+    return "NOT RUN" if report["vulnerabilities"]["status"] == "NOT RUN" else "PASS"
+
+
+def _sources_markdown(report: dict) -> list[str]:
+    vuln = report["vulnerabilities"]
+    limit = report.get("max_source_age_days")
+    lines = ["## Vulnerability sources", ""]
+    if vuln["status"] == "NOT RUN":
+        lines += [f"**{not_run_line(report)}**", ""]
+    elif vuln["status"] == "waived":
+        lines += [f"**{waiver_line(report)}** (policy `vulnerability_waiver`)", ""]
+    else:
+        lines += ["Every package ecosystem of the image was checked against at least one source.", ""]
+    if vuln["waiver_note"]:
+        lines += [f"Note: {vuln['waiver_note']}.", ""]
+    lines += [f"Debian release matched: {report.get('debian_release') or 'unknown'}; "
+              f"oldest source allowed: {f'{limit} days' if limit else 'no limit'}.", "",
+              "| source | where | covers | consulted | age (built / newest record) | records |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for s in report["vulnerability_sources"]:
+        state = "yes" if s["consulted"] else f"no: {s['why']}"
+        records = "-" if s["records"] is None else s["records"]
+        lines.append(f"| {s['name']} | `{s['where']}` | {', '.join(s['ecosystems']) or '-'} | {state} | "
+                     f"{s['built'] or 'unknown'} | {records} |")
+    return [*lines, ""]
+
+
 def markdown(report: dict) -> str:
-    lines = [f"# Scan gate: {report['image']}: {'BLOCKED' if report['blocked'] else 'PASS'}", "",
+    lines = [f"# Scan gate: {report['image']}: {verdict(report)}", "",
              f"Policy `{report['policy']}` (threshold {report['severity_threshold']}), scanned {report['scanned']}; "
              f"SBOM `{report['sbom']}`.", ""]
+    lines += _sources_markdown(report)
     if report["expired_allowlist_entries"]:
         expired = "; ".join(report["expired_allowlist_entries"])
         lines += [f"Expired allowlist entries (no longer suppressing): {expired}", ""]
