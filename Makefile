@@ -59,8 +59,10 @@ validate: $(BIN)/.installed toolchain
 	$(BIN)/ngc-paddle validate $(IMAGE_ARG)
 
 ## Security scan gate + CycloneDX SBOM of IMAGE (default: RELEASE/FLAVOR, else the newest default flavor)
+## Exit 1: blocked; 3: vulnerabilities NOT RUN (no vulnerability source for an ecosystem, no waiver).
+## OSV_DIR=folder of OSV records, DB_REPOSITORY=trivy DB mirror, POLICY=policy file.
 scan: $(BIN)/.installed toolchain
-	$(BIN)/ngc-paddle scan $(IMAGE_ARG)
+	$(BIN)/ngc-paddle scan $(IMAGE_ARG) $(if $(OSV_DIR),--osv-dir $(OSV_DIR))$(if $(DB_REPOSITORY), --db-repository $(DB_REPOSITORY))$(if $(POLICY), --policy $(POLICY))
 
 ## Monthly release: build, validate, benchmark and scan gates, SBOM, notes, push (REGISTRY=host:port).
 ## ACCEPT_UNPROVEN="reason" pushes flavors whose gates are NOT PROVEN; the notes print the reason.

@@ -163,7 +163,7 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
     return report
 
 
-def verdict(report: dict) -> str:
+def headline(report: dict) -> str:
     """BLOCKED, NOT RUN (vulnerabilities) or PASS: a blocking finding wins."""
     if report["blocked"]:
         return "BLOCKED"
@@ -195,7 +195,7 @@ def _sources_markdown(report: dict) -> list[str]:
 
 
 def markdown(report: dict) -> str:
-    lines = [f"# Scan gate: {report['image']}: {verdict(report)}", "",
+    lines = [f"# Scan gate: {report['image']}: {headline(report)}", "",
              f"Policy `{report['policy']}` (threshold {report['severity_threshold']}), scanned {report['scanned']}; "
              f"SBOM `{report['sbom']}`.", ""]
     lines += _sources_markdown(report)

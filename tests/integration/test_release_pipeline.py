@@ -20,7 +20,12 @@ def start(root: Path, *args: str) -> subprocess.Popen:
 def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(scratch_repo: Path) -> None:
     subprocess.run(["bash", str(REPO / "toolchain" / "ensure-registry.sh")], check=True)
     release = sorted(p.stem for p in (scratch_repo / "releases").glob("*.yaml"))[-1]
-    args = (release, "--bench", "bench-rn50", "--registry", REGISTRY)
+    # No vulnerability feed reaches the test host: without a waiver the scan is NOT RUN and nothing is pushed.
+    # The waiver lives in the scratch copy only; the committed policy carries none.
+    waived = scratch_repo / "security" / "waived.yaml"
+    waived.write_text((scratch_repo / "security" / "policy.yaml").read_text()
+                      + "vulnerability_waiver: {reason: no feed on the test host, expires: 2099-12-31}\n")
+    args = (release, "--bench", "bench-rn50", "--registry", REGISTRY, "--policy", str(waived))
 
     # 1. Interrupt the pipeline once the benchmark stage has started.
     proc = start(scratch_repo, *args)
@@ -49,15 +54,16 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
         cells = [c.strip() for c in line.strip("|").split("|")]
         if len(cells) == 5:
             assert cells[3] == cells[2] or cells[3].startswith(cells[2] + "."), line  # image agrees with manifest
-    assert pushed in notes and "| cpu | scan | passed |" in notes
+    assert pushed in notes and "| cpu | scan | passed | vulnerabilities not scanned: no feed on the test host, " \
+                               "waiver expires 2099-12-31" in notes
 
     # 3. A changed image that fails a gate is not pushed; the registry keeps the previous release.
     banner = scratch_repo / "image" / "lib" / "banner.py"
     banner.write_text(banner.read_text() + "\n# changed for the next build\n")
     policy = scratch_repo / "security" / "strict.yaml"
     kinds = "block_on: [secret, private-key, credential, setuid"
-    policy.write_text((scratch_repo / "security" / "policy.yaml").read_text().replace(f"{kinds}]", f"{kinds}, user]"))
-    blocked = run_cli("release", *args, "--policy", str(policy), root=scratch_repo, timeout=3600)
+    policy.write_text(waived.read_text().replace(f"{kinds}]", f"{kinds}, user]"))
+    blocked = run_cli("release", *args[:-2], "--policy", str(policy), root=scratch_repo, timeout=3600)
     assert blocked.returncode == 1, blocked.stdout[-2000:]
     assert "push skipped: cpu: scan gate" in blocked.stdout and "runs-as-root" in blocked.stdout
     assert blocked.stderr.startswith("error: release") and "keeps the previous release" in blocked.stderr

@@ -35,3 +35,11 @@ def test_release_passes_the_unproven_waiver(repo: Path) -> None:
     command = ["make", "--no-print-directory", "-n", "release", "ACCEPT_UNPROVEN=no GPU in CI"]
     proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
     assert '--accept-unproven "no GPU in CI"' in proc.stdout, proc.stdout
+
+
+def test_scan_passes_the_vulnerability_sources(repo: Path) -> None:
+    command = ["make", "--no-print-directory", "-n", "-W", ".venv/bin/.installed", "scan", "IMAGE=mine:1",
+               "OSV_DIR=/mirror/osv", "DB_REPOSITORY=mirror.example/trivy-db:2", "POLICY=p.yaml"]
+    proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert ("ngc-paddle scan mine:1 --osv-dir /mirror/osv --db-repository mirror.example/trivy-db:2 --policy p.yaml"
+            in " ".join(proc.stdout.split())), proc.stdout
