@@ -330,3 +330,37 @@ def test_import_refuses_a_zip_bomb_and_a_bad_ecosystem(tmp_path: Path) -> None:
         osv_import.import_zip(str(bomb), "PyPI", tmp_path / "osv", say=lambda _l: None)
     with pytest.raises(osv_import.OsvImportError, match="not PyPI or Debian:N"):
         osv_import.import_zip(str(bomb), "npm", tmp_path / "osv", say=lambda _l: None)
+
+
+def test_import_from_an_http_mirror_and_bad_input_through_the_cli(tmp_path: Path, capsys) -> None:
+    import functools
+    import http.server
+    import threading
+
+    from ngc_paddle.cli import main
+
+    served = tmp_path / "mirror" / "PyPI"
+    served.mkdir(parents=True)
+    _zip(served / "all.zip", _records())
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:  # the server's access log would mix into the CLI's stderr
+            pass
+
+    handler = functools.partial(Quiet, directory=str(tmp_path / "mirror"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/PyPI/all.zip"
+        assert main(["osv", "import", "--ecosystem", "PyPI", url, "--into", str(tmp_path / "osv")]) == 0
+        assert "==> PyPI: 1 records" in capsys.readouterr().out
+        assert [p.name for p in (tmp_path / "osv" / "PyPI").iterdir()] == ["GHSA-cx63-2mw6-8hw5.json"]
+        missing = url.replace("PyPI/all.zip", "nope.zip")
+        assert main(["osv", "import", "--ecosystem", "PyPI", missing, "--into", str(tmp_path / "osv")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {missing}: (download): HTTP Error 404") and err.count("\n") == 1
+    finally:
+        server.shutdown()
+    assert main(["osv", "import", "--ecosystem", "PyPI", str(tmp_path / "none.zip"), "--into",
+                 str(tmp_path / "osv")]) == 2
+    assert "none.zip: (file): not a readable zip" in capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "osv" / "PyPI").iterdir()] == ["GHSA-cx63-2mw6-8hw5.json"]
