@@ -57,8 +57,10 @@ def run_trivy(saved: Path, cache_dir: Path, db_repository: str | None, out: Path
     if binary is None:
         return None, "trivy not installed"
     scanners = ["secret"]
+    # The layer cache lives in memory: a file cache under cache_dir is locked by one trivy at a time, so two scans
+    # at once failed ("cache may be in use by another process"); the database is still read from cache_dir/db.
     cmd = [binary, "image", "--input", str(saved), "--format", "json", "--quiet", "--cache-dir", str(cache_dir),
-           "--output", str(out)]
+           "--cache-backend", "memory", "--output", str(out)]
     if db_repository:
         scanners.insert(0, "vuln")
         cmd += ["--db-repository", db_repository]
