@@ -63,8 +63,10 @@ validate: $(BIN)/.installed toolchain
 	img=$$($(IMAGE_REF)) && $(BIN)/ngc-paddle validate "$$img"
 
 ## Security scan gate + CycloneDX SBOM of IMAGE (default: RELEASE/FLAVOR, else the newest default flavor)
+## Exit 1: blocked; 3: vulnerabilities NOT RUN (no vulnerability source for an ecosystem, no waiver).
+## OSV_DIR=folder of OSV records, DB_REPOSITORY=trivy DB mirror, POLICY=policy file.
 scan: $(BIN)/.installed toolchain
-	img=$$($(IMAGE_REF)) && $(BIN)/ngc-paddle scan "$$img"
+	img=$$($(IMAGE_REF)) && $(BIN)/ngc-paddle scan "$$img" $(if $(OSV_DIR),--osv-dir $(OSV_DIR))$(if $(DB_REPOSITORY), --db-repository $(DB_REPOSITORY))$(if $(POLICY), --policy $(POLICY))
 
 ## Scan gate vs trivy's own secret scan on IMAGE (default: RELEASE/FLAVOR, else the newest default flavor), alternating, REPEATS times
 bench-scan: $(BIN)/.installed toolchain

@@ -107,7 +107,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_scan(args: argparse.Namespace) -> int:
     from datetime import date
 
-    from ngc_paddle.scan import gate
+    from ngc_paddle.scan import gate, sources
 
     root = Path(args.root).resolve()
     image = args.image
@@ -116,19 +116,36 @@ def cmd_scan(args: argparse.Namespace) -> int:
         image = f"{manifest.image}:{manifest.release}-{manifest.default_flavor}"
     output = Path(args.output) if args.output else root / "build" / "scan" / image.replace("/", "_").replace(":", "-")
     reports = [("trivy", Path(p)) for p in args.trivy_report] + [("grype", Path(p)) for p in args.grype_report]
-    osv = Path(args.osv_dir) if args.osv_dir else None
-    if osv is None and any((root / "security" / "osv").glob("**/*.json")):
-        osv = root / "security" / "osv"
+    osv = sources.resolve_osv_dir(Path(args.osv_dir) if args.osv_dir else None, root)
     try:
         today = date.fromisoformat(args.today) if args.today else None
     except ValueError:
         raise NgcPaddleError(f"--today {args.today[:40]!r}: (argument): not a date; fix: write YYYY-MM-DD") from None
-    sources = _source_overrides(args.source)
+    overrides = _source_overrides(args.source)
     report = gate.run(image, output, Path(args.policy), osv, reports, args.db_repository, today, root,
-                      sources=sources)
+                      source_overrides=overrides)
     if report["blocked"]:
         raise gate.Blocked(f"the scan gate blocks {image}: {report['counts']['blocking']} finding(s); "
                            f"see {output / 'scan.md'}")
+    if gate.headline(report) == "NOT RUN":
+        fixes = []
+        if report["vulnerabilities"]["status"] == "NOT RUN":
+            fixes.append(f"give trivy its database (--db-repository MIRROR, or a pre-populated "
+                         f"{sources.trivy_cache() / 'db'}), fill the OSV folder (ngc-paddle osv import), or put a "
+                         "vulnerability_waiver with reason and expiry in the policy")
+        if report["freshness"]["not_run"]:
+            fixes.append("point the manifest's sources at a reachable mirror (or --source NAME=URL)")
+        raise gate.VulnerabilitiesNotRun(f"{'; '.join(gate.not_run_parts(report))}; fix: {' and '.join(fixes)}; "
+                                         f"see {output / 'scan.md'}")
+    return 0
+
+
+def cmd_osv_import(args: argparse.Namespace) -> int:
+    from ngc_paddle.scan import osv_import, sources
+
+    root = Path(args.root).resolve()
+    into = Path(args.into) if args.into else sources.default_osv_dir(root)
+    osv_import.import_zip(args.source, args.ecosystem, into, say=lambda line: print(line, flush=True))
     return 0
 
 
@@ -206,6 +223,14 @@ def parser() -> argparse.ArgumentParser:
                     help="ask this mirror instead of a manifest source in the freshness check (as build --source)")
     sc.add_argument("--today", help="evaluate allowlist expiry as of this date (YYYY-MM-DD)")
     sc.set_defaults(func=cmd_scan)
+
+    o = sub.add_parser("osv", help="manage the scan gate's offline OSV advisory folder")
+    osub = o.add_subparsers(dest="osv_command", required=True)
+    oi = osub.add_parser("import", help="import OSV's per-ecosystem bulk export (all.zip) from a file or mirror URL")
+    oi.add_argument("source", help="path to all.zip, or an http(s) URL of a mirror of it")
+    oi.add_argument("--ecosystem", required=True, help="PyPI or Debian:N (e.g. Debian:12)")
+    oi.add_argument("--into", help="OSV folder (default: security/osv)")
+    oi.set_defaults(func=cmd_osv_import)
 
     r = sub.add_parser("release", help="run the monthly release pipeline, or 'release new' to start a month")
     r.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest), 'new', or 'notes' (re-render "

@@ -1,12 +1,14 @@
 """`ngc-paddle release YY.MM`: build, validate, benchmark gates, scan gate + SBOM, month-over-month gate, notes, push.
 
 Each stage of each flavor records its result and the key of its inputs (the image id, plus the
-policy or benchmark options) in build/release/<release>/state.json, written after every stage.
-A rerun skips stages whose key did not change and resumes after an interruption or a failure; the
-build itself always runs, BuildKit's cache making an unchanged build a no-op. Any failed gate stops
-the push and is named; the registry then keeps the previous release. A gate that is NOT PROVEN
-(GPU checks or benchmarks of a GPU flavor on a host without a GPU) stops the push too, unless
-`accept_unproven` gives a reason, which the release notes print in the gate table.
+benchmark options, or the policy's content, the date and the digest of the vulnerability data) in
+build/release/<release>/state.json, written after every stage. A rerun skips stages whose key did
+not change and resumes after an interruption or a failure; the build itself always runs,
+BuildKit's cache making an unchanged build a no-op. Any failed gate stops the push and is named;
+the registry then keeps the previous release. A gate that is NOT PROVEN (GPU checks or benchmarks
+of a GPU flavor on a host without a GPU, a scan whose vulnerability part did not run for want of a
+source) stops the push too, unless `accept_unproven` gives a reason, which the release notes print
+in the gate table.
 Containers the stages start get the host's GPUs where it has them (engine.run_flags).
 The notes are merged from every flavor's stored results (state.json, stored benchmark tables, and
 the committed record release-notes/inputs/<release>.json), not from the last run alone.
@@ -18,7 +20,7 @@ import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ngc_paddle.build import engine, pipeline
@@ -29,6 +31,7 @@ from ngc_paddle.outputs import ensure_folder, staged
 from ngc_paddle.release import bench_result, month, notes, record, state_file
 from ngc_paddle.release.registry import push_and_verify, served_digest
 from ngc_paddle.scan import gate as scan_gate
+from ngc_paddle.scan import sources
 from ngc_paddle.validate import ValidationFailed, validate
 
 DEFAULT_REGISTRY = "127.0.0.1:5000"
@@ -114,6 +117,7 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     failures: list[str] = []
     not_built: dict[str, str] = {}
     infos: dict[str, dict] = {}
+    osv_dir = sources.resolve_osv_dir(opts.osv_dir, root)
     for name in flavors:
         say(f"=== release {manifest.release}: flavor {name}")
         info = infos[name] = {"stages": {}}
@@ -142,8 +146,8 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
             ("validate", _hash(image_id), lambda n=name, i=image: _validate(i, rdir / n / "validation")),
             ("bench", _hash(image_id, opts.benchmarks, sorted(map(str, baselines.values()))),
              lambda n=name, i=image, b=baselines: _bench(i, rdir / n / "bench", opts.benchmarks, b)),
-            ("scan", _hash(image_id, _file_hash(root / opts.policy), _folder_hash(opts.osv_dir)),
-             lambda n=name, i=image: _scan(i, rdir / n / "scan", root / opts.policy, opts.osv_dir, root)),
+            ("scan", scan_key(image_id, root / opts.policy, osv_dir, datetime.now(UTC).date()),
+             lambda n=name, i=image: _scan(i, rdir / n / "scan", root / opts.policy, osv_dir, root, opts.sources)),
             ("month-over-month", _hash(image_id, last[0], _file_hash(last[1]), last[2], allowed.model_dump()),
              lambda n=name, s=size, p=last, a=allowed: _month(p, rdir / n / "scan" / "sbom.cdx.json", s, a)),
         ):
@@ -286,10 +290,10 @@ def _file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else "-"
 
 
-def _folder_hash(folder: Path | None) -> str:
-    if folder is None or not folder.is_dir():
-        return "-"
-    return _hash(sorted((str(p.relative_to(folder)), _file_hash(p)) for p in folder.rglob("*.json")))
+def scan_key(image_id: str, policy: Path, osv_dir: Path | None, today: date) -> str:
+    """The scan's inputs: the image, the policy's content, the date (an allowlist entry or a waiver can expire,
+    a source can age past the policy's limit) and the vulnerability data at hand (OSV folder, trivy DB)."""
+    return _hash(image_id, _file_hash(policy), today.isoformat(), sources.digest(osv_dir, sources.trivy_cache()))
 
 
 def _validate(image: str, out: Path) -> tuple[str, str]:
@@ -376,15 +380,20 @@ def _bench_markdown(folder: Path) -> str:
     return "\n".join(parts)
 
 
-def _scan(image: str, out: Path, policy: Path, osv: Path | None, root: Path) -> tuple[str, str]:
-    report = scan_gate.run(image, out, policy, osv, [], None, None, root, say=lambda _line: None)
+def _scan(image: str, out: Path, policy: Path, osv: Path | None, root: Path,
+          source_overrides: dict[str, str] | None = None) -> tuple[str, str]:
+    report = scan_gate.run(image, out, policy, osv, [], None, None, root, say=lambda _line: None,
+                           source_overrides=source_overrides)
     counts = report["counts"]
     detail = (f"{counts['blocking']} blocking, {counts['suppressed']} allowlisted, "
               f"{counts['informational']} informational; SBOM {Path(report['sbom']).name}")
     if report["blocked"]:
         first = ", ".join(f"{f['kind']} {f['id']} {f['package']}" for f in report["blocking"][:3])
         detail += f" (blocking: {first})"
-    return ("failed" if report["blocked"] else "passed"), detail
+    if report["vulnerabilities"]["status"] == "waived":
+        detail = f"{scan_gate.waiver_line(report)}; {detail}"
+    detail = "".join(f"{part}; " for part in scan_gate.not_run_parts(report)) + detail
+    return {"BLOCKED": "failed", "NOT RUN": "not proven", "PASS": "passed"}[scan_gate.headline(report)], detail
 
 
 def _push(state: State, flavor: str, image: str, registry: str, say: Callable[[str], None]) -> str:

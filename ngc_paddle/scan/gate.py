@@ -1,7 +1,10 @@
 """`ngc-paddle scan IMAGE`: SBOM, vulnerabilities, secrets and hardening, judged by the release policy.
 
 Exit codes: 0 the image may be released; 1 the gate blocks it (the table says what and why);
-2 the scan could not be done (unknown image, corrupt report, bad policy).
+2 the scan could not be done (unknown image, corrupt report, bad policy); 3 the vulnerability part
+is NOT RUN: an ecosystem of the image (Debian packages, Python distributions) had no vulnerability
+source consulted (none at hand, or older than the policy allows) and no waiver in force.
+A blocking finding wins over NOT RUN (exit 1).
 """
 
 import json
@@ -16,7 +19,7 @@ from pathlib import Path
 from ngc_paddle import outputs
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import IMAGE_REF_RE
-from ngc_paddle.scan import freshness, layer_checks, policy, sbom, vulnerabilities
+from ngc_paddle.scan import freshness, layer_checks, policy, sbom, sources, vulnerabilities
 from ngc_paddle.scan.findings import Finding, dedupe, severity_rank
 from ngc_paddle.scan.inventory import Inventory, wants_content
 from ngc_paddle.scan.saved_image import SavedImage, save
@@ -28,6 +31,39 @@ class Blocked(NgcPaddleError):
     """The gate blocks the release."""
 
     exit_code = 1
+
+
+class VulnerabilitiesNotRun(NgcPaddleError):
+    """A part of the gate had no evidence: no vulnerability source consulted for an ecosystem of the image
+    (and no waiver accepts that), or the freshness check could not read an archive or index."""
+
+    exit_code = 3
+
+
+def vulnerability_evidence(rules: policy.Policy, packages: list, consulted: list[sources.Source],
+                           today: date) -> tuple[list[sources.Source], policy.VulnerabilityVerdict]:
+    """The sources after the policy's age limit, and whether every ecosystem of the image had one."""
+    sources.apply_age_limit(consulted, rules.max_source_age_days, today)
+    present = {sources.ECOSYSTEMS[p.ecosystem] for p in packages if p.ecosystem in sources.ECOSYSTEMS}
+    verdict = policy.vulnerability_verdict(rules, sources.coverage(consulted, present), today)
+    return consulted, verdict
+
+
+def not_run_line(report: dict) -> str:
+    """`vulnerabilities: NOT RUN (debian: no source; looked for: ...)` from a report."""
+    vuln = report["vulnerabilities"]
+    missing = vuln["missing"]
+    looked = [s for s in report["vulnerability_sources"] if set(s["ecosystems"]) & set(missing)]
+    shown = ", ".join(f"{s['name']} at {s['where']} ({s['why']})" for s in looked)
+    note = f"; {vuln['waiver_note']}" if vuln["waiver_note"] else ""
+    ecosystems = "; ".join(f"{e}: no source" for e in missing)
+    return f"vulnerabilities: {vuln['status']} ({ecosystems}; looked for: {shown}{note})"
+
+
+def waiver_line(report: dict) -> str:
+    waiver = report["vulnerabilities"]["waiver"]
+    return (f"vulnerabilities not scanned: {waiver['reason']}, waiver expires {waiver['expires']} "
+            f"(no source for: {', '.join(report['vulnerabilities']['missing'])})")
 
 
 def hadolint_findings(root: Path) -> list[Finding]:
@@ -57,7 +93,7 @@ def _timed(timings: dict[str, float], phase: str, work: Callable, *args):
 
 def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, reports: list[tuple[str, Path]],
         db_repository: str | None = None, today: date | None = None, root: Path = Path("."),
-        say: Callable[[str], None] = print, sources: dict[str, str] | None = None) -> dict:
+        say: Callable[[str], None] = print, source_overrides: dict[str, str] | None = None) -> dict:
     if not IMAGE_REF_RE.fullmatch(image):  # it reaches docker and grype as an argument
         raise NgcPaddleError(f"image {image[:80]!r}: (argument): not an image reference; "
                              "fix: name an image like ngc-paddle:26.12-cpu")
@@ -78,7 +114,7 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             tar = _timed(timings, "save", save, image, Path(tmp) / "image.tar")
             # One saved archive feeds every scanner. trivy reads it in its own process while this one
             # walks the layers (two cores busy instead of one after the other); the thread only waits.
-            cache = Path.home() / ".cache" / "trivy"  # where an air-gapped host keeps a pre-populated database
+            cache = sources.trivy_cache()  # where an air-gapped host keeps a pre-populated database
             trivy_job = pool.submit(_timed, timings, "trivy", vulnerabilities.run_trivy, tar, cache,
                                     db_repository, Path(tmp) / "trivy.json")
             mark = time.perf_counter()
@@ -96,12 +132,14 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             timings["layers"] = time.perf_counter() - mark
             mark = time.perf_counter()
             manifest = json.loads(inventory.image_manifest) if inventory.image_manifest else None
+            debian_release = inventory.debian_release(manifest)
             sbom_path = output / "sbom.cdx.json"
-            staged_sbom = sbom.write(sbom.build(image, manifest, packages), stage.path(sbom_path))
+            staged_sbom = sbom.write(sbom.build(image, manifest, packages, debian_release or "unknown"),
+                                     stage.path(sbom_path))
             timings["sbom"] = time.perf_counter() - mark
             say(f"    SBOM: {sbom.component_count(staged_sbom)} components -> {sbom_path}")
             mark = time.perf_counter()
-            fresh = freshness.check(packages, saved.config, manifest, root, sources, say=say)
+            fresh = freshness.check(packages, saved.config, manifest, root, source_overrides, say=say)
             findings += fresh.findings
             timings["freshness"] = time.perf_counter() - mark
             mark = time.perf_counter()
@@ -117,8 +155,13 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
                 findings += vulnerabilities.read_grype(grype_report)
         findings += external
         if advisories:
-            findings += vulnerabilities.match_osv(packages, advisories)
-            say(f"    OSV: {len(advisories)} advisories matched against {len(packages)} packages")
+            findings += vulnerabilities.match_osv(packages, advisories, debian_release)
+            say(f"    OSV: {len(advisories)} advisories matched against {len(packages)} packages "
+                f"(Debian records of Debian:{debian_release or '?'} only)")
+        looked = [sources.trivy_db(cache, scanned, db_repository), sources.grype_db(grype_report is not None),
+                  *[sources.trivy_report(p) if k == "trivy" else sources.grype_report(p) for k, p in reports],
+                  *sources.osv_folder(osv_dir or sources.default_osv_dir(root), advisories, debian_release)]
+        looked, verdict = vulnerability_evidence(rules, packages, looked, today)
         findings += hadolint_job.result()
         mark = time.perf_counter()
         findings = dedupe(findings)
@@ -126,10 +169,10 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
         report = {
             "image": image, "scanned": datetime.now(UTC).isoformat(timespec="seconds"), "today": str(today),
             "policy": str(policy_path), "severity_threshold": rules.severity_threshold,
-            "blocked": decision.blocked, "sbom": str(sbom_path),
-            "vulnerability_sources": {"trivy": scanned if trivy_report else "not run",
-                                      "osv_advisories": len(advisories),
-                                      "reports": [f"{k}:{p}" for k, p in reports]},
+            "blocked": decision.blocked, "sbom": str(sbom_path), "debian_release": debian_release,
+            "max_source_age_days": rules.max_source_age_days,
+            "vulnerabilities": verdict.as_dict(),
+            "vulnerability_sources": [s.as_dict() for s in looked],
             "counts": {"blocking": len(decision.blocking), "suppressed": len(decision.suppressed),
                        "informational": len(decision.informational)},
             "expired_allowlist_entries": [f"{e.id} ({e.package}) expired {e.expires}" for e in decision.expired],
@@ -144,7 +187,11 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
         stage.write_text(output / "scan.json", json.dumps(report, indent=2) + "\n")
         stage.write_text(output / "scan.md", markdown(report))
     say("    phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
-    say(f"==> {'BLOCKED' if decision.blocked else 'PASS'}: {len(decision.blocking)} blocking, "
+    for line in not_run_parts(report):
+        say("    " + line)
+    if verdict.status == "waived":
+        say("    " + waiver_line(report))
+    say(f"==> {headline(report)}: {len(decision.blocking)} blocking, "
         f"{len(decision.suppressed)} allowlisted, {len(decision.informational)} informational; "
         f"report: {output / 'scan.md'}")
     for f in sorted(decision.blocking, key=lambda f: -severity_rank(f.severity)):
@@ -153,10 +200,52 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
     return report
 
 
+def not_run_parts(report: dict) -> list[str]:
+    """What the verdict could not rest on, a line each: the vulnerability part (no consulted source, no
+    waiver) and the freshness part (an archive or index that could not be read)."""
+    parts = [not_run_line(report)] if report["vulnerabilities"]["status"] == "NOT RUN" else []
+    fresh = (report.get("freshness") or {}).get("not_run") or {}
+    if fresh:
+        parts.append("freshness: NOT RUN (" + "; ".join(f"{part}: {why}" for part, why in sorted(fresh.items())) + ")")
+    return parts
+
+
+def headline(report: dict) -> str:
+    """BLOCKED, NOT RUN (a part without evidence) or PASS: a blocking finding wins."""
+    if report["blocked"]:
+        return "BLOCKED"
+    return "NOT RUN" if not_run_parts(report) else "PASS"
+
+
+def _sources_markdown(report: dict) -> list[str]:
+    vuln = report["vulnerabilities"]
+    limit = report.get("max_source_age_days")
+    lines = ["## Vulnerability sources", ""]
+    if vuln["status"] == "NOT RUN":
+        lines += [f"**{not_run_line(report)}**", ""]
+    elif vuln["status"] == "waived":
+        lines += [f"**{waiver_line(report)}** (policy `vulnerability_waiver`)", ""]
+    else:
+        lines += ["Every package ecosystem of the image was checked against at least one source.", ""]
+    if vuln["waiver_note"]:
+        lines += [f"Note: {vuln['waiver_note']}.", ""]
+    lines += [f"Debian release matched: {report.get('debian_release') or 'unknown'}; "
+              f"oldest source allowed: {f'{limit} days' if limit else 'no limit'}.", "",
+              "| source | where | covers | consulted | age (built / newest record) | records |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for s in report["vulnerability_sources"]:
+        state = "yes" if s["consulted"] else f"no: {s['why']}"
+        records = "-" if s["records"] is None else s["records"]
+        lines.append(f"| {s['name']} | `{s['where']}` | {', '.join(s['ecosystems']) or '-'} | {state} | "
+                     f"{s['built'] or 'unknown'} | {records} |")
+    return [*lines, ""]
+
+
 def markdown(report: dict) -> str:
-    lines = [f"# Scan gate: {report['image']}: {'BLOCKED' if report['blocked'] else 'PASS'}", "",
+    lines = [f"# Scan gate: {report['image']}: {headline(report)}", "",
              f"Policy `{report['policy']}` (threshold {report['severity_threshold']}), scanned {report['scanned']}; "
              f"SBOM `{report['sbom']}`.", ""]
+    lines += _sources_markdown(report)
     if report["expired_allowlist_entries"]:
         expired = "; ".join(report["expired_allowlist_entries"])
         lines += [f"Expired allowlist entries (no longer suppressing): {expired}", ""]

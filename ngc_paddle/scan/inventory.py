@@ -1,17 +1,24 @@
 """What is installed in an image and which layer brought it: Debian packages and Python distributions.
 
-Read from the saved layers: the final dpkg status file, and every `*.dist-info/METADATA` that
-survives to the top layer (a later layer's whiteout removes it), with the layer that added it.
+Read from the saved layers, bottom to top: the dpkg status file that survives to the top layer
+(only packages whose status is `install ok installed`: a purged or removed package leaves a
+paragraph behind that is not software in the image), every `*.dist-info/METADATA` that survives
+(whiteouts and opaque whiteouts of later layers remove what lower layers had), the layer that
+added each, and the image's Debian release (VERSION_ID of its os-release).
 """
 
 import re
 from dataclasses import dataclass, field
 from email.parser import Parser
 
+from debian.deb822 import Deb822
+
 from ngc_paddle.scan.saved_image import Entry
 
 DPKG_STATUS = "/var/lib/dpkg/status"
+INSTALLED = "install ok installed"
 METADATA_RE = re.compile(r"/([^/]+)\.dist-info/METADATA$")
+OS_RELEASE = ("/etc/os-release", "/usr/lib/os-release")  # the first is usually a link to the second
 
 
 @dataclass
@@ -27,56 +34,83 @@ class Package:
 
 
 IMAGE_MANIFEST = "/opt/ngc-paddle/manifest.json"
+_SINGLE_FILES = (DPKG_STATUS, IMAGE_MANIFEST, *OS_RELEASE)
 
 
 def wants_content(path: str, size: int) -> bool:
-    return path in (DPKG_STATUS, IMAGE_MANIFEST) or path.endswith(".dist-info/METADATA")
+    return path in _SINGLE_FILES or path.endswith(".dist-info/METADATA")
 
 
 class Inventory:
     """Accumulates what an image installs while its layers stream past (keeps only what it needs)."""
 
     def __init__(self) -> None:
-        self.statuses: list[Entry] = []  # every layer's dpkg status, bottom to top
+        self.statuses: list[Entry] = []  # every layer's dpkg status, bottom to top (for attribution)
+        self.files: dict[str, Entry] = {}  # the surviving copy of each file of _SINGLE_FILES
         self.metadata: dict[str, Entry] = {}
-        self.image_manifest: bytes | None = None
+
+    @property
+    def image_manifest(self) -> bytes | None:
+        entry = self.files.get(IMAGE_MANIFEST)
+        return entry.content if entry else None
 
     def add(self, entry: Entry) -> None:
-        if entry.type == "whiteout":
-            folder, name = entry.path.rsplit("/", 1)
-            removed = f"{folder}/{name.removeprefix('.wh.')}"
-            self.metadata = {p: e for p, e in self.metadata.items()
-                             if not (p == removed or p.startswith(removed + "/"))}
-        elif entry.content is None:
+        if entry.type in ("whiteout", "opaque"):
+            self.metadata = {p: e for p, e in self.metadata.items() if not entry.hides(p, e.layer.index)}
+            self.files = {p: e for p, e in self.files.items() if not entry.hides(p, e.layer.index)}
             return
-        elif entry.path == DPKG_STATUS:
-            self.statuses.append(entry)
-        elif entry.path == IMAGE_MANIFEST:
-            self.image_manifest = entry.content
-        elif METADATA_RE.search(entry.path) and entry.path not in self.metadata:
-            self.metadata[entry.path] = entry
+        if entry.path in _SINGLE_FILES:
+            if entry.type == "file" and entry.content is not None:
+                self.files[entry.path] = entry
+                if entry.path == DPKG_STATUS:
+                    self.statuses.append(entry)
+            else:  # replaced by a link, a folder or an over-large file: the old copy is gone
+                self.files.pop(entry.path, None)
+        elif entry.content is not None and METADATA_RE.search(entry.path):
+            self.metadata[entry.path] = entry  # an upper layer's copy replaces a lower one
+
+    def os_release(self) -> dict[str, str]:
+        """The image's os-release fields (ID, VERSION_ID, ...), {} when it has none."""
+        entry = next((self.files[p] for p in OS_RELEASE if p in self.files), None)
+        if entry is None:
+            return {}
+        pairs = re.findall(r"^([A-Z_]+)=\"?([^\"\n]*)\"?$", entry.content.decode(errors="replace"), re.M)
+        return dict(pairs)
+
+    def debian_release(self, manifest: dict | None = None) -> str | None:
+        """The Debian release the image is built on ("12"), from its os-release, else the release manifest."""
+        fields = self.os_release()
+        if fields.get("ID") == "debian" and fields.get("VERSION_ID"):
+            return fields["VERSION_ID"]
+        os_component = ((manifest or {}).get("components") or {}).get("os") or {}
+        if (os_component.get("source") or {}).get("kind") == "debian" and os_component.get("version"):
+            return str(os_component["version"])
+        return None
 
     def packages(self) -> list[Package]:
-        found = _dpkg(self.statuses[-1], self.statuses) if self.statuses else []
+        status = self.files.get(DPKG_STATUS)
+        found = _dpkg(status, self.statuses) if status else []
         return found + [_dist(e) for e in self.metadata.values()]
 
 
+def _installed(entry: Entry) -> list[Deb822]:
+    """The paragraphs of a dpkg status file whose package is installed (python-debian parses the format)."""
+    paragraphs = Deb822.iter_paragraphs(entry.content.decode(errors="replace").splitlines())
+    return [p for p in paragraphs if p.get("Package") and " ".join(p.get("Status", "").split()) == INSTALLED]
+
+
 def _dpkg(status: Entry, statuses: list[Entry]) -> list[Package]:
-    # The layer that first listed a package in its dpkg status is the layer that installed it.
+    # The layer whose dpkg status first lists a package as installed is the layer that installed it.
     first_layer: dict[str, str] = {}
     for entry in statuses:
-        for block in entry.content.decode(errors="replace").split("\n\n"):
-            name = re.search(r"^Package: (.+)$", block, re.M)
-            if name:
-                first_layer.setdefault(name.group(1).strip(), entry.layer.name)
+        for paragraph in _installed(entry):
+            first_layer.setdefault(paragraph["Package"], entry.layer.name)
     packages = []
-    for block in status.content.decode(errors="replace").split("\n\n"):
-        fields = dict(re.findall(r"^([A-Za-z-]+): (.*)$", block, re.M))
-        if fields.get("Package") and "installed" in fields.get("Status", ""):
-            name = fields["Package"]
-            packages.append(Package("deb", name, fields.get("Version", ""), first_layer.get(name, status.layer.name),
-                                    arch=fields.get("Architecture", ""),
-                                    extra={"source": fields.get("Source", name).split(" ")[0]}))
+    for p in _installed(status):
+        name = p["Package"]
+        packages.append(Package("deb", name, p.get("Version", ""), first_layer.get(name, status.layer.name),
+                                arch=p.get("Architecture", ""),
+                                extra={"source": p.get("Source", name).split(" ")[0]}))
     return packages
 
 

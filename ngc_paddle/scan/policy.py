@@ -1,8 +1,11 @@
-"""The release policy of the scan gate: what blocks, and the allowlist with expiry dates.
+"""The release policy of the scan gate: what blocks, the allowlist with expiry dates, and source freshness.
 
 An allowlist entry names a finding id (advisory, rule or check), the package (or path) it applies
 to, why it is accepted, and until when; an entry past its date stops suppressing, and the gate says
-so. A policy that cannot be read (bad YAML, bad date, unknown key) is bad input, not a pass.
+so. A vulnerability source older than `max_source_age_days` does not count as consulted; an
+ecosystem without a consulted source makes the vulnerability part NOT RUN, unless a
+`vulnerability_waiver` (reason, expiry date) accepts that; an expired waiver is no waiver. A
+policy that cannot be read (bad YAML, bad date, unknown key) is bad input, not a pass.
 """
 
 from dataclasses import dataclass, field
@@ -43,6 +46,15 @@ class AllowEntry:
 
 
 @dataclass
+class Waiver:
+    """A person's acceptance that an ecosystem's vulnerabilities were not scanned, until a date."""
+
+    reason: str
+    expires: date
+    ecosystems: tuple[str, ...] = ("debian", "pypi")
+
+
+@dataclass
 class Policy:
     severity_threshold: str = "HIGH"
     count_unfixed: bool = False
@@ -50,6 +62,8 @@ class Policy:
     setuid_allowed: set[str] = field(default_factory=set)
     allowlist: list[AllowEntry] = field(default_factory=list)
     key_fixtures: dict[str, str] = field(default_factory=dict)  # sha256 of a key block a package ships -> why
+    max_source_age_days: int | None = None
+    vulnerability_waiver: Waiver | None = None
 
 
 def _threshold(value: Any) -> Any:
@@ -96,6 +110,12 @@ class _KeyFixtureModel(_Strict):
     reason: Annotated[Text, Field(min_length=1)]
 
 
+class _WaiverModel(_Strict):
+    reason: Annotated[Text, Field(min_length=1, max_length=500)]
+    expires: Annotated[date, BeforeValidator(_real_date)]
+    ecosystems: list[Literal["debian", "pypi"]] | None = None
+
+
 class _PolicyModel(_Strict):
     severity_threshold: Annotated[Literal[SEVERITIES], BeforeValidator(_threshold)] = "HIGH"  # type: ignore[valid-type]
     count_unfixed: bool = False  # strict: "false" is a string, not a boolean
@@ -103,6 +123,8 @@ class _PolicyModel(_Strict):
     setuid_allowed: list[Annotated[str, Field(max_length=4096), AfterValidator(_absolute)]] | None = None
     allowlist: list[_AllowEntryModel] | None = None
     key_fixtures: list[_KeyFixtureModel] | None = None
+    max_source_age_days: Annotated[int, Field(ge=1, le=3650)] | None = None
+    vulnerability_waiver: _WaiverModel | None = None
 
 
 KEYS = set(_PolicyModel.model_fields)
@@ -120,9 +142,13 @@ def load(path: Path) -> Policy:
     except ValidationError as exc:
         raise PolicyError(one_line(path, exc, fix=f"see {DEFAULT_POLICY} for the format")) from None
     entries = [AllowEntry(e.id, e.package, e.justification, e.expires) for e in model.allowlist or []]
+    waiver = model.vulnerability_waiver
     return Policy(model.severity_threshold, model.count_unfixed, set(model.block_on or ALWAYS_BLOCK),
                   set(model.setuid_allowed or []), entries,
-                  {d: f"{k.reason} ({k.path})" for k in model.key_fixtures or [] for d in k.sha256})
+                  {d: f"{k.reason} ({k.path})" for k in model.key_fixtures or [] for d in k.sha256},
+                  model.max_source_age_days,
+                  Waiver(waiver.reason, waiver.expires, tuple(waiver.ecosystems or ("debian", "pypi")))
+                  if waiver else None)
 
 
 @dataclass
@@ -156,3 +182,36 @@ def decide(policy: Policy, findings: list[Finding], today: date) -> Decision:
             f.suppressed_by = f"allowlist entry expired on {entry.expires}"
         blocking.append(f)
     return Decision(blocking, suppressed, info, expired)
+
+
+@dataclass
+class VulnerabilityVerdict:
+    """Whether the vulnerability part of the gate ran for every ecosystem of the image."""
+
+    status: str  # "scanned" | "NOT RUN" | "waived"
+    missing: list[str]  # ecosystems without a consulted source
+    waiver: Waiver | None = None  # the waiver in force
+    waiver_note: str = ""  # e.g. "the waiver expired on 2026-11-30"
+
+    def as_dict(self) -> dict:
+        return {"status": self.status, "missing": self.missing,
+                "waiver": {"reason": self.waiver.reason, "expires": str(self.waiver.expires),
+                           "ecosystems": list(self.waiver.ecosystems)} if self.waiver else None,
+                "waiver_note": self.waiver_note}
+
+
+def vulnerability_verdict(policy: Policy, covered: dict[str, list[str]], today: date) -> VulnerabilityVerdict:
+    """NOT RUN when an ecosystem of the image had no consulted source, unless a waiver in force covers it."""
+    missing = [eco for eco, consulted in covered.items() if not consulted]
+    if not missing:
+        return VulnerabilityVerdict("scanned", [])
+    waiver = policy.vulnerability_waiver
+    if waiver is None:
+        return VulnerabilityVerdict("NOT RUN", missing)
+    if waiver.expires < today:
+        return VulnerabilityVerdict("NOT RUN", missing, None, f"the vulnerability waiver expired on {waiver.expires}")
+    uncovered = [eco for eco in missing if eco not in waiver.ecosystems]
+    if uncovered:
+        return VulnerabilityVerdict("NOT RUN", missing, None,
+                                    f"the vulnerability waiver does not cover {', '.join(uncovered)}")
+    return VulnerabilityVerdict("waived", missing, waiver)

@@ -7,6 +7,7 @@ ecosystem cannot parse must be bad input (exit 2), never a crash in the gate (wh
 declared; the tools add others freely, so extra keys are ignored, but declared ones are strict.
 """
 
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from debian.debian_support import Version as DebVersion
@@ -69,12 +70,15 @@ class TrivySecret(_Report):
 
 class TrivyResult(_Report):
     Target: Short = ""
+    Class: Short = ""  # os-pkgs, lang-pkgs, secret, ...: which ecosystems the vulnerability scanner covered
+    Type: Short = ""  # debian, python-pkg, pip, ...
     Vulnerabilities: list[TrivyVulnerability] | None = None
     Secrets: list[TrivySecret] | None = None
 
 
 class TrivyReport(_Report):
     SchemaVersion: int | None = None
+    CreatedAt: Short | None = None
     Results: list[TrivyResult] | None = None
 
 
@@ -108,8 +112,29 @@ class GrypeMatch(_Report):
     relatedVulnerabilities: list[GrypeRelated] | None = None
 
 
+class GrypeDbStatus(_Report):
+    built: Short | None = None
+
+
+class GrypeDb(_Report):
+    built: Short | None = None  # grype up to 0.8x
+    status: GrypeDbStatus | None = None  # newer grype
+
+
+class GrypeDescriptor(_Report):
+    timestamp: Short | None = None
+    db: GrypeDb | None = None
+
+
+class GrypeDistro(_Report):
+    name: Short = ""
+    version: Short = ""
+
+
 class GrypeReport(_Report):
     matches: list[GrypeMatch]
+    descriptor: GrypeDescriptor | None = None
+    distro: GrypeDistro | None = None
 
 
 # ---- OSV (https://ossf.github.io/osv-schema/) ------------------------------------------------------
@@ -117,6 +142,35 @@ class GrypeReport(_Report):
 def ecosystem_kind(ecosystem: str) -> str | None:
     """The version ordering an OSV ecosystem uses here: pypi (PEP 440), deb (dpkg), or None (not matched)."""
     return "pypi" if ecosystem == "PyPI" else "deb" if ecosystem.startswith("Debian") else None
+
+
+def image_ecosystem(kind: str, debian_release: str | None) -> str | None:
+    """The one OSV ecosystem whose records apply to an image's packages of `kind`.
+
+    OSV's Debian records carry the release (`Debian:12`, `Debian:13`): a bookworm image is matched
+    against `Debian:12` only, or a fix published for trixie would flag a fixed bookworm package.
+    Without a known release no Debian record applies.
+    """
+    if kind == "pypi":
+        return "PyPI"
+    return f"Debian:{debian_release}" if kind == "deb" and debian_release else None
+
+
+def timestamp(value: str) -> datetime:
+    """An RFC 3339 time of a report or record ("2024-07-15T16:25:39Z"), as an aware datetime."""
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _timestamp(value: str) -> str:
+    try:
+        timestamp(value)
+    except ValueError:
+        raise ValueError(f"{value[:40]!r} is not an RFC 3339 time") from None
+    return value
+
+
+Timestamp = Annotated[Short, AfterValidator(_timestamp)]
 
 
 def parse_version(kind: str, version: str) -> DebVersion | PyVersion:
@@ -178,6 +232,7 @@ class OsvAffected(_Report):
 
 class OsvAdvisory(_Report):
     id: Token
+    modified: Timestamp | None = None  # required by the OSV schema; the age of an OSV folder is its newest
     aliases: list[Token] = []
     summary: Prose = ""
     affected: list[OsvAffected] = []

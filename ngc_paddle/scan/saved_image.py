@@ -33,10 +33,24 @@ class Entry:
     path: str  # absolute, normalised
     mode: int
     size: int
-    type: str  # file | dir | symlink | whiteout | other
+    type: str  # file | dir | symlink | whiteout | opaque | other
     content: bytes | None  # for small regular files only
     # A larger wanted file: read it in chunks before asking for the next entry (the layer is streamed).
     stream: IO[bytes] | None = None
+
+    def hides(self, path: str, layer_index: int) -> bool:
+        """Whether this whiteout hides `path` as a layer below it had it.
+
+        `.wh.NAME` removes NAME (and all under it); an opaque whiteout `.wh..wh..opq` removes
+        everything the lower layers had under its folder (the OCI image spec's two kinds).
+        """
+        if self.type not in ("whiteout", "opaque") or layer_index >= self.layer.index:
+            return False
+        folder, name = self.path.rsplit("/", 1)
+        if self.type == "opaque":
+            return path.startswith(folder + "/")
+        removed = f"{folder}/{name.removeprefix('.wh.')}"
+        return path == removed or path.startswith(removed + "/")
 
 
 def save(image: str, target: Path) -> Path:
@@ -180,7 +194,9 @@ class SavedImage:
     def _entry(layer: Layer, inner: tarfile.TarFile, item: tarfile.TarInfo, limit: int, want) -> Entry:
         path = "/" + item.name.lstrip("./")
         base = path.rsplit("/", 1)[-1]
-        if base.startswith(".wh."):
+        if base == ".wh..wh..opq":
+            kind = "opaque"
+        elif base.startswith(".wh."):
             kind = "whiteout"
         elif item.isreg():
             kind = "file"

@@ -28,6 +28,7 @@ from ngc_paddle.scan.report_models import (
     TrivyReport,
     TrivySecret,
     ecosystem_kind,
+    image_ecosystem,
     parse_version,
 )
 from ngc_paddle.validation_line import one_line
@@ -58,8 +59,10 @@ def run_trivy(saved: Path, cache_dir: Path, db_repository: str | None, out: Path
     if binary is None:
         return None, "trivy not installed"
     scanners = ["secret"]
+    # The layer cache lives in memory: a file cache under cache_dir is locked by one trivy at a time, so two scans
+    # at once failed ("cache may be in use by another process"); the database is still read from cache_dir/db.
     cmd = [binary, "image", "--input", str(saved), "--format", "json", "--quiet", "--cache-dir", str(cache_dir),
-           "--output", str(out)]
+           "--cache-backend", "memory", "--output", str(out)]
     if db_repository:
         scanners.insert(0, "vuln")
         cmd += ["--db-repository", db_repository]
@@ -91,12 +94,16 @@ def config_place(secret: TrivySecret) -> tuple[str, str]:
     return "image config", "image config"
 
 
-def read_trivy(path: Path) -> list[Finding]:
+def trivy_report(path: Path) -> TrivyReport:
     data = _load_json(path, "trivy")
     if not isinstance(data, dict) or ("Results" not in data and "SchemaVersion" not in data):
         raise ReportError(f"{path}: (top level): not a trivy JSON report (no Results/SchemaVersion); "
                           "fix: trivy --format json")
-    report = _validate(TrivyReport, data, path, "regenerate it with trivy --format json")
+    return _validate(TrivyReport, data, path, "regenerate it with trivy --format json")
+
+
+def read_trivy(path: Path) -> list[Finding]:
+    report = trivy_report(path)
     findings = []
     for result in report.Results or []:
         for v in result.Vulnerabilities or []:
@@ -126,11 +133,15 @@ def run_grype(image: str, out: Path) -> Path | None:
     return out
 
 
-def read_grype(path: Path) -> list[Finding]:
+def grype_report(path: Path) -> GrypeReport:
     data = _load_json(path, "grype")
     if not isinstance(data, dict) or "matches" not in data:
         raise ReportError(f"{path}: (top level): not a grype JSON report (no matches); fix: grype -o json")
-    report = _validate(GrypeReport, data, path, "regenerate it with grype -o json")
+    return _validate(GrypeReport, data, path, "regenerate it with grype -o json")
+
+
+def read_grype(path: Path) -> list[Finding]:
+    report = grype_report(path)
     findings = []
     for m in report.matches:
         vuln, artifact = m.vulnerability, m.artifact
@@ -215,14 +226,15 @@ def load_osv(folder: Path) -> list[dict]:
     return advisories
 
 
-def match_osv(packages: list[Package], advisories: list[dict]) -> list[Finding]:
-    """Match installed packages against OSV advisories (PyPI and Debian ecosystems)."""
+def match_osv(packages: list[Package], advisories: list[dict], debian_release: str | None) -> list[Finding]:
+    """Match installed packages against OSV advisories: PyPI, and Debian records of the image's release only."""
+    wanted = {kind: image_ecosystem(kind, debian_release) for kind in ("pypi", "deb")}
     index: dict[tuple[str, str], list[tuple[dict, dict]]] = {}
     for adv in advisories:
         for affected in adv.get("affected", []):
             pkg = affected.get("package") or {}
             kind = ecosystem_kind(pkg.get("ecosystem", ""))
-            if kind:
+            if kind and pkg.get("ecosystem") == wanted[kind]:
                 name = pkg.get("name", "").lower().replace("_", "-")
                 index.setdefault((kind, name), []).append((adv, affected))
     findings = []

@@ -64,3 +64,11 @@ def test_lock_target_passes_release_flavor_and_sources(repo: Path) -> None:
                "SOURCES=nvidia=https://m.example/nv"]
     proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
     assert "ngc-paddle lock  --flavor gpu --source nvidia=https://m.example/nv" in proc.stdout, proc.stdout
+
+
+def test_scan_passes_the_vulnerability_sources(repo: Path) -> None:
+    command = ["make", "--no-print-directory", "-n", "-W", ".venv/bin/.installed", "scan", "IMAGE=mine:1",
+               "OSV_DIR=/mirror/osv", "DB_REPOSITORY=mirror.example/trivy-db:2", "POLICY=p.yaml"]
+    proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert ('ngc-paddle scan "$img" --osv-dir /mirror/osv --db-repository mirror.example/trivy-db:2 --policy p.yaml'
+            in " ".join(proc.stdout.split())), proc.stdout

@@ -1,0 +1,147 @@
+"""`ngc-paddle osv import`: fill the offline OSV folder from OSV's per-ecosystem bulk export (`all.zip`).
+
+Why: build hosts that reach no vulnerability feed still need data for the scan gate. OSV publishes
+one `all.zip` per ecosystem (`PyPI/all.zip`, `Debian/all.zip`, ...); a security team mirrors it or
+carries the file in. The archive is someone else's file: it is read with bounds (member count,
+member and total size, compression ratio), every member must be a plain `NAME.json` (no folder,
+no `..`, no absolute path, no link), and every record is checked with the gate's own OSV model.
+One bad member stops the import with one line naming it, and nothing is written: records are
+staged in a new folder beside the target and replace the ecosystem's folder only when all passed.
+"""
+
+import re
+import shutil
+import tempfile
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import RootModel, ValidationError
+
+from ngc_paddle import outputs, safe_read
+from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.scan.report_models import OsvAdvisory, timestamp
+from ngc_paddle.validation_line import one_line
+
+ECOSYSTEM_RE = re.compile(r"PyPI|Debian:[0-9]{1,3}")
+MEMBER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}\.json")  # OSV ids: GHSA-..., PYSEC-..., DEBIAN-CVE-...
+MAX_MEMBERS = 500_000  # PyPI's export holds ~20k records, Debian's ~100k
+MAX_MEMBER_BYTES = 4 * 1024 * 1024
+MAX_TOTAL_BYTES = 4 * 1024 * 1024 * 1024
+MAX_ZIP_BYTES = 2 * 1024 * 1024 * 1024
+MAX_RATIO = 200  # JSON compresses ~10x; far more is a zip bomb
+_RECORDS = RootModel[list[OsvAdvisory]]
+
+
+class OsvImportError(NgcPaddleError):
+    """The bulk export cannot be imported."""
+
+
+@dataclass
+class Imported:
+    ecosystem: str
+    folder: Path
+    records: int  # records with an entry for the ecosystem, written
+    skipped: int  # records of other ecosystems (e.g. Debian:11 records of Debian/all.zip)
+    newest: str | None  # newest `modified` of the written records
+
+
+def folder_name(ecosystem: str) -> str:
+    return ecosystem.replace(":", "-")  # Debian:12 -> Debian-12
+
+
+def fetch(source: str, into: Path) -> Path:
+    """The zip at `source`: a local path, or an http(s) URL downloaded (bounded) into `into`."""
+    if not source.startswith(("http://", "https://")):
+        return Path(source)
+    target = into / "all.zip"
+    try:
+        with urllib.request.urlopen(source, timeout=60) as response, target.open("wb") as out:
+            total = 0
+            while chunk := response.read(1 << 20):
+                total += len(chunk)
+                if total > MAX_ZIP_BYTES:
+                    raise OsvImportError(f"{source}: (download): more than {MAX_ZIP_BYTES} bytes; "
+                                       "fix: point at the per-ecosystem all.zip")
+                out.write(chunk)
+    except OSError as exc:
+        raise OsvImportError(f"{source}: (download): {exc}; fix: check the mirror URL, or give a local path") from None
+    return target
+
+
+def _check_member(zip_path: Path | str, info: zipfile.ZipInfo) -> None:
+    name = info.filename
+    if info.is_dir():
+        return
+    if not MEMBER_RE.fullmatch(name):
+        raise OsvImportError(f"{zip_path}: {name[:120]!r}: not a plain NAME.json member (folders, '..', absolute "
+                           "paths are refused); fix: use OSV's all.zip as published")
+    if (info.external_attr >> 16) & 0o170000 not in (0, 0o100000):  # a symlink or device stored in the zip
+        raise OsvImportError(f"{zip_path}: {name}: not a regular file; fix: use OSV's all.zip as published")
+    if info.file_size > MAX_MEMBER_BYTES:
+        raise OsvImportError(f"{zip_path}: {name}: {info.file_size} bytes, more than {MAX_MEMBER_BYTES}; "
+                           "fix: use OSV's all.zip as published")
+    if info.compress_size and info.file_size / info.compress_size > MAX_RATIO:
+        raise OsvImportError(f"{zip_path}: {name}: compressed {info.file_size // info.compress_size}:1; "
+                           "fix: use OSV's all.zip as published")
+
+
+def import_zip(source: str, ecosystem: str, into: Path, say=print) -> Imported:
+    if not ECOSYSTEM_RE.fullmatch(ecosystem):
+        raise OsvImportError(f"--ecosystem {ecosystem[:40]!r}: (argument): not PyPI or Debian:N; "
+                           "fix: e.g. --ecosystem PyPI or --ecosystem Debian:12")
+    outputs.ensure_folder(into)
+    with tempfile.TemporaryDirectory(prefix=".osv-import-", dir=into) as tmp:
+        zip_path = fetch(source, Path(tmp))
+        try:
+            archive = zipfile.ZipFile(zip_path)
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise OsvImportError(f"{zip_path}: (file): not a readable zip ({exc}); "
+                               "fix: give OSV's per-ecosystem all.zip") from None
+        with archive:
+            members = archive.infolist()
+            if len(members) > MAX_MEMBERS:
+                raise OsvImportError(f"{zip_path}: (archive): {len(members)} members, more than {MAX_MEMBERS}; "
+                                   "fix: use OSV's per-ecosystem all.zip")
+            for info in members:  # every name and size is checked before anything is read
+                _check_member(zip_path, info)
+            if sum(i.file_size for i in members) > MAX_TOTAL_BYTES:
+                raise OsvImportError(f"{zip_path}: (archive): more than {MAX_TOTAL_BYTES} bytes unpacked; "
+                                   "fix: use OSV's per-ecosystem all.zip")
+            stage = Path(tmp) / folder_name(ecosystem)
+            stage.mkdir()
+            kept, skipped, newest = 0, 0, None
+            for info in members:
+                if info.is_dir():
+                    continue
+                target = stage / info.filename
+                with archive.open(info) as src, target.open("wb") as out:
+                    out.write(src.read(MAX_MEMBER_BYTES + 1))
+                data = safe_read.load_json(target, OsvImportError, MAX_MEMBER_BYTES)
+                records = data if isinstance(data, list) else [data]
+                try:
+                    _RECORDS.model_validate(records)
+                except ValidationError as exc:
+                    raise OsvImportError(one_line(f"{zip_path}: {info.filename}", exc,
+                                                "replace the export; OSV records follow the OSV schema")) from None
+                if not any((x.get("package") or {}).get("ecosystem") == ecosystem
+                           for r in records for x in r.get("affected", [])):
+                    target.unlink()
+                    skipped += 1
+                    continue
+                kept += 1
+                for r in records:
+                    if r.get("modified") and (newest is None or timestamp(r["modified"]) > timestamp(newest)):
+                        newest = r["modified"]
+        final = into / folder_name(ecosystem)
+        old = Path(tmp) / "previous"
+        if final.exists():
+            final.rename(old)
+        stage.rename(final)  # same filesystem: the folder is replaced as a whole
+        shutil.rmtree(old, ignore_errors=True)
+    result = Imported(ecosystem, final, kept, skipped, newest)
+    say(f"==> {ecosystem}: {kept} records -> {final}"
+        + (f" ({skipped} records of other ecosystems skipped)" if skipped else "")
+        + f"; newest modified {newest or 'unknown'}")
+    return result
