@@ -1,11 +1,15 @@
-"""Python environment: pip's dependency check is clean, every top-level module imports, no duplicates."""
+"""Imports: every top-level module of every pinned pip component imports.
+
+Shared by every layer: each check runs once per component and counts as a check of the layer the
+manifest puts that component in (see conftest.check_layer).
+"""
 
 import re
 
 import pytest
 
-# `pip check` lines tolerated in released images; each needs a reason.
-PIP_CHECK_ALLOWED: list[tuple[str, str]] = []
+pytestmark = pytest.mark.fast
+
 # Top-level modules that are not meant to be imported on their own, with the reason.
 IMPORT_EXEMPT = {
     "debian": "Debian's setuptools patch, imported by setuptools itself",
@@ -15,26 +19,6 @@ IMPORT_EXEMPT = {
     "tests": "test folders shipped by some wheels",
     "test": "test folders shipped by some wheels",
 }
-
-
-@pytest.fixture(scope="session")
-def dists(run_probe) -> dict:
-    return run_probe("distributions")
-
-
-@pytest.mark.check("pyenv.pip-check", component="python")
-def test_pip_check_is_clean(host) -> None:
-    result = host.run("python -m pip check")
-    lines = [ln for ln in result.stdout.splitlines() if ln.strip() and not ln.startswith("No broken requirements")]
-    blocking = [ln for ln in lines if not any(re.search(p, ln) for p, _reason in PIP_CHECK_ALLOWED)]
-    assert not blocking, f"expected no broken requirements, found {len(blocking)}: {blocking[0]}"
-
-
-@pytest.mark.check("pyenv.duplicates", component="python")
-def test_no_duplicate_distributions(dists) -> None:
-    dupes = dists["duplicates"]
-    first = next(iter(dupes.items()), None)
-    assert not dupes, f"expected one copy of each distribution, found {first[0]} {first[1]}" if first else ""
 
 
 @pytest.mark.check("pyenv.import.{pip_component}")
