@@ -71,7 +71,7 @@ def test_intermediate_layer_image_collects_only_its_layers(tmp_path: Path) -> No
     assert not [n for n in checks if "paddle" in n or n.startswith("checks/")], "checks of layers above dali"
 
 
-def test_flavor_image_collects_every_layer_in_order(tmp_path: Path) -> None:
+def test_flavor_image_collects_every_layer_each_with_fast_checks(tmp_path: Path) -> None:
     checks = collect(tmp_path, "cpu", None)
     by_layer = {layer: [n for n, (owner, _fast) in checks.items() if owner == layer] for layer in ("os", "dali",
                                                                                                     "paddle", "suite")}
