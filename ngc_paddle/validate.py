@@ -3,7 +3,8 @@
 Why: release engineers validate from outside the image too, where the image's labels can be read.
 We start a container (or use a running one), copy the image's own validation suite out of it (so
 the checks always match the probes in the image), and run that suite with testinfra's docker
-backend; reports land on the host.
+backend; reports land on the host. A layer image has no suite of its own: the host's suite runs
+its layers' checks (ngc_paddle/layer_checks.py).
 """
 
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from ngc_paddle.build import engine
 from ngc_paddle.errors import NgcPaddleError, NotProven
+from ngc_paddle.layer_checks import host_suite_args, layer_image, resolved_manifest
 
 SUITE_IN_IMAGE = "/opt/ngc-paddle/validation"
 
@@ -26,7 +28,10 @@ class ValidationFailed(NgcPaddleError):
 
 def default_output(root: Path, labels: dict[str, str], name: str) -> Path:
     release, flavor = labels.get("ngc-paddle.release"), labels.get("ngc-paddle.flavor")
+    layer = labels.get("ngc-paddle.layer", "suite")
     stem = f"{release}-{flavor}" if release and flavor else name.replace("/", "_").replace(":", "-")
+    if release and flavor and layer != "suite":  # a layer image: a folder of its own
+        stem += f"-{layer}"
     return root / "build" / "validation" / stem
 
 
@@ -54,12 +59,14 @@ def validate(image: str | None, container: str | None, output: Path | None, root
     try:
         with tempfile.TemporaryDirectory(prefix="ngc-validate-") as tmp:
             copied = engine.docker("cp", f"{container}:{SUITE_IN_IMAGE}", tmp, check=False)
-            if copied.returncode != 0:
-                raise NgcPaddleError(f"{container} has no {SUITE_IN_IMAGE}: is it an ngc-paddle image?")
-            suite = Path(tmp) / "validation"
+            suite, layer_args = Path(tmp) / "validation", []
+            if copied.returncode != 0:  # a layer image: the host's suite, the manifest from releases/
+                which = layer_image(labels, image or container)
+                suite = root / "validation"
+                layer_args = host_suite_args(root, container, resolved_manifest(root, which), which.layer, Path(tmp))
             say(f"==> validating {image or container} (container {container[:12]}) -> {out}")
             code = subprocess.run([sys.executable, str(suite / "run.py"), "--hosts", f"docker://{container}",
-                                   "--output", str(out), *extra], check=False).returncode
+                                   "--output", str(out), *layer_args, *extra], check=False).returncode
     finally:
         if started_here:
             engine.docker("rm", "-f", started_here, check=False)

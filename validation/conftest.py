@@ -3,6 +3,13 @@
 Why: every expectation comes from the manifest baked into the image, and every check reaches the
 system under test through testinfra's `host`, so the same checks run inside the image (local
 backend) or from the build host against a running container (`--hosts docker://NAME`).
+
+Checks belong to layers: a file in `layers/<layer>/` holds that layer's own checks; a file directly
+in `layers/` runs once per component, and each of its checks belongs to the layer the manifest puts
+that component in; `checks/` holds the suite layer's own (contract, hygiene). An image runs the
+checks of every layer of its flavor up to its own (NGC_PADDLE_LAYER, default: the flavor's last),
+so an intermediate layer image (no pytest, no /opt/ngc-paddle) is checked from the host with the
+manifest passed in (NGC_PADDLE_MANIFEST_FILE) and the probes copied into it (NGC_PADDLE_PROBES).
 """
 
 import json
@@ -18,7 +25,10 @@ pytest_plugins = ["ngc_report"]
 
 MANIFEST_PATH = "/opt/ngc-paddle/manifest.json"
 VALIDATION_HOME = "/opt/ngc-paddle/validation"
-PROBES = f"{VALIDATION_HOME}/probes"
+# Where the probes are in the system under test (an intermediate layer image gets them copied in).
+PROBES = os.environ.get("NGC_PADDLE_PROBES", f"{VALIDATION_HOME}/probes")
+HERE = Path(__file__).resolve().parent
+SUITE_LAYER = "suite"
 
 
 def _docker_target(config: pytest.Config) -> str | None:
@@ -30,7 +40,14 @@ def _docker_target(config: pytest.Config) -> str | None:
 
 
 def read_manifest(config: pytest.Config) -> dict:
-    """The image's manifest, read where the checks will run (needed at collection time)."""
+    """The image's manifest, read where the checks will run (needed at collection time).
+
+    NGC_PADDLE_MANIFEST_FILE names one on this machine instead: the host passes the flavor's resolved
+    manifest for a layer image, which has none baked in.
+    """
+    passed_in = os.environ.get("NGC_PADDLE_MANIFEST_FILE")
+    if passed_in:
+        return json.loads(Path(passed_in).read_text())
     path = os.environ.get("NGC_PADDLE_MANIFEST", MANIFEST_PATH)
     container = _docker_target(config)
     if container:
@@ -43,19 +60,60 @@ def component_marker(name: str) -> str:
     return "component_" + name.replace("-", "_")
 
 
+def layer_marker(name: str) -> str:
+    return "layer_" + name.replace("-", "_")
+
+
+def image_layers(manifest: dict, top: str | None) -> list[str]:
+    """The flavor's layers from the bottom up to `top` (the image's own layer; default: all of them)."""
+    layers = list(manifest["layers"])
+    if top is None:
+        return layers
+    if top not in layers:
+        raise pytest.UsageError(f"layer {top!r} is not in flavor {manifest['flavor']}'s layers {layers}")
+    return layers[: layers.index(top) + 1]
+
+
+def check_layer(item: pytest.Item, component: str, manifest: dict) -> str | None:
+    """The layer a check belongs to: its folder's, or for the shared files in layers/ its component's.
+
+    None: a shared check of a component the flavor does not ship.
+    """
+    parts = Path(str(item.path)).resolve().relative_to(HERE).parts
+    if parts[0] != "layers":
+        return SUITE_LAYER
+    if len(parts) > 2:
+        return parts[1]
+    comp = manifest["components"].get(component)
+    return comp["layer"] if comp else None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config._ngc_manifest = read_manifest(config)
+    config._ngc_layers = image_layers(config._ngc_manifest, os.environ.get("NGC_PADDLE_LAYER") or None)
     for name in [*config._ngc_manifest["components"], "suite"]:
         config.addinivalue_line("markers", f"{component_marker(name)}: checks of component {name}")
+    for name in config._ngc_manifest["layers"]:
+        config.addinivalue_line("markers", f"{layer_marker(name)}: checks of layer {name}")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tag each check with its component so `-m component_dali` selects a component's checks."""
+    """Tag each check with its component and layer (`-m component_dali`, `-m layer_dali`), and leave out
+    the checks of layers the image does not have (the layers above it, or not in its flavor)."""
     from ngc_report import check_identity
 
     registered = set(config.getini("markers"))
+    present = config._ngc_layers
+    keep, dropped = [], []
     for item in items:
         _check_id, component = check_identity(item)
+        layer = check_layer(item, component, config._ngc_manifest)
+        if layer not in present:
+            dropped.append(item)
+            continue
+        keep.append(item)
+        item.add_marker(layer_marker(layer))
+        item.user_properties.append(("layer", layer))
         if component and component != "-":
             marker = component_marker(component)
             line = f"{marker}: checks of component {component}"
@@ -63,6 +121,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 config.addinivalue_line("markers", line)
                 registered.add(line)
             item.add_marker(marker)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 @pytest.fixture(scope="session")
@@ -142,6 +203,12 @@ def run_probe(session_host):
         return probe(session_host, name, *args, timeout=timeout, user=user)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def dists(run_probe) -> dict:
+    """Every installed distribution: version, top-level modules, duplicates (probes/distributions.py)."""
+    return run_probe("distributions")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -1,8 +1,9 @@
 """Result reporting of the validation suite: check ids, one-line messages, JSON and Markdown.
 
-Why: release engineers and the release pipeline need, per check, an id, the component, the
-status and a one-line "expected X, found Y" message; pytest gives JUnit XML, this adds the JSON
-summary and the Markdown table (and works the same under pytest-xdist, on the controller).
+Why: release engineers and the release pipeline need, per check, an id, the component, the layer,
+the status and a one-line "expected X, found Y" message; pytest gives JUnit XML, this adds the JSON
+summary (with one line per layer, in layer order) and the Markdown tables (and works the same under
+pytest-xdist, on the controller).
 """
 
 import json
@@ -64,7 +65,8 @@ class Collector:
         props = dict(report.user_properties)
         entry = self.results.setdefault(report.nodeid, {
             "id": props.get("check_id", report.nodeid), "component": props.get("component", "-"),
-            "status": "passed", "message": "ok", "duration_s": 0.0, "nodeid": report.nodeid,
+            "layer": props.get("layer", "-"), "status": "passed", "message": "ok", "duration_s": 0.0,
+            "nodeid": report.nodeid,
             "gpu": bool(props.get("gpu")),
         })
         if props.get("not_applicable"):
@@ -85,14 +87,16 @@ class Collector:
         if not folder or hasattr(self.config, "workerinput"):
             return
         manifest = getattr(self.config, "_ngc_manifest", {})
-        checks = sorted(self.results.values(), key=lambda r: r["id"])
-        counts = {s: sum(1 for c in checks if c["status"] == s) for s in ("passed", "failed", "error", "skipped")}
+        layers = getattr(self.config, "_ngc_layers", [])
+        checks = in_layer_order(self.results.values(), layers)
+        counts = count(checks)
         summary = {
             "release": manifest.get("release"), "flavor": manifest.get("flavor"),
-            "gpu_flavor": manifest.get("cuda") is not None,
+            "gpu_flavor": manifest.get("cuda") is not None, "layer": layers[-1] if layers else None,
+            "flavor_layers": manifest.get("layers", []), "image_layers": layers,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
             "duration_s": round(time.time() - self.started, 1), "counts": counts,
-            "ok": counts["failed"] == 0 and counts["error"] == 0, "checks": checks,
+            "ok": counts["failed"] == 0 and counts["error"] == 0, "layers": per_layer(checks, layers), "checks": checks,
         }
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
@@ -108,7 +112,39 @@ class Collector:
         if bad:
             terminalreporter.section("failed checks")
             for c in sorted(bad, key=lambda r: r["id"]):
-                terminalreporter.write_line(f"{c['id']} [{c['component']}]: {c['message']}")
+                terminalreporter.write_line(f"{c['id']} [layer {c['layer']}, {c['component']}]: {c['message']}")
+
+
+STATUSES = ("passed", "failed", "error", "skipped")
+
+
+def count(checks: list[dict]) -> dict[str, int]:
+    return {s: sum(1 for c in checks if c["status"] == s) for s in STATUSES}
+
+
+def in_layer_order(checks, layers: list[str]) -> list[dict]:
+    """Checks sorted by their layer's place in the flavor's stack, then by id."""
+    rank = {name: i for i, name in enumerate(layers)}
+    return sorted(checks, key=lambda c: (rank.get(c.get("layer"), len(rank)), c["id"]))
+
+
+def per_layer(checks: list[dict], layers: list[str]) -> list[dict]:
+    """One entry per layer of the image, bottom up: its counts and seconds (a layer may have no checks)."""
+    out = []
+    for name in layers:
+        mine = [c for c in checks if c.get("layer") == name]
+        out.append({"layer": name, "counts": count(mine), "duration_s": round(sum(c["duration_s"] for c in mine), 1),
+                    "ok": not any(c["status"] in ("failed", "error") for c in mine)})
+    return out
+
+
+def title(summary: dict) -> str:
+    """The report's name: "26.12-cpu" for a flavor's image, "26.12-cpu up to layer dali" for a layer image."""
+    name = f"{summary['release']}-{summary['flavor']}"
+    flavor_layers = summary.get("flavor_layers") or []
+    if summary.get("layer") and flavor_layers and summary["layer"] != flavor_layers[-1]:
+        name += f" up to layer {summary['layer']}"
+    return name
 
 
 def gpu_check_not_run(summary: dict, check: dict) -> bool:
@@ -137,20 +173,26 @@ def markdown(summary: dict) -> str:
     counts = summary["counts"]
     result, reasons = verdict(summary)
     lines = [
-        f"# Validation of {summary['release']}-{summary['flavor']}: {result}",
+        f"# Validation of {title(summary)}: {result}",
         "",
         *[f"- {reason}" for reason in reasons],
         *([""] if reasons else []),
         f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} errors, "
         f"{counts['skipped']} skipped in {summary['duration_s']} s.",
         "",
-        "| check | component | status | message | s |",
-        "| --- | --- | --- | --- | ---: |",
+        "| layer | passed | failed | errors | skipped | s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
+    for layer in summary.get("layers", []):
+        n = layer["counts"]
+        lines.append(f"| {layer['layer']} | {n['passed']} | {n['failed']} | {n['error']} | {n['skipped']} | "
+                     f"{layer['duration_s']:.1f} |")
+    lines += ["", "| layer | check | component | status | message | s |", "| --- | --- | --- | --- | --- | ---: |"]
     for c in summary["checks"]:
         message = c["message"].replace("|", "\\|")
         status = "not run (GPU)" if gpu_check_not_run(summary, c) else c["status"]
-        lines.append(f"| {c['id']} | {c['component']} | {status} | {message} | {c['duration_s']:.2f} |")
+        lines.append(f"| {c.get('layer', '-')} | {c['id']} | {c['component']} | {status} | {message} | "
+                     f"{c['duration_s']:.2f} |")
     return "\n".join(lines) + "\n"
 
 

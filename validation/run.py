@@ -1,14 +1,21 @@
 """Run the validation suite in two phases and write one report.
 
 Phase 1 runs every check not marked `exclusive` in parallel (pytest-xdist); phase 2 runs the
-exclusive ones (GPU stress, timing) alone. Their results are merged into validation.json,
-validation.md and validation.xml (JUnit). Reports are written to a scratch folder first and moved
-into place only when pytest produced a verdict, so a crashed run never replaces an earlier report.
+exclusive ones (GPU stress, timing) alone. `--single` runs one phase without xdist instead, for a
+handful of checks (the build's checks of one layer), where starting workers costs more than it
+saves. Their results are merged into validation.json, validation.md and validation.xml (JUnit).
+Reports are written to a scratch folder first and moved into place only when pytest produced a
+verdict, so a crashed run never replaces an earlier report.
 
-  run.py [--output DIR] [--serial] [--hosts docker://NAME] [-m EXPR] [--smoke] [pytest args...]
+  run.py [--output DIR] [--serial | --single] [--hosts docker://NAME] [-m EXPR] [--smoke]
+         [--manifest FILE --layer NAME --probes DIR] [--allow-empty] [pytest args...]
 Exit: 0 all checks passed (skips that do not apply to the flavor allowed), 1 a check failed, 2 the
 suite could not run, 3 NOT PROVEN: a GPU flavor whose GPU checks could not run (no GPU visible).
 --smoke only collects the checks: does the suite start here (pytest, testinfra, the manifest)?
+The checks of every layer of the flavor up to --layer run (default: all), each reported with its
+layer. A layer image has no manifest and no probes of its own: --manifest names the flavor's
+resolved manifest on this machine, --probes where the probes were copied into the image.
+--allow-empty: a selection without checks (a layer with no `fast` ones) exits 0 and writes nothing.
 """
 
 import argparse
@@ -25,35 +32,49 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from ngc_report import markdown, verdict  # noqa: E402
+from ngc_report import count, in_layer_order, markdown, per_layer, title, verdict  # noqa: E402
 
 EXIT_CODES = {"PASS": 0, "FAIL": 1, "NOT PROVEN": 3}
+# Each layer's checks (layers/<layer>/, and layers/ itself for checks shared by every layer), then the suite's.
+CHECK_FOLDERS = [str(HERE / "layers"), str(HERE / "checks")]
 
 
 def phase(name: str, marker: str, args: argparse.Namespace, extra: list[str], out: Path) -> int:
     cmd = [sys.executable, "-m", "pytest", "-c", str(HERE / "pytest.ini"), "--rootdir", str(HERE),
-           "-m", marker, "--report-dir", str(out), "--report-name", name, "--junitxml", str(out / f"{name}.xml"),
+           *(["-m", marker] if marker else []), "--report-dir", str(out), "--report-name", name,
+           "--junitxml", str(out / f"{name}.xml"),
            "-q", "--no-header", "-p", "no:cacheprovider"]
     if args.hosts:
         cmd += ["--hosts", args.hosts]
     if name == "parallel" and not args.serial:
         cmd += ["-n", args.workers, "--dist", "load"]
-    cmd += [*extra, str(HERE / "checks")]
-    print(f"== validate: {name} phase ({'serial' if args.serial or name == 'exclusive' else 'parallel'})",
-          flush=True)
+    cmd += [*extra, *CHECK_FOLDERS]
+    print(f"== validate: {name} phase ({'parallel' if '-n' in cmd else 'serial'})", flush=True)
+    return subprocess.run(cmd, cwd=HERE, env=suite_env(args), check=False).returncode
+
+
+def suite_env(args: argparse.Namespace) -> dict[str, str]:
+    """What conftest.py reads: the manifest passed in, the image's own layer, where the probes are."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run(cmd, cwd=HERE, env=env, check=False).returncode
+    for name, value in (("NGC_PADDLE_MANIFEST_FILE", args.manifest), ("NGC_PADDLE_LAYER", args.layer),
+                        ("NGC_PADDLE_PROBES", args.probes)):
+        if value:
+            env[name] = str(Path(value).resolve()) if name == "NGC_PADDLE_MANIFEST_FILE" else value
+    return env
 
 
 def merge(out: Path, names: list[str], started: float) -> dict:
     parts = [json.loads((out / f"{n}.json").read_text()) for n in names if (out / f"{n}.json").exists()]
-    checks = sorted((c for p in parts for c in p["checks"]), key=lambda c: c["id"])
-    counts = {s: sum(1 for c in checks if c["status"] == s) for s in ("passed", "failed", "error", "skipped")}
     first = parts[0] if parts else {}
+    layers = first.get("image_layers") or []
+    checks = in_layer_order((c for p in parts for c in p["checks"]), layers)
+    counts = count(checks)
     summary = {"release": first.get("release"), "flavor": first.get("flavor"), "gpu_flavor": first.get("gpu_flavor"),
+               "layer": first.get("layer"), "flavor_layers": first.get("flavor_layers", []), "image_layers": layers,
                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                "duration_s": round(time.time() - started, 1), "counts": counts,
-               "ok": bool(checks) and counts["failed"] == 0 and counts["error"] == 0, "checks": checks}
+               "ok": bool(checks) and counts["failed"] == 0 and counts["error"] == 0,
+               "layers": per_layer(checks, layers), "checks": checks}
     summary["verdict"], summary["verdict_reasons"] = verdict(summary)
     (out / "validation.json").write_text(json.dumps(summary, indent=2) + "\n")
     (out / "validation.md").write_text(markdown(summary))
@@ -70,10 +91,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="Validate this image against its manifest.")
     parser.add_argument("--output", default=os.environ.get("NGC_PADDLE_REPORT_DIR", "validation-report"))
     parser.add_argument("--serial", action="store_true", help="run phase 1 without xdist (for timing)")
+    parser.add_argument("--single", action="store_true",
+                        help="one pytest run without xdist, exclusive checks included (a few checks: the build's)")
     parser.add_argument("--workers", default="auto", help="xdist workers for phase 1 (default: one per core)")
     parser.add_argument("--hosts", help="testinfra target, e.g. docker://CONTAINER (default: this machine)")
     parser.add_argument("-m", dest="marker", default=None, help="select checks by marker expression")
     parser.add_argument("--smoke", action="store_true", help="collect the checks only: does the suite start here?")
+    parser.add_argument("--manifest", help="the flavor's resolved manifest on this machine (for a layer image)")
+    parser.add_argument("--layer", help="the image's own layer: run the checks of the layers up to it (default: all)")
+    parser.add_argument("--probes", help="the probes' folder in the image (default: /opt/ngc-paddle/validation/probes)")
+    parser.add_argument("--allow-empty", action="store_true", help="no check selected: exit 0, write no report")
     args, extra = parser.parse_known_args()
     if args.smoke:
         return smoke(args, extra)
@@ -83,9 +110,15 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix=".validate-", dir=output))
     started = time.time()
     user = f"({args.marker}) and " if args.marker else ""
-    codes = {name: phase(name, f"{user}{sel}", args, extra, scratch)
-             for name, sel in (("parallel", "not exclusive"), ("exclusive", "exclusive"))}
+    phases = {"parallel": f"{user}not exclusive", "exclusive": f"{user}exclusive"}
+    if args.single:  # one run, one process: the selection is small, and nothing else shares the machine
+        phases = {"single": args.marker}
+    codes = {name: phase(name, marker, args, extra, scratch) for name, marker in phases.items()}
     verdicts = {0, 1, 5}  # passed, failed, nothing selected
+    if args.allow_empty and all(code == 5 for code in codes.values()):
+        shutil.rmtree(scratch, ignore_errors=True)
+        print("== validate: no checks selected")
+        return 0
     if any(code not in verdicts for code in codes.values()) or all(code == 5 for code in codes.values()):
         shutil.rmtree(scratch, ignore_errors=True)
         print(f"error: the validation suite could not run (pytest exit codes {codes}); "
@@ -97,12 +130,16 @@ def main() -> int:
     shutil.rmtree(scratch, ignore_errors=True)
 
     counts = summary["counts"]
-    print(f"\n== validation of {summary['release']}-{summary['flavor']}: {summary['verdict']} - "
+    print(f"\n== validation of {title(summary)}: {summary['verdict']} - "
           f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} errors, "
           f"{counts['skipped']} skipped in {summary['duration_s']} s")
+    for layer in summary["layers"]:
+        n = layer["counts"]
+        print(f"   layer {layer['layer']:<9} {n['passed']} passed, {n['failed']} failed, {n['error']} errors, "
+              f"{n['skipped']} skipped")
     for check in summary["checks"]:
         if check["status"] in ("failed", "error"):
-            print(f"   FAIL {check['id']} [{check['component']}]: {check['message']}")
+            print(f"   FAIL {check['id']} [layer {check['layer']}, {check['component']}]: {check['message']}")
     for reason in summary["verdict_reasons"]:
         print(f"   NOT PROVEN: {reason}")
     print(f"   reports: {output}/validation.json, validation.md, validation.xml")
@@ -112,8 +149,8 @@ def main() -> int:
 def smoke(args: argparse.Namespace, extra: list[str]) -> int:
     cmd = [sys.executable, "-m", "pytest", "-c", str(HERE / "pytest.ini"), "--rootdir", str(HERE), "--collect-only",
            "-q", "--no-header", "-p", "no:cacheprovider", *(["--hosts", args.hosts] if args.hosts else []), *extra,
-           str(HERE / "checks")]
-    proc = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, check=False)
+           *CHECK_FOLDERS]
+    proc = subprocess.run(cmd, cwd=HERE, env=suite_env(args), capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         print(f"error: the validation suite cannot start (pytest exit {proc.returncode}): "
               f"{(proc.stdout + proc.stderr).strip().splitlines()[-1:]}", file=sys.stderr)

@@ -1,9 +1,9 @@
 """Build one flavor of one release: base image, each layer in order, smoke test, promote the tag.
 
 Why: layers chain by tag, so they must be built one after another; doing it here lets us show
-progress layer by layer, time and size each one, stop at the first failure with the layer, the
-component and the source named, and move the release tag only once the final image has started
-and imported Paddle.
+progress layer by layer, time and size each one, run each layer's own fast checks right after it
+(ngc_paddle/layer_checks.py), stop at the first failure with the layer and the component, source or
+check named, and move the release tag only once the final image has started and imported Paddle.
 """
 
 import re
@@ -18,13 +18,14 @@ from ngc_paddle.build import engine
 from ngc_paddle.build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
 from ngc_paddle.build.base_image import ensure_base_image
 from ngc_paddle.build.report import BuildReport, LayerResult, human
-from ngc_paddle.errors import BuildError
+from ngc_paddle.errors import BuildError, NgcPaddleError
+from ngc_paddle.layer_checks import check_layer
 from ngc_paddle.layers import bake_target
 from ngc_paddle.lock.base import compare_base
 from ngc_paddle.lock.check import lock_for_build
 from ngc_paddle.lock.model import lock_path
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
-from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
+from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest
 from ngc_paddle.manifest.schema import Manifest
 
 ERROR_LINE = re.compile(r"NGC-PADDLE-ERROR (.*)")
@@ -78,6 +79,7 @@ def build(request: BuildRequest, say: Callable[[str], None] = print) -> BuildRep
     logs_dir = root / "build" / "logs" / f"{manifest.release}-{flavor_name}"
     started = time.monotonic()
     below = base
+    resolved = image_manifest(manifest, flavor_name)  # what the checks expect (the final image carries it too)
     try:
         for index, layer in enumerate(flavor.layers, start=1):
             target = bake_target(layer, flavor_name)
@@ -91,6 +93,7 @@ def build(request: BuildRequest, say: Callable[[str], None] = print) -> BuildRep
             result.size_added_bytes = result.size_bytes - engine.image_size(below)
             say(f"    [{index}/{len(flavor.layers)}] {layer}: {result.status} in {result.duration_s:.1f}s, "
                 f"+{human(result.size_added_bytes)}")
+            _check_layer(root, resolved, result, f"[{index}/{len(flavor.layers)}]", logs_dir, say)
             below = result.tag
         candidate = report.layers[-1].tag
         _smoke_test(candidate, say)
@@ -141,6 +144,33 @@ def _build_layer(root: Path, cmd: list[str], env: dict[str, str], result: LayerR
     result.image_id = engine.image_id(result.tag)
     result.cached = before is not None and before == result.image_id
     result.status = "cached" if result.cached else "built"
+
+
+def _check_layer(root: Path, resolved: dict, result: LayerResult, step: str, logs_dir: Path,
+                 say: Callable[[str], None]) -> None:
+    """The layer's own `fast` checks on the image just built; the first failure stops the build there."""
+    try:
+        checked = check_layer(root, result.tag, resolved, result.layer, logs_dir / f"{result.layer}-checks")
+    except NgcPaddleError as exc:
+        result.status = "failed"
+        raise BuildError(f"layer {result.layer}: {exc}; the release tag was not moved") from exc
+    failed = [c["id"] for c in checked.failed or []]
+    result.checks = {"passed": checked.passed, "skipped": checked.skipped, "failed": failed,
+                     "seconds": checked.seconds,
+                     "report": str(checked.report.relative_to(root)) if checked.report else None}
+    if checked.report is None:
+        say(f"    {step} {result.layer}: no fast checks ({checked.seconds:.1f}s)")
+        return
+    say(f"    {step} {result.layer}: checks {checked.passed} passed"
+        + (f", {checked.skipped} skipped" if checked.skipped else "")
+        + (f", {len(failed)} failed" if failed else "") + f" in {checked.seconds:.1f}s")
+    if failed:
+        result.status = "failed"
+        first = checked.failed[0]
+        more = f" (also failed: {', '.join(failed[1:])})" if failed[1:] else ""
+        raise BuildError(f"layer {result.layer}: check {first['id']} failed: {first['message']}{more} "
+                         f"(report: {result.checks['report'].removesuffix('.json')}.md); the release tag was not "
+                         "moved and the layers above were not built")
 
 
 def _smoke_test(image: str, say: Callable[[str], None]) -> None:

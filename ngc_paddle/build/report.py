@@ -21,6 +21,8 @@ class LayerResult:
     size_added_bytes: int = 0
     status: str = "pending"  # pending | built | cached | failed
     log: str = ""
+    # The layer's own fast checks, run right after it was built: passed, skipped, failed ids, seconds.
+    checks: dict | None = None
 
 
 @dataclass
@@ -58,10 +60,15 @@ class BuildReport:
         ]
         if self.error:
             lines.append(f"- error: {self.error}")
-        lines += ["", "| layer | status | time (s) | size added | image id |", "| --- | --- | ---: | ---: | --- |"]
+        lines += ["", "| layer | status | time (s) | size added | image id | checks |",
+                  "| --- | --- | ---: | ---: | --- | --- |"]
         for r in self.layers:
             short = (r.image_id or "-").removeprefix("sha256:")[:12]
-            lines.append(f"| {r.layer} | {r.status} | {r.duration_s:.1f} | {human(r.size_added_bytes)} | {short} |")
+            checks = "-" if r.checks is None else (
+                f"{r.checks['passed']} passed" + (f", failed: {', '.join(r.checks['failed'])}" if r.checks["failed"]
+                                                  else "") + f" ({r.checks['seconds']:.1f} s)")
+            lines.append(f"| {r.layer} | {r.status} | {r.duration_s:.1f} | {human(r.size_added_bytes)} | {short} "
+                         f"| {checks} |")
         return "\n".join(lines) + "\n"
 
 

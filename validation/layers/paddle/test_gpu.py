@@ -1,4 +1,7 @@
-"""GPU: devices visible, an AMP training step, NCCL all-reduce, DALI GPU decoding, a TensorRT engine.
+"""GPU checks of the paddle layer: devices visible, an AMP training step, NCCL all-reduce, a TensorRT engine.
+
+They cover CUDA, NCCL and TensorRT but reach them through Paddle, so the paddle layer owns them
+(a layer's checks may only use what is installed up to that layer).
 
 Every check here needs a GPU flavor on a host with a visible NVIDIA GPU and driver; elsewhere
 each is reported as skipped with the reason, never as passed. They must not share the GPU with
@@ -30,13 +33,6 @@ def test_amp_training_step(gpu, run_probe) -> None:
 def test_nccl_allreduce_across_visible_gpus(gpu, run_probe) -> None:
     result = run_probe("gpu_nccl", timeout=280)
     assert result["ok"], f"expected all-reduce sum {result['expected']}, found {result['sum']}"
-
-
-@pytest.mark.needs("dali")
-@pytest.mark.check("gpu.dali-mixed-decode", component="dali")
-def test_dali_gpu_pipeline(gpu, run_probe) -> None:
-    result = run_probe("dali_pipeline", "--device", "gpu")
-    assert result["shape"] == [4, 3, 64, 64], f"expected [4, 3, 64, 64] from GPU decoding, found {result['shape']}"
 
 
 @pytest.mark.needs("tensorrt")

@@ -1,9 +1,15 @@
 """Linking: every shared object of the stack resolves in the image, and the libraries Paddle
-opens at run time (cuDNN, cuBLAS, NCCL, TensorRT) are on the image's loader path."""
+opens at run time (cuDNN, cuBLAS, NCCL, TensorRT) are on the image's loader path.
+
+Shared by every layer: each check runs once per component and counts as a check of the layer the
+manifest puts that component in (see conftest.check_layer).
+"""
 
 import re
 
 import pytest
+
+pytestmark = pytest.mark.fast
 
 # Layers whose wheels ship native code that the loader must resolve.
 NATIVE_LAYERS = {"cuda", "dali", "tensorrt", "paddle"}

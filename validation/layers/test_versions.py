@@ -1,0 +1,25 @@
+"""Versions: every pinned pip component is installed at exactly the manifest's version.
+
+Shared by every layer: each check runs once per component and counts as a check of the layer the
+manifest puts that component in (see conftest.check_layer).
+"""
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.fast
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@pytest.mark.check("version.{pip_component}")
+def test_pip_component_version(pip_component, components, dists) -> None:
+    comp = components[pip_component]
+    installed = dists["distributions"].get(canonical(comp["package"]))
+    assert installed is not None, f"expected {comp['package']} {comp['version']}, found it not installed"
+    assert installed["version"] == comp["version"], (
+        f"expected {comp['package']} {comp['version']}, found {installed['version']}"
+    )
