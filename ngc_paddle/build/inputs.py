@@ -152,9 +152,11 @@ class _Hasher:
 
     def __init__(self, root: Path, generated: Mapping[str, str]) -> None:
         self.root, self.generated = root, dict(generated)
-        self.context = context_files(root)
+        # build/ in the context holds what the build writes itself (the resolved manifest of every flavor): only
+        # this flavor's counts, as it is about to be written, so a file another flavor's build left changes nothing.
+        self.context = {rel: p for rel, p in context_files(root).items() if not rel.startswith("build/")}
         for rel in generated:
-            self.context.setdefault(rel, root / rel)
+            self.context[rel] = root / rel
         self._done: dict[str, str] = {}
 
     def file(self, rel: str, path: Path | None = None) -> str:
