@@ -88,7 +88,7 @@ def try_unchanged(root: Path, manifest: Manifest, flavor_name: str, lock: Lock, 
     flavor = flavor_of(manifest, flavor_name)
     base = present_base_image(flavor.components["os"], manifest.sources[flavor.components["python"].source])
     if base is None:
-        say("==> no base image here yet: building")
+        say("==> no base image here yet (or no engine answering): building")
         return None
     inputs = compute_inputs(root, manifest, flavor_name, lock, *base)
     expected = expected_images(manifest, flavor_name, inputs, tags[0])

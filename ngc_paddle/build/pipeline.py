@@ -72,6 +72,8 @@ def build(request: BuildRequest, say: Callable[[str], None] = print) -> BuildRep
     if not request.force and (unchanged := nochange.try_unchanged(
             root, manifest, flavor_name, lock, release_tags(manifest, flavor_name), started_at, say)):
         return unchanged
+    if request.force:
+        say("==> --force: building without comparing the images' inputs digests")
     engine.ensure_engine()
     base = ensure_base_image(flavor.components["os"], manifest.sources[flavor.components["python"].source], say)
     compare_base(base, lock.base, say)
