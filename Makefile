@@ -1,5 +1,5 @@
 # ngc-paddle: build, test and lint the monthly PaddlePaddle containers.
-#   make image [RELEASE=YY.MM] [FLAVOR=cpu|gpu] [SOURCES="pypi=URL nvidia=URL ..."]
+#   make image [RELEASE=YY.MM] [FLAVOR=cpu|gpu] [SOURCES="pypi=URL nvidia=URL ..."] [FORCE=1]
 #   make lock [RELEASE=YY.MM] [FLAVOR=...] [SOURCES=...]   (resolve and write releases/<release>-<flavor>.lock.json)
 #   make test | make lint | make clean
 # RELEASE defaults to the newest manifest in releases/, FLAVOR to that manifest's default_flavor.
@@ -31,9 +31,10 @@ $(BIN)/.installed: pyproject.toml
 toolchain:
 	bash toolchain/ensure-engine.sh
 
-## Build RELEASE/FLAVOR layer by layer; the release tag moves only after a smoke test
+## Build RELEASE/FLAVOR layer by layer; the release tag moves only after a smoke test.
+## Nothing changed (the images' inputs-digest labels equal today's inputs): answers from the labels; FORCE=1 builds.
 image: $(BIN)/.installed toolchain
-	$(BIN)/ngc-paddle build $(build_args)
+	$(BIN)/ngc-paddle build $(build_args) $(if $(FORCE),--force)
 
 ## Resolve RELEASE's flavors (all, or FLAVOR) and write their locks beside the manifest; builds install only these
 lock: $(BIN)/.installed toolchain

@@ -38,7 +38,8 @@ def _load(release: str | None, root: Path):
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    request = pipeline.BuildRequest(args.release, args.flavor, _source_overrides(args.source), Path(args.root))
+    request = pipeline.BuildRequest(args.release, args.flavor, _source_overrides(args.source), Path(args.root),
+                                    force=args.force)
     pipeline.build(request, say=lambda line: print(line, flush=True))
     return 0
 
@@ -192,6 +193,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--flavor", help="flavor to build (default: the manifest's default_flavor)")
     b.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH",
                    help="point a manifest source at a mirror or wheel folder for this build")
+    b.add_argument("--force", action="store_true",
+                   help="build even when every image's inputs digest label says nothing changed")
     b.set_defaults(func=cmd_build)
 
     m = sub.add_parser("manifest", help="check or show release manifests")

@@ -39,32 +39,44 @@ def flavor_locks(manifest: Manifest, releases_dir: Path) -> dict[str, tuple[Lock
 
 
 def bake_definition(manifest: Manifest, base_images: dict[str, str] | None = None,
-                    locks: dict[str, tuple[Lock | None, str]] | None = None) -> dict[str, Any]:
-    """{"target": {...}} with the args of every layer target of every flavor."""
+                    locks: dict[str, tuple[Lock | None, str]] | None = None,
+                    labels: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+    """{"target": {...}} with the args of every layer target of every flavor, and the labels given per target
+    (the inputs digests of the flavor being built; merged key by key with the HCL's labels)."""
     targets: dict[str, Any] = {}
     for flavor_name, flavor in manifest.flavors.items():
         base = (base_images or {}).get(flavor_name)
         lock, pending = (locks or {}).get(flavor_name, (None, "no lock"))
         for layer in flavor.layers:
-            targets[bake_target(layer, flavor_name)] = {
-                "args": layer_args(manifest, flavor_name, layer, base, lock, pending)}
+            target = bake_target(layer, flavor_name)
+            targets[target] = {"args": layer_args(manifest, flavor_name, layer, base, lock, pending)}
+            if (labels or {}).get(target):
+                targets[target]["labels"] = labels[target]
     return {"target": targets}
 
 
-def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, str] | None = None) -> Path:
+def manifest_file(release: str, flavor_name: str) -> str:
+    """Where the resolved manifest the suite layer copies is written, relative to the repository root."""
+    return f"build/manifests/{release}-{flavor_name}.json"
+
+
+def manifest_text(manifest: Manifest, flavor_name: str) -> str:
+    return json.dumps(image_manifest(manifest, flavor_name), indent=2, sort_keys=True) + "\n"
+
+
+def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, str] | None = None,
+                       labels: dict[str, dict[str, str]] | None = None) -> Path:
     """Write build/bake/<release>.json and build/manifests/<release>-<flavor>.json; return the bake file.
 
     Everything is computed first and written only when all of it succeeded; unchanged files are
     left alone (their mtime too), and a symlink in build/ is replaced or refused, never written through.
     """
-    texts = {
-        root / "build" / "manifests" / f"{manifest.release}-{flavor_name}.json":
-            json.dumps(image_manifest(manifest, flavor_name), indent=2, sort_keys=True) + "\n"
-        for flavor_name in manifest.flavors
-    }
+    texts = {root / manifest_file(manifest.release, flavor_name): manifest_text(manifest, flavor_name)
+             for flavor_name in manifest.flavors}
     bake_file = root / "build" / "bake" / f"{manifest.release}.json"
     locks = flavor_locks(manifest, root / "releases")
-    texts[bake_file] = json.dumps(bake_definition(manifest, base_images, locks), indent=2, sort_keys=True) + "\n"
+    definition = bake_definition(manifest, base_images, locks, labels)
+    texts[bake_file] = json.dumps(definition, indent=2, sort_keys=True) + "\n"
     with outputs.staged() as stage:
         for path, text in texts.items():
             ensure_folder(path.parent, stop=root)

@@ -22,6 +22,14 @@ def local_base_name(debian: Source) -> str:
     return f"ngc-paddle-base:{debian.suite}"
 
 
+def present_base_image(os_comp: Component, debian: Source) -> tuple[str, str] | None:
+    """The base ensure_base_image would take, with its image id, when it is already here (no pull, no bootstrap)."""
+    for ref in (str(os_comp.image), local_base_name(debian)):
+        if image_id := engine.image_id(ref):
+            return ref, image_id
+    return None
+
+
 def ensure_base_image(os_comp: Component, debian: Source, say: Callable[[str], None]) -> str:
     """A reference to a usable base image for the os layer."""
     wanted = str(os_comp.image)

@@ -37,6 +37,21 @@ def image_id(ref: str) -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
+def inspect_images(refs: list[str]) -> dict[str, dict]:
+    """`docker image inspect` of several references in one call: ref -> its inspect object; missing ones left out."""
+    proc = docker("image", "inspect", *refs, check=False)
+    try:
+        infos = json.loads(proc.stdout or "[]")
+    except json.JSONDecodeError:
+        return {}
+    found: dict[str, dict] = {}
+    for info in infos:
+        for ref in refs:
+            if ref in (info.get("RepoTags") or []) or ref == info.get("Id"):
+                found.setdefault(ref, info)
+    return found
+
+
 def image_size(ref: str) -> int:
     return int(docker("image", "inspect", "--format", "{{.Size}}", ref).stdout.strip())
 

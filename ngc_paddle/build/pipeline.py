@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ngc_paddle.build import engine
+from ngc_paddle.build import engine, nochange
 from ngc_paddle.build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
 from ngc_paddle.build.base_image import ensure_base_image
 from ngc_paddle.build.report import BuildReport, LayerResult, human
@@ -45,6 +45,7 @@ class BuildRequest:
     flavor: str | None = None
     sources: Mapping[str, str] | None = None
     root: Path = Path(".")
+    force: bool = False  # build even when the images' inputs digests say nothing changed
 
 
 def release_tags(manifest: Manifest, flavor: str) -> list[str]:
@@ -67,14 +68,22 @@ def build(request: BuildRequest, say: Callable[[str], None] = print) -> BuildRep
     say(f"==> ngc-paddle {manifest.release}-{flavor_name}: layers {' -> '.join(flavor.layers)}; "
         f"lock {lock_path(Path('releases'), manifest.release, flavor_name)}: {len(lock.pip)} wheels, "
         f"{len(lock.debian)} Debian packages")
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    if not request.force and (unchanged := nochange.try_unchanged(
+            root, manifest, flavor_name, lock, release_tags(manifest, flavor_name), started_at, say)):
+        return unchanged
+    if request.force:
+        say("==> --force: building without comparing the images' inputs digests")
     engine.ensure_engine()
     base = ensure_base_image(flavor.components["os"], manifest.sources[flavor.components["python"].source], say)
     compare_base(base, lock.base, say)
-    bake_file = write_build_inputs(root, manifest, {flavor_name: base})
+    inputs = nochange.compute_inputs(root, manifest, flavor_name, lock, base, engine.image_id(base) or base)
+    bake_file = write_build_inputs(root, manifest, {flavor_name: base}, nochange.layer_labels(flavor_name, inputs))
     env = bake_env(manifest, _source_labels(root))
     printed = resolved_group(root, bake_file, manifest, flavor_name, env)
+    nochange.check_printed(printed, flavor_name, inputs)
 
-    report = BuildReport(manifest.release, flavor_name, base, datetime.now(UTC).isoformat(timespec="seconds"))
+    report = BuildReport(manifest.release, flavor_name, base, started_at, inputs_digest=inputs.image)
     reports_dir = root / "build" / "reports" / f"{manifest.release}-{flavor_name}"
     logs_dir = root / "build" / "logs" / f"{manifest.release}-{flavor_name}"
     started = time.monotonic()
@@ -83,7 +92,8 @@ def build(request: BuildRequest, say: Callable[[str], None] = print) -> BuildRep
     try:
         for index, layer in enumerate(flavor.layers, start=1):
             target = bake_target(layer, flavor_name)
-            result = LayerResult(layer, target, printed["target"][target]["tags"][0])
+            result = LayerResult(layer, target, printed["target"][target]["tags"][0],
+                                 inputs_digest=inputs.layers[layer])
             report.layers.append(result)
             say(f"--> [{index}/{len(flavor.layers)}] {layer}: building {result.tag}")
             # The final image's candidate tag is removed after promotion: compare with the release tag.

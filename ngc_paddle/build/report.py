@@ -19,10 +19,12 @@ class LayerResult:
     duration_s: float = 0.0
     size_bytes: int = 0
     size_added_bytes: int = 0
-    status: str = "pending"  # pending | built | cached | failed
+    status: str = "pending"  # pending | built | cached | unchanged | failed
     log: str = ""
     # The layer's own fast checks, run right after it was built: passed, skipped, failed ids, seconds.
     checks: dict | None = None
+    # sha256 of what the layer is built from (ngc_paddle/build/inputs.py), also its image's label.
+    inputs_digest: str | None = None
 
 
 @dataclass
@@ -31,18 +33,20 @@ class BuildReport:
     flavor: str
     base_image: str
     started: str
-    status: str = "running"  # running | success | failed
+    # running | success | failed | unchanged (inputs equal to the images' labels: nothing built or checked)
+    status: str = "running"
     duration_s: float = 0.0
     image: str = ""
     tags: list[str] = field(default_factory=list)
     image_size_bytes: int = 0
     error: str | None = None
     layers: list[LayerResult] = field(default_factory=list)
+    inputs_digest: str | None = None  # the whole: the final image's ngc-paddle.inputs-digest label
 
     def write(self, folder: Path) -> tuple[Path, Path]:
-        """Write build.json/.md on success, build-failed.json/.md otherwise (the good report stays)."""
+        """Write build.json/.md on success or unchanged, build-failed.json/.md otherwise (the good report stays)."""
         folder.mkdir(parents=True, exist_ok=True)
-        stem = "build" if self.status == "success" else "build-failed"
+        stem = "build" if self.status in ("success", "unchanged") else "build-failed"
         json_path, md_path = folder / f"{stem}.json", folder / f"{stem}.md"
         for path, text in ((json_path, json.dumps(asdict(self), indent=2) + "\n"), (md_path, self.markdown())):
             tmp = path.with_suffix(path.suffix + ".tmp")
@@ -57,6 +61,7 @@ class BuildReport:
             f"- image: `{self.image or '-'}`" + (f" ({human(self.image_size_bytes)})" if self.image_size_bytes else ""),
             f"- base image: `{self.base_image}`",
             f"- started: {self.started}, took {self.duration_s:.1f} s",
+            f"- inputs digest: `{self.inputs_digest or '-'}`",
         ]
         if self.error:
             lines.append(f"- error: {self.error}")

@@ -62,7 +62,8 @@ def built_cu118() -> str:
     """The GPU flavor that builds from PyPI alone (CUDA 11.8), built as `make image FLAVOR=gpu-cu118` does."""
     proc = run_cli("build", "--flavor", "gpu-cu118", timeout=3600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
-    return next(line.split()[2].rstrip(",") for line in proc.stdout.splitlines() if line.startswith("==> tagged"))
+    return next(line.split()[2].rstrip(",") for line in proc.stdout.splitlines()
+                if line.startswith(("==> tagged", "==> unchanged")))
 
 
 EXIT_OF_VERDICT = {"PASS": 0, "FAIL": 1, "NOT PROVEN": 3, "SMOKE": 0}

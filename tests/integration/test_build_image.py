@@ -18,10 +18,12 @@ def run_in(image: str, *cmd: str, env: dict[str, str] | None = None, extra: tupl
 def test_build_reports_every_layer(built: Built) -> None:
     report = built.report
     flavor = built.manifest.flavors[built.flavor]
-    assert report["status"] == "success" and report["image"] == built.image
+    # "unchanged": the images were already there with today's inputs digests (nothing was built)
+    assert report["status"] in ("success", "unchanged") and report["image"] == built.image
     assert [layer["layer"] for layer in report["layers"]] == flavor.layers
     for layer in report["layers"]:
-        assert layer["status"] in ("built", "cached") and layer["image_id"].startswith("sha256:")
+        assert layer["status"] in ("built", "cached", "unchanged") and layer["image_id"].startswith("sha256:")
+        assert layer["inputs_digest"].startswith("sha256:")
         assert layer["duration_s"] >= 0
     sizes = {layer["layer"]: layer["size_added_bytes"] for layer in report["layers"]}
     assert sizes["paddle"] > 100_000_000 and sizes["dali"] > 100_000_000
@@ -69,8 +71,13 @@ def test_oci_labels_and_baked_manifest(built: Built) -> None:
     assert labels["org.opencontainers.image.title"] == "ngc-paddle"
     assert labels["ngc-paddle.flavor"] == built.flavor and labels["ngc-paddle.release"] == built.release
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    if head:
-        assert labels["org.opencontainers.image.revision"].removesuffix("-dirty") == head
+    revision = labels["org.opencontainers.image.revision"].removesuffix("-dirty")
+    if head and built.report["status"] == "success":
+        assert revision == head
+    elif head:  # answered from the labels: the image of the commit that built it, whose inputs equal today's
+        ancestor = subprocess.run(["git", "merge-base", "--is-ancestor", revision, "HEAD"], cwd=REPO)
+        assert ancestor.returncode == 0, f"{revision} is not a commit of this history"
+    assert labels["ngc-paddle.inputs-digest"] == built.report["inputs_digest"]
     assert re.match(r"\d{4}-\d\d-\d\dT", labels["org.opencontainers.image.created"])
     baked = json.loads(run_in(built.image, "cat", "/opt/ngc-paddle/manifest.json").stdout)
     assert baked["release"] == built.release and baked["flavor"] == built.flavor
@@ -94,21 +101,37 @@ def test_no_caches_apt_lists_or_secrets_in_image(built: Built) -> None:
     assert leftovers == [], leftovers
 
 
-def test_rebuild_without_changes_reuses_every_layer(built: Built) -> None:
+def assert_unchanged(proc: subprocess.CompletedProcess[str], root: Path, built: Built) -> dict:
+    """The build answered from the labels: every layer checked and unchanged, no buildx build, no checks."""
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    layers = built.manifest.flavors[built.flavor].layers
+    for n, layer in enumerate(layers, start=1):
+        assert f"[{n}/{len(layers)}] {layer}: unchanged (inputs sha256:" in proc.stdout
+    assert ": building " not in proc.stdout and "[internal] load build definition" not in proc.stdout
+    assert "checks" not in proc.stdout and "smoke test" not in proc.stdout
+    assert proc.stdout.splitlines()[-1].startswith("==> unchanged ")
+    report = json.loads((root / "build/reports" / f"{built.release}-{built.flavor}/build.json").read_text())
+    assert report["status"] == "unchanged" and [x["status"] for x in report["layers"]] == ["unchanged"] * len(layers)
+    return report
+
+
+def test_rebuild_without_changes_answers_from_labels(built: Built) -> None:
     before = docker("image", "inspect", "--format", "{{.Id}}", built.image).stdout.strip()
-    proc = run_cli("build")
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads((REPO / "build" / "reports" / f"{built.release}-{built.flavor}" / "build.json").read_text())
-    assert [layer["status"] for layer in report["layers"]] == ["cached"] * len(report["layers"])
+    assert_unchanged(run_cli("build"), REPO, built)
     assert docker("image", "inspect", "--format", "{{.Id}}", built.image).stdout.strip() == before
 
 
 def test_suite_change_rebuilds_only_the_top_layer(built: Built, scratch_repo: Path) -> None:
     assert run_cli("build", root=scratch_repo).returncode == 0
+    assert_unchanged(run_cli("build", root=scratch_repo), scratch_repo, built)  # built twice: nothing to do
     banner = scratch_repo / "image" / "lib" / "banner.py"
     banner.write_text(banner.read_text() + "\n# a change to the suite's own files\n")
+    check = scratch_repo / "validation" / "checks" / "test_contract.py"
+    check.write_text(check.read_text() + "\n# a change to a check the suite layer copies\n")
     proc = run_cli("build", root=scratch_repo)
     assert proc.returncode == 0, proc.stderr
+    top = len(built.manifest.flavors[built.flavor].layers)
+    assert f"[{top}/{top}] suite: inputs changed" in proc.stdout
     report = json.loads((scratch_repo / "build/reports" / f"{built.release}-{built.flavor}/build.json").read_text())
     statuses = [layer["status"] for layer in report["layers"]]
     assert statuses == ["cached"] * (len(statuses) - 1) + ["built"]

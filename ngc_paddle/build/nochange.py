@@ -1,0 +1,133 @@
+"""The no-change shortcut: answer a rebuild from the images' inputs-digest labels when nothing changed.
+
+Why: with the manifest, lock, base image and build context unchanged, asking BuildKit, running the
+layer checks and the smoke test again only confirms what the labels already say (about 8 s of a
+100 s build); comparing digests takes a fraction of a second. Anything missing or different takes
+the normal build path, which sets the labels again.
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ngc_paddle.build import engine
+from ngc_paddle.build.bakefile import layer_repository, manifest_file, manifest_text
+from ngc_paddle.build.base_image import present_base_image
+from ngc_paddle.build.inputs import LABEL, FlavorInputs, flavor_inputs, short
+from ngc_paddle.build.report import BuildReport, LayerResult, human
+from ngc_paddle.errors import ToolchainError
+from ngc_paddle.layers import bake_target
+from ngc_paddle.lock.model import Lock, lock_path
+from ngc_paddle.manifest.resolve import flavor_of, image_manifest, layer_args
+from ngc_paddle.manifest.schema import Manifest
+
+
+@dataclass(frozen=True)
+class Expected:
+    layer: str
+    tag: str
+    digest: str
+
+
+def compute_inputs(root: Path, manifest: Manifest, flavor_name: str, lock: Lock, base_ref: str,
+                   base_id: str) -> FlavorInputs:
+    """The inputs digests of a flavor built on this base, from the same args the bake file gets."""
+    flavor = flavor_of(manifest, flavor_name)
+    args = {layer: layer_args(manifest, flavor_name, layer, base_ref, lock, "") for layer in flavor.layers}
+    return flavor_inputs(root, flavor_name, flavor.layers, args, base_id,
+                         lock_path(root / "releases", manifest.release, flavor_name),
+                         image_manifest(manifest, flavor_name),
+                         {manifest_file(manifest.release, flavor_name): manifest_text(manifest, flavor_name)})
+
+
+def layer_labels(flavor_name: str, inputs: FlavorInputs) -> dict[str, dict[str, str]]:
+    """Bake target -> the label that records its inputs digest."""
+    return {bake_target(layer, flavor_name): {LABEL: digest} for layer, digest in inputs.layers.items()}
+
+
+def expected_images(manifest: Manifest, flavor_name: str, inputs: FlavorInputs, final_tag: str) -> list[Expected]:
+    """Each layer's tag (as docker-bake.hcl names them; the top one is the release tag) and its digest."""
+    layers = list(inputs.layers)
+    return [Expected(layer, final_tag if layer == layers[-1] else
+                     f"{layer_repository(manifest)}:{manifest.release}-{flavor_name}-{layer}", digest)
+            for layer, digest in inputs.layers.items()]
+
+
+def compare(expected: list[Expected], aliases: list[str], found: dict[str, dict]) -> tuple[bool, list[str]]:
+    """Whether every image is there with the digest it would be built with now; one line per layer checked."""
+    lines, same = [], True
+    count = len(expected)
+    for index, want in enumerate(expected, start=1):
+        step = f"[{index}/{count}] {want.layer}"
+        info = found.get(want.tag)
+        if info is None:
+            lines.append(f"{step}: not built ({want.tag} missing)")
+            same = False
+            continue
+        have = ((info.get("Config") or {}).get("Labels") or {}).get(LABEL)
+        image = info["Id"].removeprefix("sha256:")[:12]
+        if have == want.digest:
+            lines.append(f"{step}: unchanged (inputs {short(want.digest)}, image {image})")
+        else:
+            lines.append(f"{step}: inputs changed (image {image} has {short(have)}, now {short(want.digest)})")
+            same = False
+    if same:
+        final_id = found[expected[-1].tag]["Id"]
+        for alias in aliases:
+            if (found.get(alias) or {}).get("Id") != final_id:
+                lines.append(f"{alias} does not point at {expected[-1].tag}")
+                same = False
+    return same, lines
+
+
+def try_unchanged(root: Path, manifest: Manifest, flavor_name: str, lock: Lock, tags: list[str], started: str,
+                  say: Callable[[str], None]) -> BuildReport | None:
+    """The report of a no-change build when every image carries today's inputs digest, else None (build)."""
+    t0 = time.monotonic()
+    flavor = flavor_of(manifest, flavor_name)
+    base = present_base_image(flavor.components["os"], manifest.sources[flavor.components["python"].source])
+    if base is None:
+        say("==> no base image here yet (or no engine answering): building")
+        return None
+    inputs = compute_inputs(root, manifest, flavor_name, lock, *base)
+    expected = expected_images(manifest, flavor_name, inputs, tags[0])
+    found = engine.inspect_images([e.tag for e in expected] + tags[1:] + [base[0]])
+    same, lines = compare(expected, tags[1:], found)
+    for line in lines:
+        say(f"    {line}")
+    if not same:
+        say("==> inputs differ from the images' labels: building")
+        return None
+    report = BuildReport(manifest.release, flavor_name, base[0], started, status="unchanged",
+                         image=tags[0], tags=list(tags), inputs_digest=inputs.image)
+    below = found.get(base[0], {}).get("Size", 0)
+    for want in expected:
+        info = found[want.tag]
+        report.layers.append(LayerResult(
+            want.layer, bake_target(want.layer, flavor_name), want.tag, image_id=info["Id"], cached=True,
+            size_bytes=info.get("Size", 0), size_added_bytes=info.get("Size", 0) - below, status="unchanged",
+            inputs_digest=want.digest))
+        below = info.get("Size", 0)
+    report.image_size_bytes = report.layers[-1].size_bytes
+    report.duration_s = round(time.monotonic() - t0, 1)
+    json_path, _ = report.write(root / "build" / "reports" / f"{manifest.release}-{flavor_name}")
+    say(f"==> unchanged {', '.join(tags)} (image {found[tags[0]]['Id'].removeprefix('sha256:')[:12]}, "
+        f"{human(report.image_size_bytes)}, inputs {short(inputs.image)}): nothing built, checked or retagged, "
+        f"{time.monotonic() - t0:.2f}s; report: {json_path.relative_to(root)} (FORCE=1 / --force rebuilds)")
+    return report
+
+
+def check_printed(printed: dict, flavor_name: str, inputs: FlavorInputs) -> None:
+    """The digests were computed from the args bake resolved and bake carries them as labels, or the build stops:
+    a digest of other inputs than those built would make a later no-change answer wrong."""
+    for layer, digest in inputs.layers.items():
+        target = printed["target"][bake_target(layer, flavor_name)]
+        resolved = {k: v for k, v in target.get("args", {}).items() if k != "BASE_IMAGE"}
+        if resolved != {k: v for k, v in inputs.args[layer].items() if k != "BASE_IMAGE"}:
+            raise ToolchainError(f"bake target {bake_target(layer, flavor_name)} resolves other build args than "
+                                 "its inputs digest was computed from; fix: set a target's args only in "
+                                 "build/bake/<release>.json (ngc_paddle/manifest/resolve.py), not in docker-bake.hcl")
+        if target.get("labels", {}).get(LABEL) != digest:
+            raise ToolchainError(f"bake target {bake_target(layer, flavor_name)} lost its {LABEL} label; "
+                                 "fix: keep the labels of build/bake/<release>.json mergeable in docker-bake.hcl")
