@@ -29,6 +29,7 @@ class _Setuid:
     bit: str
     md5: str
     where: str
+    layer: int
 
 
 @dataclass
@@ -37,7 +38,10 @@ class LayerScan:
 
     setuid_allowed: set[str]
     key_fixtures: dict[str, str] = field(default_factory=dict)  # sha256 of a key block -> why it may ship
-    md5sums: dict[str, bytes] = field(default_factory=dict)  # newest content of each dpkg md5sums file
+    # Each dpkg md5sums file as each layer left it (layer index -> path -> content): a setuid file is judged by
+    # what dpkg recorded as of its own layer, since a package upgraded in a later layer (the os layer applies
+    # -security on top of the base) records the new file's sums while the lower layer keeps the old file.
+    md5sums: dict[int, dict[str, bytes]] = field(default_factory=dict)
     allowed_setuid: list[_Setuid] = field(default_factory=list)
 
     def entry(self, e: Entry) -> list[Finding]:
@@ -52,9 +56,9 @@ class LayerScan:
                     findings.append(Finding("setuid", f"{bit}-file", "HIGH", f"{bit} file not in the allowlist",
                                             package=e.path, location=where, source="layers"))
                 else:
-                    self.allowed_setuid.append(_Setuid(e.path, bit, md5 or "", where))
+                    self.allowed_setuid.append(_Setuid(e.path, bit, md5 or "", where, e.layer.index))
             if e.path.startswith(MD5SUMS_DIR) and e.path.endswith(".md5sums") and e.content is not None:
-                self.md5sums[e.path] = e.content
+                self.md5sums.setdefault(e.layer.index, {})[e.path] = e.content
             for rule in sorted(hits):
                 fixture = patterns.is_fixture(keys, self.key_fixtures) if rule == "private-key" else None
                 if fixture:
@@ -92,12 +96,16 @@ class LayerScan:
 
     def finish(self) -> list[Finding]:
         """An allowed setuid path must hold the file its Debian package installed, unmodified (dpkg's md5sums):
-        a setuid copy of /bin/bash over /usr/bin/su is not su."""
-        recorded: dict[str, str] = {}
-        for content in self.md5sums.values():
-            recorded.update(patterns.parse_md5sums(content))
+        a setuid copy of /bin/bash over /usr/bin/su is not su. Each file is compared with the sums dpkg had
+        recorded as of its own layer (the newest md5sums file at or below it)."""
         findings = []
         for s in self.allowed_setuid:
+            files: dict[str, bytes] = {}
+            for index in sorted(i for i in self.md5sums if i <= s.layer):
+                files.update(self.md5sums[index])
+            recorded: dict[str, str] = {}
+            for content in files.values():
+                recorded.update(patterns.parse_md5sums(content))
             expected = next((recorded[n] for n in patterns.dpkg_names(s.path) if n in recorded), None)
             if expected == s.md5:
                 continue
