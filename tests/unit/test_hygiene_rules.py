@@ -107,6 +107,25 @@ def test_setuid_at_an_allowed_path_must_be_the_packaged_file() -> None:
     assert [(f.kind, f.package) for f in outside] == [("setuid", "/usr/local/bin/helper")]
 
 
+def test_setuid_file_is_judged_by_the_sums_of_its_own_layer() -> None:
+    """A package upgraded in a later layer (the os layer applies -security over the base) records new sums; the
+    base layer's older copy is still the file dpkg installed there, while a later copy that no sums match is not."""
+    def at(index: int, path: str, content: bytes, mode: int = 0o644) -> Entry:
+        return Entry(Layer(index, "x", "x"), path, stat.S_IFREG | mode, len(content), "file", content, None)
+
+    old, new = b"\x7fELF unix_chkpwd 1", b"\x7fELF unix_chkpwd 2"
+    sums = "/var/lib/dpkg/info/libpam-modules-bin.md5sums"
+    checks = LayerScan({"/usr/sbin/unix_chkpwd"})
+    for e in (at(0, "/usr/sbin/unix_chkpwd", old, 0o2755), at(0, sums, f"{hashlib.md5(old).hexdigest()}  "
+                                                                        "usr/sbin/unix_chkpwd\n".encode()),
+              at(1, sums, f"{hashlib.md5(new).hexdigest()}  usr/sbin/unix_chkpwd\n".encode()),
+              at(1, "/usr/sbin/unix_chkpwd", new, 0o2755)):
+        checks.entry(e)
+    assert checks.finish() == []
+    checks.entry(at(2, "/usr/sbin/unix_chkpwd", old, 0o2755))  # the old file put back later: not what dpkg has now
+    assert [(f.id, f.location) for f in checks.finish()] == [("setgid-file-modified", "layer 2 (x)")]
+
+
 def test_keys_block_anywhere_unless_a_known_fixture() -> None:
     digest = hashlib.sha256(KEY.strip()).hexdigest()  # the key block, "-----BEGIN" to the END line's "-----"
     assert patterns.key_digests(b"junk\0" + KEY + b"\0more") == {digest}
