@@ -10,7 +10,7 @@ verdict, so a crashed run never replaces an earlier report.
   run.py [--output DIR] [--serial | --single] [--hosts docker://NAME] [-m EXPR] [--smoke]
          [--manifest FILE --layer NAME --probes DIR] [--allow-empty] [pytest args...]
 Exit: 0 all checks passed (skips that do not apply to the flavor allowed), 1 a check failed, 2 the
-suite could not run, 3 NOT PROVEN: a GPU flavor whose GPU checks could not run (no GPU visible).
+suite could not run, 3 NOT PROVEN: a GPU flavor whose GPU checks could not run (no GPU visible), 4 a crash.
 --smoke only collects the checks: does the suite start here (pytest, testinfra, the manifest)?
 The checks of every layer of the flavor up to --layer run (default: all), each reported with its
 layer. A layer image has no manifest and no probes of its own: --manifest names the flavor's
@@ -159,5 +159,17 @@ def smoke(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def entry() -> int:
+    """main(), with a crash as exit 4 and one line (the traceback in a file): 1 means a check failed, 2 bad
+    input; the handler is the benchmarks' (a sibling folder in the image and in the repository)."""
+    try:
+        return main()
+    except Exception as exc:
+        sys.path.insert(0, str(HERE.parent))
+        from benchmarks.harness import crash
+
+        return crash.report(exc, "validate")
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

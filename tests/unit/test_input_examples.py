@@ -5,6 +5,7 @@ one-line error of the project's type naming the file (issue 11).
 """
 
 import dataclasses
+import importlib.util
 import json
 import os
 import re
@@ -519,3 +520,17 @@ def test_interrupt_is_130_not_an_internal_error(capsys, monkeypatch) -> None:
     monkeypatch.setattr(cli, "cmd_manifest_check", interrupted)
     code, err = run_cli(capsys, "manifest", "check")
     assert code == 130 and "internal error" not in err
+
+
+def test_a_crash_of_the_validation_runner_exits_4_not_1(monkeypatch, capsys) -> None:
+    spec = importlib.util.spec_from_file_location("validation_run", REPO / "validation" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def broken() -> int:
+        raise RuntimeError("a bug in the runner")
+
+    monkeypatch.setattr(module, "main", broken)
+    assert module.entry() == 4
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: internal error: RuntimeError: a bug in the runner; fix: ")
