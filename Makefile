@@ -91,11 +91,11 @@ bake-print: $(BIN)/.installed
 
 ## Cold build, no-change rebuild and top-layer rebuild, with image size vs installed payload
 bench-build: $(BIN)/.installed toolchain
-	$(BIN)/python benchmarks/build/bench_build.py $(build_args)
+	$(BIN)/python benchmarks/image_build/bench_build.py $(build_args)
 
 ## Reproducibility: two builds with --no-cache (RELEASE/FLAVOR, UP_TO=layer to stop early), packages and layers compared
 bench-repro: $(BIN)/.installed toolchain
-	$(BIN)/python benchmarks/build/bench_repro.py $(build_args) $(if $(UP_TO),--up-to $(UP_TO))
+	$(BIN)/python benchmarks/image_build/bench_repro.py $(build_args) $(if $(UP_TO),--up-to $(UP_TO))
 
 ## Validation suite: serial vs parallel wall time
 bench-validate: $(BIN)/.installed toolchain

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 from ngc_paddle import crash
-from ngc_paddle.build import pipeline
-from ngc_paddle.build.bakefile import write_build_inputs
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.image_build import pipeline
+from ngc_paddle.image_build.bakefile import write_build_inputs
 from ngc_paddle.lock.check import lock_status
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest

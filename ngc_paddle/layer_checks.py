@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ngc_paddle.build import engine
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.image_build import engine
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from ngc_paddle.manifest.resolve import flavor_of, image_manifest
 

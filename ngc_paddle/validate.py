@@ -13,8 +13,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ngc_paddle.build import engine
 from ngc_paddle.errors import NgcPaddleError, NotProven
+from ngc_paddle.image_build import engine
 from ngc_paddle.layer_checks import host_suite_args, layer_image, resolved_manifest
 
 SUITE_IN_IMAGE = "/opt/ngc-paddle/validation"

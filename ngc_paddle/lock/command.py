@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ngc_paddle import outputs
-from ngc_paddle.build import engine
-from ngc_paddle.build.base_image import ensure_base_image
+from ngc_paddle.image_build import engine
+from ngc_paddle.image_build.base_image import ensure_base_image
 from ngc_paddle.lock.base import base_facts
 from ngc_paddle.lock.check import lock_inputs
 from ngc_paddle.lock.debian_lock import lock_debian

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from ngc_paddle.build import engine, pipeline
 from ngc_paddle.errors import NgcPaddleError, NotProven
+from ngc_paddle.image_build import engine, pipeline
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
 from ngc_paddle.outputs import ensure_folder, staged

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.build.scratch import scratch_copy
+from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.loader import latest_release
 

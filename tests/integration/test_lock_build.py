@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from ngc_paddle.build.scratch import scratch_copy
+from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.lock.model import read_lock
 from tests.integration.conftest import REPO, docker, run_cli
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.build.scratch import scratch_copy
+from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.release.pipeline import State, _push
 from ngc_paddle.release.registry import LoginRequired, served_digest
 from tests.integration.conftest import CLI, REPO

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.build import engine, inputs, nochange, pipeline
-from ngc_paddle.build.scratch import scratch_copy
+from ngc_paddle.image_build import engine, inputs, nochange, pipeline
+from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.lock.check import lock_for_build
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from tests.conftest import REPO
@@ -54,7 +54,7 @@ def test_digests_are_stable_and_the_top_one_is_the_whole(copy: Path) -> None:
     ("layers/os/install.sh", ["os", "dali", "paddle", "suite"]),
     ("validation/layers/paddle/test_build.py", ["suite"]),  # copied by the suite layer only
     ("docker-bake.hcl", ["suite"]),
-    ("ngc_paddle/build/pipeline.py", ["suite"]),  # tooling that shapes the build: the whole only
+    ("ngc_paddle/image_build/pipeline.py", ["suite"]),  # tooling that shapes the build: the whole only
     ("ngc_paddle/cli.py", []),
 ])
 def test_what_a_change_changes(copy: Path, path: str, expected: list[str], monkeypatch) -> None:

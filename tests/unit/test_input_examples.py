@@ -247,7 +247,7 @@ def test_bake_file_writes_nothing_when_it_fails(tmp_path: Path, capsys, monkeypa
     before = {p: p.read_text() for p in (root / "build").rglob("*.json")}
     for p in before:
         p.write_text("previous\n")
-    from ngc_paddle.build import bakefile
+    from ngc_paddle.image_build import bakefile
 
     def fail(*_a, **_k):
         raise NgcPaddleError("late failure; fix: nothing")

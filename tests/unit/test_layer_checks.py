@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from ngc_paddle import layer_checks
-from ngc_paddle.build import pipeline
-from ngc_paddle.build.report import BuildReport, LayerResult
 from ngc_paddle.errors import BuildError, NgcPaddleError
+from ngc_paddle.image_build import pipeline
+from ngc_paddle.image_build.report import BuildReport, LayerResult
 from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.resolve import image_manifest

@@ -256,7 +256,7 @@ def test_release_new_locks_every_flavor_not_pending(releases: Path, monkeypatch)
 
 
 def test_a_bootstrapped_base_records_the_archive_snapshot(monkeypatch) -> None:
-    from ngc_paddle.build import base_image
+    from ngc_paddle.image_build import base_image
 
     manifest = load_manifest(REPO / "releases" / "26.12.yaml")
     commands: list[list[str]] = []

@@ -8,9 +8,9 @@ import hcl2
 import pytest
 from packaging.utils import canonicalize_name
 
-from ngc_paddle.build.bakefile import bake_definition, build_command, flavor_locks, write_build_inputs
 from ngc_paddle.driver import nvidia_require_cuda
 from ngc_paddle.errors import ManifestError, ToolchainError
+from ngc_paddle.image_build.bakefile import bake_definition, build_command, flavor_locks, write_build_inputs
 from ngc_paddle.layers import bake_target, dockerfile_for
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, image_manifest, layer_args

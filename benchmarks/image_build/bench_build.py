@@ -3,8 +3,8 @@
 Prints the three build times side by side and their ratios, and the image size against the sum
 of the payloads the layers install (what `pip`/`apt` put on disk), measured in the same run.
 
-  python benchmarks/build/bench_build.py [--release YY.MM] [--flavor cpu] [--keep-cache]
-  python benchmarks/build/bench_build.py --skip-cold (--cold-s SECONDS | --cold-report build.json)
+  python benchmarks/image_build/bench_build.py [--release YY.MM] [--flavor cpu] [--keep-cache]
+  python benchmarks/image_build/bench_build.py --skip-cold (--cold-s SECONDS | --cold-report build.json)
 
 The cold build runs in a scratch copy of the repository with its own image name and with the
 BuildKit cache pruned first (unless --keep-cache), so it never touches the release's own tags.
@@ -27,9 +27,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from ngc_paddle.build import pipeline  # noqa: E402
-from ngc_paddle.build.report import human  # noqa: E402
-from ngc_paddle.build.scratch import scratch_copy  # noqa: E402
+from ngc_paddle.image_build import pipeline  # noqa: E402
+from ngc_paddle.image_build.report import human  # noqa: E402
+from ngc_paddle.image_build.scratch import scratch_copy  # noqa: E402
 from ngc_paddle.manifest.loader import latest_release  # noqa: E402
 
 PAYLOAD_SCRIPT = (

@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ngc_paddle.build import engine
 from ngc_paddle.errors import ToolchainError
+from ngc_paddle.image_build import engine
 from ngc_paddle.lock.base import SNAPSHOT_LABEL, release_date
 from ngc_paddle.manifest.schema import Component, Source
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ngc_paddle.build import engine, nochange
-from ngc_paddle.build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
-from ngc_paddle.build.base_image import ensure_base_image
-from ngc_paddle.build.report import BuildReport, LayerResult, human
 from ngc_paddle.errors import BuildError, NgcPaddleError
+from ngc_paddle.image_build import engine, nochange
+from ngc_paddle.image_build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
+from ngc_paddle.image_build.base_image import ensure_base_image
+from ngc_paddle.image_build.report import BuildReport, LayerResult, human
 from ngc_paddle.layer_checks import check_layer
 from ngc_paddle.layers import bake_target
 from ngc_paddle.lock.base import compare_base

@@ -5,8 +5,8 @@ Prints whether the installed package sets (pip and dpkg) are identical, and per 
 every file that was added, removed, changed in content (sha256) or only in metadata (mtime, uid,
 mode, ...), with a guess at why (".pyc", "timestamp", "apt/dpkg log", "ldconfig cache", ...).
 
-  python benchmarks/build/bench_repro.py [--release YY.MM] [--flavor cpu] [--up-to LAYER] [--source N=URL]
-  python benchmarks/build/bench_repro.py --compare IMAGE_A IMAGE_B     # compare two built images only
+  python benchmarks/image_build/bench_repro.py [--release YY.MM] [--flavor cpu] [--up-to LAYER] [--source N=URL]
+  python benchmarks/image_build/bench_repro.py --compare IMAGE_A IMAGE_B     # compare two built images only
 
 "From cold" here means `docker buildx build --no-cache` for every layer, each build in its own scratch
 copy under one image name (--name, default ngc-paddle-repro; the two results are kept as NAME-repro:a
@@ -200,9 +200,9 @@ def save_image(image: str, folder: Path) -> Path:
 def cold_build(root: Path, release: str | None, flavor: str | None, up_to: str | None,
                sources: dict[str, str], logs: Path, say=print) -> tuple[str, str, list[str]]:
     """Build a flavor's layers (up to `up_to`) with `--no-cache`, logs in `logs`; return release, flavor, tags."""
-    from ngc_paddle.build import engine
-    from ngc_paddle.build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
-    from ngc_paddle.build.base_image import ensure_base_image
+    from ngc_paddle.image_build import engine
+    from ngc_paddle.image_build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
+    from ngc_paddle.image_build.base_image import ensure_base_image
     from ngc_paddle.layers import bake_target
     from ngc_paddle.lock.check import lock_for_build
     from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
@@ -313,8 +313,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     sources = dict(item.split("=", 1) for item in args.source)
-    from ngc_paddle.build.scratch import scratch_copy
     from ngc_paddle.errors import NgcPaddleError
+    from ngc_paddle.image_build.scratch import scratch_copy
 
     with tempfile.TemporaryDirectory(prefix="ngc-repro-", dir=os.environ.get("NGC_REPRO_TMP")) as tmp_name:
         tmp = Path(tmp_name)

@@ -23,7 +23,7 @@ class LayerResult:
     log: str = ""
     # The layer's own fast checks, run right after it was built: passed, skipped, failed ids, seconds.
     checks: dict | None = None
-    # sha256 of what the layer is built from (ngc_paddle/build/inputs.py), also its image's label.
+    # sha256 of what the layer is built from (ngc_paddle/image_build/inputs.py), also its image's label.
     inputs_digest: str | None = None
 
 
