@@ -1,4 +1,4 @@
-"""The command line shared by bench-rn50 and bench-hgnet: options, threads, then the run.
+"""The command line shared by bench-rn50 and bench-hgnet: its options, input files and exit codes.
 
 Exit codes: 0 every acceptance gate that applies passed (or --smoke ran through), 1 a gate
 failed, 2 bad input (an option the hardware cannot honour, a missing data folder, a gates file or
