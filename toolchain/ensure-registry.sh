@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Make sure a container registry answers on 127.0.0.1:${REGISTRY_PORT:-5000} (the release pipeline's
-# default push target). Where none answers and we are root on Debian, install Debian's docker-registry
+# Make sure a container registry answers on 127.0.0.1:${REGISTRY_PORT:-5000}, the release's default push target.
+# Where none answers and we are root on Debian, install Debian's docker-registry
 # (distribution 2.8) and start it bound to 127.0.0.1 only, with its storage under /var/lib.
 # Idempotent: does nothing when a registry already answers on that port (plain HTTP or TLS), whatever its
 # TLS and login settings: stop that one (it runs `docker-registry serve /etc/ngc-paddle/registry-PORT/...`)

@@ -1,4 +1,4 @@
-"""Fixtures and hooks of the in-image validation suite.
+"""Fixtures and hooks of the validation suite: the manifest's expectations, the image under test, check layers.
 
 Why: every expectation comes from the manifest baked into the image, and every check reaches the
 system under test through testinfra's `host`, so the same checks run inside the image (local

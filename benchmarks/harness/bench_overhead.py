@@ -1,4 +1,4 @@
-"""Does the harness report the throughput an independent stopwatch sees?
+"""Check the harness's throughput against an independent stopwatch on the same training steps.
 
 Runs the same ResNet50 v1.5 training steps twice: once through the harness (StepTimer, per-step
 timing, logging) and once as a bare loop timed as a whole with time.perf_counter, and prints both

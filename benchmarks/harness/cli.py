@@ -1,4 +1,4 @@
-"""The command line shared by bench-rn50 and bench-hgnet: options, threads, then the run.
+"""The command line shared by bench-rn50 and bench-hgnet: its options, input files and exit codes.
 
 Exit codes: 0 every acceptance gate that applies passed (or --smoke ran through), 1 a gate
 failed, 2 bad input (an option the hardware cannot honour, a missing data folder, a gates file or
@@ -12,7 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from benchmarks.harness import cpus, crash, gates, inputs, result_file
+from benchmarks.harness import crash, gates, inputs, result_file
+from benchmarks.harness.hardware import set_threads
 from benchmarks.harness.spec import ModelSpec
 
 TRAIN_PRECISIONS = ("fp32", "tf32", "amp", "amp-o2", "bf16")
@@ -96,32 +97,6 @@ def parser(spec: ModelSpec) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     spec.add_arguments(p)
     return p
-
-
-PADDLE_THREAD_WARNING = ("WARNING: OMP_NUM_THREADS set to", "PLEASE USE OMP_NUM_THREADS WISELY.")
-
-
-def set_threads(args: argparse.Namespace) -> None:
-    """Fix the CPU thread count, then import Paddle (OpenMP reads OMP_NUM_THREADS once, at load).
-
-    Paddle prints a warning at import whenever OMP_NUM_THREADS > 1 (a note for data-parallel runs);
-    we set it on purpose, so those two lines are dropped; anything else Paddle prints passes through.
-    """
-    import contextlib
-    import io
-
-    args.threads, args.threads_from = cpus.threads_to_use(args.threads)
-    os.environ["OMP_NUM_THREADS"] = str(args.threads)
-    captured = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(captured):
-            import paddle  # noqa: F401
-    except ImportError:
-        pass  # reported where Paddle is used, with the reason
-    finally:
-        kept = [line for line in captured.getvalue().splitlines() if not line.startswith(PADDLE_THREAD_WARNING)]
-        if kept:
-            print("\n".join(kept), file=sys.stderr)
 
 
 def main(spec: ModelSpec, argv: list[str] | None = None) -> int:

@@ -155,6 +155,16 @@ def evaluate(gates: dict, model: str, profile: str | None, results: dict, config
     return verdicts
 
 
+def judge(gates: dict, model: str, profile: str | None, results: dict, config: dict, baseline: dict | None,
+          max_regression_pct: float | None, hardware: str | None, missing: str | None) -> tuple[list[Verdict], Outcome]:
+    """The verdict per gate and for the run; `missing` names what the image exists for and the run lacked (no
+    profile gate applies then). A --smoke run is evaluated too, but its outcome is SMOKE (exit 0)."""
+    verdicts = evaluate(gates, model, profile if not missing else None, results, config, baseline,
+                        max_regression_pct, hardware)
+    outcome = Outcome("SMOKE") if config.get("smoke") else overall(verdicts, [missing] if missing else [])
+    return verdicts, outcome
+
+
 def _flatten(node: Any, prefix: str = "") -> dict[str, float]:
     out: dict[str, float] = {}
     if isinstance(node, dict):

@@ -1,15 +1,19 @@
-"""Defaults for the hardware found: device, batch, sizes, precisions, back ends, threads; refusals with the fix.
+"""Fit a run to the hardware found: defaults (device, batch, sizes, precisions, back ends, threads), refusals.
 
 Why: one command serves a 2-core CPU container and an 8-GPU node. What it cannot honour on this
 hardware is a one-line error (exit 2), and a GPU image started without a GPU is told so rather
-than benchmarked as if it were a CPU image.
+than benchmarked as if it were a CPU image. The thread count and device chosen are also handed to
+Paddle here (set_threads before it loads, use_device once the defaults are filled in).
 """
 
 import argparse
+import contextlib
+import io
 import os
 import sys
 from pathlib import Path
 
+from benchmarks.harness import cpus
 from benchmarks.harness.spec import ModelSpec
 
 
@@ -30,6 +34,29 @@ def visible_gpus() -> int:
         return paddle.device.cuda.device_count()
     except Exception:
         return 0
+
+
+PADDLE_THREAD_WARNING = ("WARNING: OMP_NUM_THREADS set to", "PLEASE USE OMP_NUM_THREADS WISELY.")
+
+
+def set_threads(args: argparse.Namespace) -> None:
+    """Fix the CPU thread count, then import Paddle (OpenMP reads OMP_NUM_THREADS once, at load).
+
+    Paddle prints a warning at import whenever OMP_NUM_THREADS > 1 (a note for data-parallel runs);
+    we set it on purpose, so those two lines are dropped; anything else Paddle prints passes through.
+    """
+    args.threads, args.threads_from = cpus.threads_to_use(args.threads)
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            import paddle  # noqa: F401
+    except ImportError:
+        pass  # reported where Paddle is used, with the reason
+    finally:
+        kept = [line for line in captured.getvalue().splitlines() if not line.startswith(PADDLE_THREAD_WARNING)]
+        if kept:
+            print("\n".join(kept), file=sys.stderr)
 
 
 def smoke_defaults(args: argparse.Namespace, spec: ModelSpec) -> None:
@@ -83,6 +110,15 @@ def resolve(args: argparse.Namespace, spec: ModelSpec) -> argparse.Namespace:
     if args.asp and any(p in ("amp-o2",) for p in args.precision):
         raise BadInput("--asp with amp-o2 is not supported by Paddle's ASP; fix: use amp (O1) with --asp")
     return args
+
+
+def use_device(args: argparse.Namespace) -> None:
+    """Point Paddle at the device chosen, and give the CPU math library's own pool (MKL/OpenBLAS) the threads."""
+    import paddle
+
+    if hasattr(paddle.base.core, "set_num_threads"):
+        paddle.base.core.set_num_threads(args.threads)
+    paddle.set_device("gpu:0" if args.device == "gpu" else "cpu")
 
 
 BACKEND_NEEDS = {"paddle-trt": "tensorrt", "tensorrt": "tensorrt", "onnxruntime": "onnxruntime"}

@@ -1,4 +1,8 @@
-"""Multi-GPU and multi-node runs: re-run the same command under paddle.distributed.launch (NCCL)."""
+"""Multi-GPU and multi-node runs: re-run the same command under paddle.distributed.launch (NCCL), and join its group.
+
+Why: one command serves one process and many; the process that a user starts re-runs itself under
+the launcher, and each launched process joins the process group before it trains its shard.
+"""
 
 import argparse
 import os
@@ -20,3 +24,16 @@ def relaunch_distributed(args: argparse.Namespace, spec: ModelSpec) -> int | Non
         cmd += ["--nnodes", str(args.nnodes), "--master", args.master]
     cmd += ["-m", f"benchmarks.{spec.name}", *sys.argv[1:]]
     return subprocess.run(cmd, check=False).returncode
+
+
+def join(args: argparse.Namespace) -> tuple[int, int]:
+    """(rank, world size) of this process; one started by the launcher joins its group first, and args.gpus
+    becomes the whole run's device count (each launched process may see one device)."""
+    import paddle.distributed as dist
+
+    rank = 0
+    if "PADDLE_TRAINER_ID" in os.environ:
+        dist.init_parallel_env()
+        rank = dist.get_rank()
+        args.gpus = dist.get_world_size()
+    return rank, dist.get_world_size() if dist.is_initialized() else 1

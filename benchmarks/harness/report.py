@@ -10,7 +10,9 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchmarks.harness.dllogger import DLLogger
 from benchmarks.harness.gates import Outcome, Verdict
+from benchmarks.harness.spec import ModelSpec
 
 
 def run_folder(base: Path, model: str) -> Path:
@@ -165,3 +167,14 @@ def write(folder: Path, model: str, title: str, config: dict, env: dict, results
     (folder / "result.md").write_text(markdown(title, config, env, results, verdicts, outcome))
     plot(results, folder / "throughput.png", title)
     return summary
+
+
+def finish(out: Path, spec: ModelSpec, title: str, config: dict, env: dict, results: dict,
+           verdicts: list[Verdict], outcome: Outcome, profile: str | None, logger: DLLogger) -> int:
+    """End a run: write its files, log the summary, print the figures and the verdict last; its exit code."""
+    write(out, spec.name, title, config, env, results, verdicts, outcome)
+    logger.log("summary", {"verdict": outcome.verdict, "gates_failed": sum(v.status == "FAIL" for v in verdicts),
+                           "output": str(out)})
+    logger.close()
+    print(console(spec.title, profile, config, results, verdicts, outcome, out), flush=True)
+    return outcome.exit_code

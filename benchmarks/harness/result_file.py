@@ -36,7 +36,7 @@ class _Strict(BaseModel):
 
 
 class Config(_Strict):
-    """runner.run_config, plus each ModelSpec's config_extra (rn50: zero_init_residual; hgnet: model, ssld)."""
+    """record.run_config, plus each ModelSpec's config_extra (rn50: zero_init_residual; hgnet: model, ssld)."""
 
     benchmark: Short
     mode: Literal["train", "infer", "all"]
@@ -72,7 +72,7 @@ class Gpu(_Strict):
 
 
 class Environment(_Strict):
-    """environment.capture(), plus the threads and the hardware key the runner adds."""
+    """record.run_environment: environment.capture(), plus the threads and the hardware key."""
 
     cpu: Text
     cpu_cores: Count | None

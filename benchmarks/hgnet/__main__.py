@@ -1,5 +1,8 @@
-"""bench-hgnet: PP-HGNet training and inference (Paddle Inference, Paddle-TRT, TensorRT via ONNX, ONNX
-Runtime) benchmark with acceptance gates; --classify for real images. `python -m benchmarks.hgnet --help`."""
+"""bench-hgnet's entry: what PP-HGNet brings to the shared benchmark command (its ModelSpec).
+
+Training and inference (Paddle Inference, Paddle-TRT, TensorRT via ONNX, ONNX Runtime) with acceptance
+gates; --classify for real images. `python -m benchmarks.hgnet --help`.
+"""
 
 import argparse
 import sys

@@ -1,5 +1,8 @@
-"""bench-rn50: ResNet50 v1.5 training (DALI, AMP, ASP, multi-GPU) and inference (Paddle Inference,
-Paddle-TRT) benchmark with acceptance gates. `python -m benchmarks.rn50 --help`."""
+"""bench-rn50's entry: what ResNet50 v1.5 brings to the shared benchmark command (its ModelSpec).
+
+Training (DALI, AMP, ASP, multi-GPU) and inference (Paddle Inference, Paddle-TRT) with acceptance
+gates. `python -m benchmarks.rn50 --help`.
+"""
 
 import argparse
 import sys

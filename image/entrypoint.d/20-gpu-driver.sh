@@ -1,5 +1,5 @@
-# GPU flavors: warn when no NVIDIA driver or GPU device is visible (25-driver-version.sh then judges
-# the driver's version). Sets NGC_PADDLE_CPU_ONLY=1 for the commands that follow.
+# GPU flavors: warn when no NVIDIA driver or GPU device is visible, and run what follows CPU-only.
+# Sets NGC_PADDLE_CPU_ONLY=1 for the commands that follow; 25-driver-version.sh then judges the driver's version.
 if [ -n "${NVIDIA_REQUIRE_CUDA:-}" ]; then
   _ngc_has_libcuda=0
   if ldconfig -p 2>/dev/null | grep -v '/compat/' | grep -q 'libcuda\.so\.1'; then _ngc_has_libcuda=1; fi

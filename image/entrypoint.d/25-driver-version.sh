@@ -1,5 +1,5 @@
-# GPU flavors with a visible driver: compare its version with what the image's CUDA needs. The two
-# figures come from ngc_paddle/driver.py through the baked manifest (cuda.min_driver: the oldest
+# GPU flavors with a visible driver: compare its version with what the image's CUDA needs.
+# The two figures come from ngc_paddle/driver.py through the baked manifest (cuda.min_driver: the oldest
 # driver that runs the image through CUDA minor-version compatibility; cuda.full_driver: the
 # driver of the image's CUDA release). Below the minimum CUDA cannot start at all: an ERROR line
 # (shown even with NGC_PADDLE_QUIET=1) and the commands that follow run CPU-only. Between the two:

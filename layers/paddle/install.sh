@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Paddle layer: install its locked wheels, then check that paddle imports.
 set -euo pipefail
 python /tmp/ngc/lib/install_pip_layer.py
 # A wheel that installs but cannot import is a failed layer, not a finished one.

@@ -160,8 +160,9 @@ def bench_result(model: str = "rn50") -> dict:
     import json
     import tempfile
 
-    from benchmarks.harness import cli, efficiency, environment, gates, report, runner
+    from benchmarks.harness import cli, efficiency, environment, gates, record, report
     from benchmarks.harness.hardware import hardware_key
+    from benchmarks.harness.peaks import Peaks
     from benchmarks.harness.spec import ModelSpec
     from benchmarks.harness.timing import Timing
 
@@ -172,11 +173,11 @@ def bench_result(model: str = "rn50") -> dict:
     args.__dict__.update(device="cpu", gpus=0, threads_from="test fixture", batch_size=16, image_size=128,
                          infer_image_size=128, data_format="NCHW", steps=8, warmup=2, precision=["fp32"],
                          infer_precision=["fp32"], backends=["paddle-inference"], batch_sizes=[1, 8])
-    config = runner.run_config(args, spec)
+    config = record.run_config(args, spec)
     env = environment.capture()
     env.update(threads=2, threads_from="test fixture", hardware=hardware_key("cpu", [], 0, env["cpu"], 2))
     probe = {"dtype": "float32", "gemm_flops": 2.0e10, "conv_flops": 1.5e10, "peak_flops": 2.0e10, "method": "fixture"}
-    peaks = runner.Peaks("cpu", 1, 1)
+    peaks = Peaks("cpu", 1, 1)
     original = efficiency.probe_peak
     efficiency.probe_peak = lambda device, dtype, repeats: dict(probe)
     try:

@@ -78,6 +78,25 @@ def test_gates_pass_fail_and_not_applicable() -> None:
     assert other["amp"].status == "N/A" and "batch_size=64 (gate: 256)" in other["amp"].reason
 
 
+def test_judge_gives_the_run_its_verdict_smoke_and_missing_gpu_included() -> None:
+    results = {"train": {"amp": {"ips": 120.0}, "summary": {"loss_finite": 1}}}
+    config = {"batch_size": 256, "smoke": False}
+    verdicts, outcome = gates.judge(GATES, "m", "A100-80GB", results, config, None, None, None, None)
+    assert {v.gate for v in verdicts} == {"amp", "lat", "finite"} and outcome.verdict == "NOT PROVEN"  # lat not run
+    slow = {**results, "infer": {"trt": {"fp16": {"bs1": {"latency_ms": {"mean": 1.2}}}}}}
+    assert gates.judge(GATES, "m", "A100-80GB", slow, config, None, None, None, None)[1].exit_code == 1
+    ok = {**results, "infer": {"trt": {"fp16": {"bs1": {"latency_ms": {"mean": 0.5}}}}}}
+    assert gates.judge(GATES, "m", "A100-80GB", ok, config, None, None, None, None)[1].exit_code == 0
+    # a GPU image run without its GPU: the profile's gates are not evaluated, and the run proves nothing
+    verdicts, outcome = gates.judge(GATES, "m", "A100-80GB", ok, config, None, None, None, "no GPU visible")
+    assert all(v.profile == "relative" for v in verdicts)
+    assert (outcome.verdict, outcome.reasons, outcome.exit_code) == ("NOT PROVEN", ["no GPU visible"], 3)
+    # --smoke: gates are evaluated and written, but the run is a smoke (exit 0), whatever they say
+    verdicts, outcome = gates.judge(GATES, "m", "A100-80GB", results, {**config, "smoke": True}, None, None, None,
+                                    None)
+    assert any(v.status != "PASS" for v in verdicts) and (outcome.verdict, outcome.exit_code) == ("SMOKE", 0)
+
+
 def test_a_gate_whose_back_end_did_not_run_is_not_run_with_its_reason() -> None:
     results = {"infer": {"trt": {"fp16": {"status": "not available", "reason": "Paddle-TRT needs a GPU"}}}}
     config = {"backends": ["trt"], "infer_precisions": ["fp16"], "batch_sizes": [1]}
@@ -190,7 +209,8 @@ def test_bad_numbers_are_one_line_errors_not_tracebacks(capsys) -> None:
 
 
 def test_a_phase_is_gated_against_the_lower_of_the_probes_around_it(monkeypatch) -> None:
-    from benchmarks.harness import efficiency, runner
+    from benchmarks.harness import efficiency
+    from benchmarks.harness.peaks import Peaks
 
     values = iter([200e9, 100e9, 180e9])  # a burst of other work during the phase shows in the probe after it
 
@@ -199,7 +219,7 @@ def test_a_phase_is_gated_against_the_lower_of_the_probes_around_it(monkeypatch)
         return {"dtype": dtype, "gemm_flops": value, "conv_flops": value / 2, "peak_flops": value, "method": "m"}
 
     monkeypatch.setattr(efficiency, "probe_peak", fake_probe)
-    peaks = runner.Peaks("cpu", world=2, repeats=1)
+    peaks = Peaks("cpu", world=2, repeats=1)
     with peaks.around("float32", "train fp32", lambda *a: None) as peak:
         assert peak == {}  # filled only once the phase is over
     assert peak == {"peak_flops": 2 * 100e9, "before": 200e9, "after": 100e9}  # x world size

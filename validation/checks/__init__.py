@@ -1,0 +1,1 @@
+"""The suite's own checks: the container contract and image hygiene, beside the per-layer checks."""

@@ -1,0 +1,1 @@
+"""Checks per layer: each layer's folder holds its own; shared ones count for the component's layer."""

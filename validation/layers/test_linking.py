@@ -1,5 +1,6 @@
-"""Linking: every shared object of the stack resolves in the image, and the libraries Paddle
-opens at run time (cuDNN, cuBLAS, NCCL, TensorRT) are on the image's loader path.
+"""Linking: every shared object of the stack resolves, and the libraries Paddle opens are on the loader path.
+
+The libraries Paddle dlopen()s at run time are cuDNN, cuBLAS, NCCL and TensorRT.
 
 Shared by every layer: each check runs once per component and counts as a check of the layer the
 manifest puts that component in (see conftest.check_layer).

@@ -1,0 +1,1 @@
+"""Probes: small scripts the checks run in the image under test, each printing JSON."""

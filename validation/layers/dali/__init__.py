@@ -1,0 +1,1 @@
+"""Checks of the dali layer (NVIDIA DALI)."""

@@ -1,0 +1,1 @@
+"""Checks of the os layer (the distribution, Python and /opt/venv)."""

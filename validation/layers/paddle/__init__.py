@@ -1,0 +1,1 @@
+"""Checks of the paddle layer (PaddlePaddle, its build and its GPU paths)."""
