@@ -9,6 +9,12 @@ from pathlib import Path
 # Canonical stacking order. `suite` is the root Dockerfile and sits on top of every flavor.
 LAYER_ORDER: tuple[str, ...] = ("os", "cuda", "dali", "tensorrt", "paddle", "suite")
 
+# The first layer (FROM the base image; installs Debian packages) and the top one (the suite).
+BASE_LAYER, TOP_LAYER = LAYER_ORDER[0], LAYER_ORDER[-1]
+
+# A regular-expression alternation of the layer names, for reading them out of build output and history.
+LAYER_PATTERN = "|".join(LAYER_ORDER)
+
 # Layers that only make sense on a flavor that declares a CUDA version.
 CUDA_LAYERS: frozenset[str] = frozenset({"cuda", "tensorrt"})
 
@@ -28,7 +34,7 @@ REQUIRED_COMPONENTS: dict[str, frozenset[str]] = {
 
 def dockerfile_for(layer: str) -> Path:
     """Path of a layer's Dockerfile relative to the repository root."""
-    return Path("Dockerfile") if layer == "suite" else Path("layers") / layer / "Dockerfile"
+    return Path("Dockerfile") if layer == TOP_LAYER else Path("layers") / layer / "Dockerfile"
 
 
 def bake_target(layer: str, flavor: str) -> str:
