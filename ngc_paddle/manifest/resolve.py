@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import image_driver_facts, nvidia_require_cuda
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.layers import BASE_LAYER, TOP_LAYER
@@ -74,6 +75,8 @@ def image_manifest(manifest: Manifest, flavor_name: str) -> dict[str, Any]:
             "license": comp.license,
             "source": {"name": comp.source, "kind": source.kind, "location": source_location(source)},
         }
+    os_component = flavor.components["os"]
+    distribution = from_base_image(os_component.image, os_component.version)  # Debian 12, Ubuntu 20.04
     cuda = None
     if flavor.cuda is not None:
         cuda = {**flavor.cuda.model_dump(), **image_driver_facts(flavor.cuda)}
@@ -84,6 +87,7 @@ def image_manifest(manifest: Manifest, flavor_name: str) -> dict[str, Any]:
         "flavor": flavor_name,
         "description": flavor.description,
         "layers": list(flavor.layers),
+        "distribution": distribution.as_dict() if distribution else None,
         "cuda": cuda,
         "components": components,
     }

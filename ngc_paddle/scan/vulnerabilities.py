@@ -19,6 +19,7 @@ from packaging.version import InvalidVersion
 from pydantic import BaseModel, RootModel, ValidationError
 
 from ngc_paddle import safe_read
+from ngc_paddle.distro import Distro
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.inventory import Package
@@ -27,8 +28,7 @@ from ngc_paddle.scan.report_models import (
     OsvAdvisory,
     TrivyReport,
     TrivySecret,
-    ecosystem_kind,
-    image_ecosystem,
+    applies,
     parse_version,
 )
 from ngc_paddle.validation_line import one_line
@@ -226,15 +226,14 @@ def load_osv(folder: Path) -> list[dict]:
     return advisories
 
 
-def match_osv(packages: list[Package], advisories: list[dict], debian_release: str | None) -> list[Finding]:
-    """Match installed packages against OSV advisories: PyPI, and Debian records of the image's release only."""
-    wanted = {kind: image_ecosystem(kind, debian_release) for kind in ("pypi", "deb")}
+def match_osv(packages: list[Package], advisories: list[dict], distro: Distro | None) -> list[Finding]:
+    """Match installed packages against OSV advisories: PyPI, and records of the image's distribution release only."""
     index: dict[tuple[str, str], list[tuple[dict, dict]]] = {}
     for adv in advisories:
         for affected in adv.get("affected", []):
             pkg = affected.get("package") or {}
-            kind = ecosystem_kind(pkg.get("ecosystem", ""))
-            if kind and pkg.get("ecosystem") == wanted[kind]:
+            kind = applies(pkg.get("ecosystem", ""), distro)
+            if kind:
                 name = pkg.get("name", "").lower().replace("_", "-")
                 index.setdefault((kind, name), []).append((adv, affected))
     findings = []
