@@ -17,16 +17,13 @@ from cyclonedx.output.json import JsonV1Dot6
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 from packageurl import PackageURL
+from packaging.utils import canonicalize_name
 
 from ngc_paddle.distro import Distro
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.scan.inventory import Package
 
 PROP = "ngc-paddle"
-
-
-def _canonical(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
 
 
 def build(image: str, release_manifest: dict | None, packages: list[Package], distro: Distro | None) -> Bom:
@@ -38,7 +35,7 @@ def build(image: str, release_manifest: dict | None, packages: list[Package], di
     bom.metadata.component = root
     pinned = {}
     for name, comp in (release_manifest or {}).get("components", {}).items():
-        pinned[_canonical(comp["package"])] = (name, comp)
+        pinned[canonicalize_name(comp["package"])] = (name, comp)
     used = set()
     for p in packages:
         props = [Property(name=f"{PROP}:layer", value=p.layer)]
@@ -50,8 +47,8 @@ def build(image: str, release_manifest: dict | None, packages: list[Package], di
             component = Component(name=p.name, version=p.version, type=ComponentType.LIBRARY, purl=purl,
                                   bom_ref=str(purl), properties=props)
         else:
-            purl = PackageURL("pypi", None, _canonical(p.name), p.version)
-            match = pinned.get(_canonical(p.name))
+            purl = PackageURL("pypi", None, canonicalize_name(p.name), p.version)
+            match = pinned.get(canonicalize_name(p.name))
             refs = []
             if match:
                 used.add(match[0])

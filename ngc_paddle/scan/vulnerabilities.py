@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, TypeVar
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion
 from pydantic import BaseModel, RootModel, ValidationError
 
@@ -226,6 +227,11 @@ def load_osv(folder: Path) -> list[dict]:
     return advisories
 
 
+def _name(kind: str, name: str) -> str:
+    """How a package is looked up: PEP 503 for Python distributions, Debian's own (lower-case) names for deb."""
+    return canonicalize_name(name) if kind == "pypi" else name.lower()
+
+
 def match_osv(packages: list[Package], advisories: list[dict], distro: Distro | None) -> list[Finding]:
     """Match installed packages against OSV advisories: PyPI, and records of the image's distribution release only."""
     index: dict[tuple[str, str], list[tuple[dict, dict]]] = {}
@@ -234,11 +240,11 @@ def match_osv(packages: list[Package], advisories: list[dict], distro: Distro | 
             pkg = affected.get("package") or {}
             kind = applies(pkg.get("ecosystem", ""), distro)
             if kind:
-                name = pkg.get("name", "").lower().replace("_", "-")
+                name = _name(kind, pkg.get("name", ""))
                 index.setdefault((kind, name), []).append((adv, affected))
     findings = []
     for p in packages:
-        names = {p.name.lower().replace("_", "-")}
+        names = {_name(p.ecosystem, p.name)}
         if p.ecosystem == "deb":
             names.add(p.extra.get("source", p.name).lower())  # Debian advisories name source packages
         for name in names:
