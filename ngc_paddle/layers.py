@@ -38,5 +38,5 @@ def dockerfile_for(layer: str) -> Path:
 
 
 def bake_target(layer: str, flavor: str) -> str:
-    """Name of the docker-bake.hcl target that builds `layer` for `flavor`."""
+    """Name of the bake target (generated into build/bake/<release>.json) that builds `layer` for `flavor`."""
     return f"{layer}-{flavor}"
