@@ -1,7 +1,10 @@
 """The image's layer stack: order, folders and what each layer needs from the manifest.
 
 Why: one place says which layers exist, in which order they stack, and which components a
-flavor must pin for a layer to be buildable; the manifest checks and the build read it from here.
+flavor must pin for a layer to be buildable; the manifest schema and checks, the build, the bake
+file generator and the scan read the names from here. Which layers a flavor has, in which order,
+is said by the manifest alone (releases/*.yaml); the in-image suite reads it from the manifest
+the image carries.
 """
 
 from pathlib import Path
