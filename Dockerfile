@@ -11,6 +11,7 @@ ARG MANIFEST_FILE=build/manifests/missing.json
 RUN --mount=type=cache,id=ngc-pip-cache,target=/root/.cache/pip,sharing=locked \
     --mount=type=secret,id=ca,target=/run/secrets/ca \
     --mount=type=bind,source=layers/lib,target=/tmp/ngc/lib \
+    --mount=type=bind,source=validation/probes/pep503.py,target=/tmp/ngc/shared/pep503.py \
     --mount=type=bind,source=wheelhouse,target=/wheelhouse \
     python /tmp/ngc/lib/install_pip_layer.py \
     && useradd --create-home --uid 1000 --user-group --shell /bin/bash paddle \

@@ -16,6 +16,7 @@ from pathlib import Path
 from ngc_paddle.errors import NgcPaddleError, NotProven
 from ngc_paddle.image_build import engine
 from ngc_paddle.layer_checks import host_suite_args, layer_image, resolved_manifest
+from ngc_paddle.layers import TOP_LAYER
 
 SUITE_IN_IMAGE = "/opt/ngc-paddle/validation"
 
@@ -28,9 +29,9 @@ class ValidationFailed(NgcPaddleError):
 
 def default_output(root: Path, labels: dict[str, str], name: str) -> Path:
     release, flavor = labels.get("ngc-paddle.release"), labels.get("ngc-paddle.flavor")
-    layer = labels.get("ngc-paddle.layer", "suite")
+    layer = labels.get("ngc-paddle.layer", TOP_LAYER)
     stem = f"{release}-{flavor}" if release and flavor else name.replace("/", "_").replace(":", "-")
-    if release and flavor and layer != "suite":  # a layer image: a folder of its own
+    if release and flavor and layer != TOP_LAYER:  # a layer image: a folder of its own
         stem += f"-{layer}"
     return root / "build" / "validation" / stem
 

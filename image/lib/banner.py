@@ -8,7 +8,7 @@ MANIFEST = "/opt/ngc-paddle/manifest.json"
 KEY_COMPONENTS = [
     ("paddle", "PaddlePaddle"), ("cuda-runtime", "CUDA runtime"), ("cudnn", "cuDNN"), ("cublas", "cuBLAS"),
     ("nccl", "NCCL"), ("tensorrt", "TensorRT"), ("dali", "DALI"), ("paddle2onnx", "paddle2onnx"),
-    ("onnxruntime", "ONNX Runtime"), ("python", "Python"), ("os", "OS (Debian)"),
+    ("onnxruntime", "ONNX Runtime"), ("python", "Python"), ("os", "OS"),
 ]
 
 
@@ -25,7 +25,10 @@ def main() -> None:
     for key, label in KEY_COMPONENTS:
         comp = m["components"].get(key)
         if comp:
-            print(f"  {label:<14} {comp['version']:<12} ({comp['package']})")
+            version = comp["version"]
+            if key == "os" and m.get("distribution"):  # "Debian 12", "Ubuntu 20.04": the manifest says which
+                version = f"{m['distribution']['name']} {m['distribution']['version']}"
+            print(f"  {label:<14} {version:<12} ({comp['package']})")
     threads = os.environ.get("OMP_NUM_THREADS", "?")
     origin = "the CPUs this container may use" if os.environ.get("NGC_PADDLE_THREADS_FROM") == "detected" \
         else "OMP_NUM_THREADS as given"

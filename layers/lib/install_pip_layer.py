@@ -17,6 +17,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+# The image side's one PEP 503 rule (validation/probes/pep503.py): bind-mounted at /tmp/ngc/shared by the
+# layer Dockerfiles at build time; in the repository (the unit tests) it is found in validation/probes.
+for _folder in (Path("/tmp/ngc/shared"), Path(__file__).resolve().parents[2] / "validation" / "probes"):
+    if (_folder / "pep503.py").is_file():
+        sys.path.insert(0, str(_folder))
+        break
+from pep503 import canonical  # noqa: E402
 
 CA_SECRET = "/run/secrets/ca"
 WHEELHOUSE = "/wheelhouse"
@@ -37,10 +46,6 @@ HASH_MISMATCH = re.compile(
     r"(?:\s+or [0-9a-f]{64}[ \t]*\n)*\s+Got\s+([0-9a-f]{64})",
     re.M,
 )
-
-
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def fail(spec: dict, entry: dict | None, reason: str, fix: str | None = None) -> None:

@@ -1,9 +1,10 @@
-"""Generate the manifest-derived half of the bake definition and check it against the HCL.
+"""Generate a release's bake targets and groups from its manifest, as the second bake file.
 
-Why: docker-bake.hcl says how layers stack; the versions and sources each target installs come
-from the release manifest only. This writes them as a bake JSON file that is merged on top
-(`-f docker-bake.hcl -f build/bake/<release>.json`), and checks that the HCL's group for a flavor
-has exactly the layers the manifest lists.
+Why: the manifest alone says which flavors exist, which layers each stacks in which order, which
+flavor is the default, and what versions and sources each layer installs. docker-bake.hcl keeps only
+what the manifest does not say (variables, the tag functions, `_common`/`_final`); this writes every
+target (one per layer and flavor, chained by BASE_IMAGE) and every group of a release to
+build/bake/<release>.json, merged on top (`-f docker-bake.hcl -f build/bake/<release>.json`).
 """
 
 import json
@@ -14,7 +15,7 @@ from typing import Any
 
 from ngc_paddle import outputs
 from ngc_paddle.errors import ManifestError, NgcPaddleError, ToolchainError
-from ngc_paddle.layers import bake_target
+from ngc_paddle.layers import bake_target, dockerfile_for
 from ngc_paddle.lock.check import lock_status
 from ngc_paddle.lock.model import Lock
 from ngc_paddle.manifest.resolve import image_manifest, layer_args
@@ -38,21 +39,50 @@ def flavor_locks(manifest: Manifest, releases_dir: Path) -> dict[str, tuple[Lock
     return locks
 
 
+def _hcl_call(function: str, *params: str) -> str:
+    """A bake string that calls a function of docker-bake.hcl, so tag naming stays in one place there."""
+    return "${" + function + "(" + ", ".join(json.dumps(p) for p in params) + ")}"
+
+
+def flavor_targets(manifest: Manifest, flavor_name: str) -> dict[str, dict[str, Any]]:
+    """The structure of a flavor's targets, in layer order: one per layer, each built FROM the one below
+    (BASE_IMAGE), the top one inheriting `_final` and tagged as the release candidate."""
+    layers = manifest.flavors[flavor_name].layers
+    targets: dict[str, dict[str, Any]] = {}
+    for index, layer in enumerate(layers):
+        top = index == len(layers) - 1
+        target: dict[str, Any] = {
+            "inherits": ["_final" if top else "_common"],
+            "dockerfile": str(dockerfile_for(layer)),
+            "tags": [_hcl_call("candidate_tag", flavor_name) if top else _hcl_call("layer_tag", flavor_name, layer)],
+            "labels": {"ngc-paddle.flavor": flavor_name, "ngc-paddle.layer": layer},
+            "args": {},
+        }
+        if index > 0:
+            target["args"]["BASE_IMAGE"] = _hcl_call("layer_tag", flavor_name, layers[index - 1])
+        targets[bake_target(layer, flavor_name)] = target
+    return targets
+
+
 def bake_definition(manifest: Manifest, base_images: dict[str, str] | None = None,
                     locks: dict[str, tuple[Lock | None, str]] | None = None,
                     labels: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
-    """{"target": {...}} with the args of every layer target of every flavor, and the labels given per target
-    (the inputs digests of the flavor being built; merged key by key with the HCL's labels)."""
+    """{"group": {...}, "target": {...}}: every flavor's targets with their args from the manifest and lock,
+    the labels given per target (the inputs digests of the flavor being built), a group per flavor
+    (its layers in order) and the default group (the manifest's default flavor)."""
     targets: dict[str, Any] = {}
-    for flavor_name, flavor in manifest.flavors.items():
+    groups: dict[str, Any] = {}
+    for flavor_name in manifest.flavors:
         base = (base_images or {}).get(flavor_name)
         lock, pending = (locks or {}).get(flavor_name, (None, "no lock"))
-        for layer in flavor.layers:
-            target = bake_target(layer, flavor_name)
-            targets[target] = {"args": layer_args(manifest, flavor_name, layer, base, lock, pending)}
-            if (labels or {}).get(target):
-                targets[target]["labels"] = labels[target]
-    return {"target": targets}
+        structure = flavor_targets(manifest, flavor_name)
+        for (target_name, target), layer in zip(structure.items(), manifest.flavors[flavor_name].layers, strict=True):
+            target["args"].update(layer_args(manifest, flavor_name, layer, base, lock, pending))
+            target["labels"].update((labels or {}).get(target_name, {}))
+            targets[target_name] = target
+        groups[flavor_name] = {"targets": list(structure)}
+    groups["default"] = {"targets": [manifest.default_flavor]}
+    return {"group": groups, "target": targets}
 
 
 def manifest_file(release: str, flavor_name: str) -> str:
@@ -98,27 +128,23 @@ def bake_env(manifest: Manifest, extra: dict[str, str] | None = None) -> dict[st
 
 def resolved_group(root: Path, bake_file: Path, manifest: Manifest, flavor: str,
                    env: dict[str, str] | None = None) -> dict[str, Any]:
-    """`bake --print` of a flavor's group, checked against the manifest's layer list."""
+    """`bake --print` of a flavor's group (the generated targets resolved against docker-bake.hcl)."""
     proc = subprocess.run(
         ["docker", "buildx", "bake", "-f", str(HCL), "-f", str(bake_file.relative_to(root)), "--print", flavor],
         cwd=root, env=env or bake_env(manifest), capture_output=True, text=True, check=False,
     )
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        if "failed to find target" in last or "not defined" in last or flavor in last:
-            raise ManifestError(
-                f"docker-bake.hcl has no group {flavor!r} for release {manifest.release}; "
-                f"fix: add targets {[bake_target(x, flavor) for x in manifest.flavors[flavor].layers]} "
-                f"and a group {flavor!r} to docker-bake.hcl"
-            )
         raise ToolchainError(f"docker buildx bake --print failed: {last}")
     printed = json.loads(proc.stdout)
+    # The group is generated from the manifest; it differs only when docker-bake.hcl defines one of its own.
     expected = [bake_target(layer, flavor) for layer in manifest.flavors[flavor].layers]
     found = printed.get("group", {}).get(flavor, {}).get("targets", [])
     if found != expected:
         raise ManifestError(
-            f"docker-bake.hcl group {flavor!r} builds {found} but releases/{manifest.release}.yaml lists layers "
-            f"{manifest.flavors[flavor].layers}; fix: make the group's targets {expected}"
+            f"docker-bake.hcl: group {flavor!r} builds {found} but releases/{manifest.release}.yaml lists layers "
+            f"{manifest.flavors[flavor].layers}; fix: remove the group and its targets from docker-bake.hcl "
+            f"(they are generated from the manifest into {bake_file.relative_to(root)})"
         )
     return printed
 

@@ -20,7 +20,7 @@ from ngc_paddle.image_build.bakefile import bake_env, build_command, resolved_gr
 from ngc_paddle.image_build.base_image import ensure_base_image
 from ngc_paddle.image_build.report import BuildReport, LayerResult, human
 from ngc_paddle.layer_checks import check_layer
-from ngc_paddle.layers import bake_target
+from ngc_paddle.layers import LAYER_PATTERN, bake_target
 from ngc_paddle.lock.base import compare_base
 from ngc_paddle.lock.check import lock_for_build
 from ngc_paddle.lock.model import lock_path
@@ -30,7 +30,7 @@ from ngc_paddle.manifest.schema import Manifest
 
 ERROR_LINE = re.compile(r"NGC-PADDLE-ERROR (.*)")
 # BuildKit plain-progress lines worth echoing: step headers and our own install messages.
-PROGRESS_LINE = re.compile(r"^#\d+ (\[[^\]]+\] .*|.*\[(os|cuda|dali|tensorrt|paddle|suite)\] .*)$")
+PROGRESS_LINE = re.compile(rf"^#\d+ (\[[^\]]+\] .*|.*\[({LAYER_PATTERN})\] .*)$")
 SMOKE_TEST = (
     "import json, paddle; "
     "m = json.load(open('/opt/ngc-paddle/manifest.json')); "

@@ -32,7 +32,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from ngc_paddle.errors import ManifestError, NgcPaddleError
-from ngc_paddle.layers import LAYER_ORDER
+from ngc_paddle.layers import BASE_LAYER, LAYER_ORDER
 from ngc_paddle.lock.model import PipEntry
 from ngc_paddle.manifest.schema import Flavor, Manifest, Source
 
@@ -188,7 +188,7 @@ def closure(roots: Iterable[str], items: dict[str, dict[str, Any]], python: str)
 
 def assign_layers(flavor: Flavor, items: dict[str, dict[str, Any]], python: str) -> dict[str, str]:
     """Each distribution's layer: the lowest whose components (with those of the layers below) need it."""
-    pip_layers = [layer for layer in LAYER_ORDER if layer in flavor.layers and layer != "os"]
+    pip_layers = [layer for layer in LAYER_ORDER if layer in flavor.layers and layer != BASE_LAYER]
     assigned: dict[str, str] = {}
     for index, layer in enumerate(pip_layers):
         roots = [canonicalize_name(str(c.package)) for c in flavor.components.values()

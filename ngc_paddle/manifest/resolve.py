@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import image_driver_facts, nvidia_require_cuda
 from ngc_paddle.errors import ManifestError
+from ngc_paddle.layers import BASE_LAYER, TOP_LAYER
 from ngc_paddle.manifest.schema import Component, Flavor, Manifest, Source
 from ngc_paddle.validation_line import one_line
 
@@ -73,6 +75,8 @@ def image_manifest(manifest: Manifest, flavor_name: str) -> dict[str, Any]:
             "license": comp.license,
             "source": {"name": comp.source, "kind": source.kind, "location": source_location(source)},
         }
+    os_component = flavor.components["os"]
+    distribution = from_base_image(os_component.image, os_component.version)  # Debian 12, Ubuntu 20.04
     cuda = None
     if flavor.cuda is not None:
         cuda = {**flavor.cuda.model_dump(), **image_driver_facts(flavor.cuda)}
@@ -83,6 +87,7 @@ def image_manifest(manifest: Manifest, flavor_name: str) -> dict[str, Any]:
         "flavor": flavor_name,
         "description": flavor.description,
         "layers": list(flavor.layers),
+        "distribution": distribution.as_dict() if distribution else None,
         "cuda": cuda,
         "components": components,
     }
@@ -100,14 +105,14 @@ def layer_args(manifest: Manifest, flavor_name: str, layer: str, base_image: str
     os layer installs its packages unpinned (only `ngc-paddle lock` builds it that way, to read them).
     """
     flavor = flavor_of(manifest, flavor_name)
-    if layer == "os":
+    if layer == BASE_LAYER:
         return _os_args(manifest, flavor, base_image, lock)
     spec = _pip_spec(manifest, flavor_name, layer, lock, pending or "no lock")
     args = {"LAYER_SPEC": json.dumps(spec, sort_keys=True)}
     if layer == "cuda" and flavor.cuda is not None:
         args["CUDA_VERSION"] = flavor.cuda.version
         args["NVIDIA_REQUIRE_CUDA"] = nvidia_require_cuda(flavor.cuda)
-    if layer == "suite":
+    if layer == TOP_LAYER:
         args["MANIFEST_FILE"] = f"build/manifests/{manifest.release}-{flavor_name}.json"
     return args
 

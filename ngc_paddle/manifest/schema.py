@@ -39,7 +39,7 @@ Name = Annotated[str, AfterValidator(lambda v: check(v, NAME_RE, "a name of lowe
 VersionPrefix = Annotated[str, AfterValidator(lambda v: check(v, VERSION_PREFIX_RE, "a version prefix (e.g. 10.5)"))]
 
 PACKAGE_KEY_RE = re.compile(r"^(pypi|deb):[a-z0-9][a-z0-9+._-]*$")  # as the SBOM's package URLs name them
-LayerName = Literal["os", "cuda", "dali", "tensorrt", "paddle", "suite"]
+LayerName = Literal[LAYER_ORDER]  # the names of ngc_paddle/layers.py, in stacking order
 
 
 class Strict(BaseModel):

@@ -132,9 +132,9 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             timings["layers"] = time.perf_counter() - mark
             mark = time.perf_counter()
             manifest = json.loads(inventory.image_manifest) if inventory.image_manifest else None
-            debian_release = inventory.debian_release(manifest)
+            distro = inventory.distro(manifest)
             sbom_path = output / "sbom.cdx.json"
-            staged_sbom = sbom.write(sbom.build(image, manifest, packages, debian_release or "unknown"),
+            staged_sbom = sbom.write(sbom.build(image, manifest, packages, distro),
                                      stage.path(sbom_path))
             timings["sbom"] = time.perf_counter() - mark
             say(f"    SBOM: {sbom.component_count(staged_sbom)} components -> {sbom_path}")
@@ -155,12 +155,12 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
                 findings += vulnerabilities.read_grype(grype_report)
         findings += external
         if advisories:
-            findings += vulnerabilities.match_osv(packages, advisories, debian_release)
+            findings += vulnerabilities.match_osv(packages, advisories, distro)
             say(f"    OSV: {len(advisories)} advisories matched against {len(packages)} packages "
-                f"(Debian records of Debian:{debian_release or '?'} only)")
+                f"(distribution records of {distro.osv_ecosystem if distro else '? (unknown release: none)'} only)")
         looked = [sources.trivy_db(cache, scanned, db_repository), sources.grype_db(grype_report is not None),
                   *[sources.trivy_report(p) if k == "trivy" else sources.grype_report(p) for k, p in reports],
-                  *sources.osv_folder(osv_dir or sources.default_osv_dir(root), advisories, debian_release)]
+                  *sources.osv_folder(osv_dir or sources.default_osv_dir(root), advisories, distro)]
         looked, verdict = vulnerability_evidence(rules, packages, looked, today)
         findings += hadolint_job.result()
         mark = time.perf_counter()
@@ -169,7 +169,7 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
         report = {
             "image": image, "scanned": datetime.now(UTC).isoformat(timespec="seconds"), "today": str(today),
             "policy": str(policy_path), "severity_threshold": rules.severity_threshold,
-            "blocked": decision.blocked, "sbom": str(sbom_path), "debian_release": debian_release,
+            "blocked": decision.blocked, "sbom": str(sbom_path), "distro": distro.osv_ecosystem if distro else None,
             "max_source_age_days": rules.max_source_age_days,
             "vulnerabilities": verdict.as_dict(),
             "vulnerability_sources": [s.as_dict() for s in looked],
@@ -229,7 +229,7 @@ def _sources_markdown(report: dict) -> list[str]:
         lines += ["Every package ecosystem of the image was checked against at least one source.", ""]
     if vuln["waiver_note"]:
         lines += [f"Note: {vuln['waiver_note']}.", ""]
-    lines += [f"Debian release matched: {report.get('debian_release') or 'unknown'}; "
+    lines += [f"Distribution release matched: {report.get('distro') or 'unknown'}; "
               f"oldest source allowed: {f'{limit} days' if limit else 'no limit'}.", "",
               "| source | where | covers | consulted | age (built / newest record) | records |",
               "| --- | --- | --- | --- | --- | --- |"]

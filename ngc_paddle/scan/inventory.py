@@ -4,7 +4,7 @@ Read from the saved layers, bottom to top: the dpkg status file that survives to
 (only packages whose status is `install ok installed`: a purged or removed package leaves a
 paragraph behind that is not software in the image), every `*.dist-info/METADATA` that survives
 (whiteouts and opaque whiteouts of later layers remove what lower layers had), the layer that
-added each, and the image's Debian release (VERSION_ID of its os-release).
+added each, and the image's distribution release (ID and VERSION_ID of its os-release).
 """
 
 import re
@@ -13,6 +13,7 @@ from email.parser import Parser
 
 from debian.deb822 import Deb822
 
+from ngc_paddle.distro import Distro, from_image_manifest, from_os_release
 from ngc_paddle.scan.saved_image import Entry
 
 DPKG_STATUS = "/var/lib/dpkg/status"
@@ -77,15 +78,10 @@ class Inventory:
         pairs = re.findall(r"^([A-Z_]+)=\"?([^\"\n]*)\"?$", entry.content.decode(errors="replace"), re.M)
         return dict(pairs)
 
-    def debian_release(self, manifest: dict | None = None) -> str | None:
-        """The Debian release the image is built on ("12"), from its os-release, else the release manifest."""
-        fields = self.os_release()
-        if fields.get("ID") == "debian" and fields.get("VERSION_ID"):
-            return fields["VERSION_ID"]
-        os_component = ((manifest or {}).get("components") or {}).get("os") or {}
-        if (os_component.get("source") or {}).get("kind") == "debian" and os_component.get("version"):
-            return str(os_component["version"])
-        return None
+    def distro(self, manifest: dict | None = None) -> Distro | None:
+        """The distribution release the image is built on (Debian 12, Ubuntu 20.04), from its os-release,
+        else the release manifest it carries."""
+        return from_os_release(self.os_release()) or from_image_manifest(manifest)
 
     def packages(self) -> list[Package]:
         status = self.files.get(DPKG_STATUS)

@@ -24,7 +24,7 @@ from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.scan.report_models import OsvAdvisory, timestamp
 from ngc_paddle.validation_line import one_line
 
-ECOSYSTEM_RE = re.compile(r"PyPI|Debian:[0-9]{1,3}")
+ECOSYSTEM_RE = re.compile(r"PyPI|Debian:[0-9]{1,3}|Ubuntu:[0-9]{2}\.[0-9]{2}(:LTS)?")  # see ngc_paddle/distro.py
 MEMBER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}\.json")  # OSV ids: GHSA-..., PYSEC-..., DEBIAN-CVE-...
 MAX_MEMBERS = 500_000  # PyPI's export holds ~20k records, Debian's ~100k
 MAX_MEMBER_BYTES = 4 * 1024 * 1024
@@ -89,7 +89,7 @@ def _check_member(zip_path: Path | str, info: zipfile.ZipInfo) -> None:
 
 def import_zip(source: str, ecosystem: str, into: Path, say=print) -> Imported:
     if not ECOSYSTEM_RE.fullmatch(ecosystem):
-        raise OsvImportError(f"--ecosystem {ecosystem[:40]!r}: (argument): not PyPI or Debian:N; "
+        raise OsvImportError(f"--ecosystem {ecosystem[:40]!r}: (argument): not PyPI, Debian:N or Ubuntu:YY.MM[:LTS]; "
                            "fix: e.g. --ecosystem PyPI or --ecosystem Debian:12")
     outputs.ensure_folder(into)
     with tempfile.TemporaryDirectory(prefix=".osv-import-", dir=into) as tmp:

@@ -15,6 +15,7 @@ from packaging.version import InvalidVersion
 from packaging.version import Version as PyVersion
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from ngc_paddle.distro import NAMES, Distro, osv_matches
 from ngc_paddle.fields import Text, Token
 
 KNOWN_SEVERITIES = ("UNKNOWN", "NEGLIGIBLE", "LOW", "MEDIUM", "MODERATE", "HIGH", "CRITICAL")
@@ -141,19 +142,27 @@ class GrypeReport(_Report):
 
 def ecosystem_kind(ecosystem: str) -> str | None:
     """The version ordering an OSV ecosystem uses here: pypi (PEP 440), deb (dpkg), or None (not matched)."""
-    return "pypi" if ecosystem == "PyPI" else "deb" if ecosystem.startswith("Debian") else None
+    return "pypi" if ecosystem == "PyPI" else "deb" if ecosystem.split(":")[0] in NAMES.values() else None
 
 
-def image_ecosystem(kind: str, debian_release: str | None) -> str | None:
-    """The one OSV ecosystem whose records apply to an image's packages of `kind`.
+def image_ecosystem(kind: str, distro: Distro | None) -> str | None:
+    """The OSV ecosystem whose records apply to an image's packages of `kind` (see ngc_paddle/distro.py).
 
-    OSV's Debian records carry the release (`Debian:12`, `Debian:13`): a bookworm image is matched
-    against `Debian:12` only, or a fix published for trixie would flag a fixed bookworm package.
-    Without a known release no Debian record applies.
+    OSV's Debian and Ubuntu records carry the release (`Debian:12`, `Debian:13`, `Ubuntu:20.04:LTS`): a
+    bookworm image is matched against `Debian:12` only, or a fix published for trixie would flag a fixed
+    bookworm package. Without a known release no distribution record applies.
     """
     if kind == "pypi":
         return "PyPI"
-    return f"Debian:{debian_release}" if kind == "deb" and debian_release else None
+    return distro.osv_ecosystem if kind == "deb" and distro is not None else None
+
+
+def applies(ecosystem: str, distro: Distro | None) -> str | None:
+    """The kind of an OSV record's ecosystem when its records apply to this image's packages, else None."""
+    kind = ecosystem_kind(ecosystem)
+    if kind == "pypi":
+        return kind
+    return kind if kind == "deb" and osv_matches(ecosystem, distro) else None
 
 
 def timestamp(value: str) -> datetime:

@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import IO
 
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.layers import BASE_LAYER, LAYER_PATTERN, TOP_LAYER
 
 
 @dataclass
 class Layer:
     index: int
-    name: str  # ngc-paddle layer (base, os, cuda, dali, tensorrt, paddle, suite) or "unknown"
+    name: str  # "base", an ngc-paddle layer (ngc_paddle.layers.LAYER_ORDER), a foreign step or "unknown"
     created_by: str
 
 
@@ -97,13 +98,13 @@ def split_build_args(created_by: str) -> tuple[list[tuple[str, str]], str]:
 
 
 def _ngc_layer(created_by: str) -> str | None:
-    spec = re.search(r'LAYER_SPEC=\{.*?"layer": "([a-z]+)"', created_by)
+    spec = re.search(rf'LAYER_SPEC=\{{.*?"layer": "({LAYER_PATTERN})"', created_by)
     if spec:
         return spec.group(1)
     if "APT_PACKAGES=" in created_by:
-        return "os"
+        return BASE_LAYER
     if any(word in created_by for word in ("/opt/ngc-paddle", "rm -rf /tmp/ngc")):
-        return "suite"
+        return TOP_LAYER
     return None
 
 
@@ -121,7 +122,7 @@ def step_text(created_by: str, width: int = 60) -> str:
 
 
 def layer_names(history: list[str]) -> list[str]:
-    """Name each layer: the ngc-paddle build layer that made it (base, os, cuda, dali, tensorrt, paddle, suite)
+    """Name each layer: "base" or the ngc-paddle build layer that made it (ngc_paddle.layers.LAYER_ORDER)
     up to the last step of ours; above that (an image derived from ours, or a foreign one) the step itself."""
     ours = [_ngc_layer(h) for h in history]
     last_ours = max((i for i, name in enumerate(ours) if name), default=-1)
@@ -132,7 +133,7 @@ def layer_names(history: list[str]) -> list[str]:
         elif i == 0 and ("Imported from" in created_by or not created_by):
             names.append("base")
         elif i <= last_ours and any(w in created_by for w in ("COPY ", "WORKDIR")):
-            names.append("suite")
+            names.append(TOP_LAYER)
         else:
             names.append(step_text(created_by) or "unknown")
     return names

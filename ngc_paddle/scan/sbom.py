@@ -17,36 +17,38 @@ from cyclonedx.output.json import JsonV1Dot6
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 from packageurl import PackageURL
+from packaging.utils import canonicalize_name
 
+from ngc_paddle.distro import Distro
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.scan.inventory import Package
 
 PROP = "ngc-paddle"
 
 
-def _canonical(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
-
-
-def build(image: str, release_manifest: dict | None, packages: list[Package], debian_release: str = "12") -> Bom:
+def build(image: str, release_manifest: dict | None, packages: list[Package], distro: Distro | None) -> Bom:
+    """The SBOM; deb purls name the image's distribution release (pkg:deb/ubuntu/...?distro=ubuntu-20.04),
+    or no distribution when it is unknown (never a guessed Debian 12)."""
     bom = Bom()
     root = Component(name=image.split(":")[0], version=image.split(":", 1)[-1], type=ComponentType.CONTAINER,
                      bom_ref=f"image:{image}")
     bom.metadata.component = root
     pinned = {}
     for name, comp in (release_manifest or {}).get("components", {}).items():
-        pinned[_canonical(comp["package"])] = (name, comp)
+        pinned[canonicalize_name(comp["package"])] = (name, comp)
     used = set()
     for p in packages:
         props = [Property(name=f"{PROP}:layer", value=p.layer)]
         if p.ecosystem == "deb":
-            purl = PackageURL("deb", "debian", p.name, p.version,
-                              {"arch": p.arch, "distro": f"debian-{debian_release}"} if p.arch else None)
+            qualifiers = {"arch": p.arch} if p.arch else {}
+            if distro is not None:
+                qualifiers["distro"] = distro.purl_distro
+            purl = PackageURL("deb", distro.id if distro else None, p.name, p.version, qualifiers or None)
             component = Component(name=p.name, version=p.version, type=ComponentType.LIBRARY, purl=purl,
                                   bom_ref=str(purl), properties=props)
         else:
-            purl = PackageURL("pypi", None, _canonical(p.name), p.version)
-            match = pinned.get(_canonical(p.name))
+            purl = PackageURL("pypi", None, canonicalize_name(p.name), p.version)
+            match = pinned.get(canonicalize_name(p.name))
             refs = []
             if match:
                 used.add(match[0])

@@ -20,10 +20,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ngc_paddle import safe_read
+from ngc_paddle.distro import NAMES, Distro
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import Text
 from ngc_paddle.scan import vulnerabilities
-from ngc_paddle.scan.report_models import image_ecosystem, timestamp
+from ngc_paddle.scan.report_models import applies, image_ecosystem, timestamp
 
 ECOSYSTEMS = {"deb": "debian", "pypi": "pypi"}  # inventory kind -> the name reports use
 TRIVY_LANG_TYPES = {"python-pkg", "pip", "pipenv", "poetry", "uv", "conda-pkg"}
@@ -146,21 +147,22 @@ def grype_report(path: Path) -> Source:
     report = vulnerabilities.grype_report(path)
     db = report.descriptor.db if report.descriptor else None
     built = (db.built or (db.status.built if db.status else None)) if db else None
-    covered = ["pypi"] + (["debian"] if report.distro and report.distro.name == "debian" else [])
+    covered = ["pypi"] + (["debian"] if report.distro and report.distro.name in NAMES else [])
     return Source("grype report", str(path), sorted(covered), True, built=_day(built), records=len(report.matches))
 
 
-def osv_folder(folder: Path | None, advisories: list[dict], debian_release: str | None) -> list[Source]:
-    """The OSV folder, once per ecosystem: records of PyPI, and of the image's Debian release."""
+def osv_folder(folder: Path | None, advisories: list[dict], distro: Distro | None) -> list[Source]:
+    """The OSV folder, once per ecosystem: records of PyPI, and of the image's distribution release."""
     shown = str(folder) if folder else "(no --osv-dir)"
     sources = []
     for kind, name in (("deb", "debian"), ("pypi", "pypi")):
-        ecosystem = image_ecosystem(kind, debian_release)
+        ecosystem = image_ecosystem(kind, distro)
         if ecosystem is None:
-            sources.append(Source("OSV folder", shown, [name], False, "the image's Debian release is unknown"))
+            sources.append(Source("OSV folder", shown, [name], False, "the image's distribution release is unknown"))
             continue
         held = [a for a in advisories
-                if any((x.get("package") or {}).get("ecosystem") == ecosystem for x in a.get("affected", []))]
+                if any(applies((x.get("package") or {}).get("ecosystem", ""), distro) == kind
+                       for x in a.get("affected", []))]
         newest = max((a["modified"] for a in held if a.get("modified")), key=timestamp, default=None)
         if not held:
             why = "no such folder" if folder and not folder.is_dir() else f"no {ecosystem} records"

@@ -15,10 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any, TypeVar
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion
 from pydantic import BaseModel, RootModel, ValidationError
 
 from ngc_paddle import safe_read
+from ngc_paddle.distro import Distro
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.inventory import Package
@@ -27,8 +29,7 @@ from ngc_paddle.scan.report_models import (
     OsvAdvisory,
     TrivyReport,
     TrivySecret,
-    ecosystem_kind,
-    image_ecosystem,
+    applies,
     parse_version,
 )
 from ngc_paddle.validation_line import one_line
@@ -226,20 +227,24 @@ def load_osv(folder: Path) -> list[dict]:
     return advisories
 
 
-def match_osv(packages: list[Package], advisories: list[dict], debian_release: str | None) -> list[Finding]:
-    """Match installed packages against OSV advisories: PyPI, and Debian records of the image's release only."""
-    wanted = {kind: image_ecosystem(kind, debian_release) for kind in ("pypi", "deb")}
+def _name(kind: str, name: str) -> str:
+    """How a package is looked up: PEP 503 for Python distributions, Debian's own (lower-case) names for deb."""
+    return canonicalize_name(name) if kind == "pypi" else name.lower()
+
+
+def match_osv(packages: list[Package], advisories: list[dict], distro: Distro | None) -> list[Finding]:
+    """Match installed packages against OSV advisories: PyPI, and records of the image's distribution release only."""
     index: dict[tuple[str, str], list[tuple[dict, dict]]] = {}
     for adv in advisories:
         for affected in adv.get("affected", []):
             pkg = affected.get("package") or {}
-            kind = ecosystem_kind(pkg.get("ecosystem", ""))
-            if kind and pkg.get("ecosystem") == wanted[kind]:
-                name = pkg.get("name", "").lower().replace("_", "-")
+            kind = applies(pkg.get("ecosystem", ""), distro)
+            if kind:
+                name = _name(kind, pkg.get("name", ""))
                 index.setdefault((kind, name), []).append((adv, affected))
     findings = []
     for p in packages:
-        names = {p.name.lower().replace("_", "-")}
+        names = {_name(p.ecosystem, p.name)}
         if p.ecosystem == "deb":
             names.add(p.extra.get("source", p.name).lower())  # Debian advisories name source packages
         for name in names:

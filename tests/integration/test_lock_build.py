@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.lock.model import read_lock
 from tests.integration.conftest import REPO, docker, run_cli
@@ -21,7 +23,7 @@ def installed_set(image: str) -> tuple[set[tuple[str, str]], str]:
               "print(json.dumps({'list': json.loads(out), 'check': chk.returncode, 'out': chk.stdout}))")
     proc = docker("run", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", image, "python", "-c", script)
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    names = {(p["name"].lower().replace("_", "-").replace(".", "-"), p["version"]) for p in result["list"]}
+    names = {(canonicalize_name(p["name"]), p["version"]) for p in result["list"]}
     return names, ("" if result["check"] == 0 else result["out"])
 
 

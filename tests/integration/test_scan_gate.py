@@ -63,7 +63,7 @@ def test_scan_without_a_vulnerability_source_is_not_run_and_the_sbom_is_valid(bu
     assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr
     assert "vulnerabilities: NOT RUN (debian: no source; pypi: no source; looked for: trivy DB at " in proc.stdout
     assert "OSV folder (Debian:12) at" in proc.stdout and proc.stderr.startswith("error: vulnerabilities: NOT RUN")
-    assert report["vulnerabilities"]["status"] == "NOT RUN" and report["debian_release"] == "12"
+    assert report["vulnerabilities"]["status"] == "NOT RUN" and report["distro"] == "Debian:12"
     assert "# Scan gate: " + built.image + ": NOT RUN" in (tmp_path / "scan.md").read_text()
     text = (tmp_path / "sbom.cdx.json").read_text()
     assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(text) is None

@@ -23,6 +23,7 @@ from benchmarks.harness import gates, result_file
 from benchmarks.harness.inputs import InputError
 from benchmarks.harness.spec import ModelSpec
 from ngc_paddle import cli
+from ngc_paddle.distro import Distro
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release import pipeline
 from ngc_paddle.scan import policy
@@ -40,6 +41,8 @@ from tests.unit.fuzz_support import (
     release_state,
     time_bound,
 )
+
+DEBIAN_12 = Distro("debian", "12")
 
 MANIFEST = REPO / "releases" / "26.12.yaml"
 POLICY = REPO / "security" / "policy.yaml"
@@ -128,7 +131,7 @@ def test_osv_reader_and_matcher(case: tuple[int, bytes]) -> None:
         advisories = outcome(lambda: load_osv(folder), folder)
         if advisories is not None:
             with time_bound():
-                match_osv(PACKAGES, advisories, "12")
+                match_osv(PACKAGES, advisories, DEBIAN_12)
 
 
 # ---- the benchmarks' gates file and --baseline, the release pipeline's stored results and state ------

@@ -1,7 +1,12 @@
-"""Every layer's build arguments come from the manifest, and the bake file agrees with it."""
+"""Every layer's build arguments and every bake target and group come from the manifest."""
 
+import copy
 import itertools
 import json
+import os
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import hcl2
@@ -95,20 +100,91 @@ def test_image_manifest_lists_every_component(manifest) -> None:
     assert image_manifest(manifest, "cpu")["cuda"] is None
 
 
-def test_bake_hcl_groups_match_manifest_layers(manifest, repo: Path) -> None:
-    """docker-bake.hcl has a target per layer and flavor, chained by tag, and a group per flavor."""
+def test_bake_hcl_holds_no_structure(repo: Path, current_manifest_data) -> None:
+    """docker-bake.hcl keeps only templates: no group, no flavor's target, no flavor named at all."""
     with (repo / "docker-bake.hcl").open() as fh:
         hcl = _unquote(hcl2.load(fh))
+    assert "group" not in hcl
     targets = {name: body for block in hcl["target"] for name, body in block.items()}
-    groups = {name: body for block in hcl["group"] for name, body in block.items()}
+    assert set(targets) == {"_common", "_final"}
+    assert all("dockerfile" not in body and "args" not in body for body in targets.values())
+    text = (repo / "docker-bake.hcl").read_text()
+    for flavor_name in current_manifest_data["flavors"]:
+        assert not re.search(rf"(?<![\w-]){re.escape(flavor_name)}(?![\w-])", text), flavor_name
+
+
+def test_bake_definition_carries_each_flavors_structure(manifest) -> None:
+    """A target per layer, each FROM the tag of the one below, the top one the candidate; a group per flavor."""
+    definition = bake_definition(manifest)
     for flavor_name, flavor in manifest.flavors.items():
         expected = [bake_target(layer, flavor_name) for layer in flavor.layers]
-        assert groups[flavor_name]["targets"] == expected
-        for below, layer in zip([None, *flavor.layers], flavor.layers, strict=False):
-            body = targets[bake_target(layer, flavor_name)]
+        assert definition["group"][flavor_name]["targets"] == expected
+        for index, layer in enumerate(flavor.layers):
+            body = definition["target"][bake_target(layer, flavor_name)]
             assert body["dockerfile"] == str(dockerfile_for(layer))
-            if below is not None:
-                assert body["args"]["BASE_IMAGE"].replace(" ", "") == f'${{layer_tag("{flavor_name}","{below}")}}'
+            assert body["labels"] == {"ngc-paddle.flavor": flavor_name, "ngc-paddle.layer": layer}
+            top = index == len(flavor.layers) - 1
+            assert body["inherits"] == ["_final" if top else "_common"]
+            assert body["tags"] == ([f'${{candidate_tag("{flavor_name}")}}'] if top
+                                    else [f'${{layer_tag("{flavor_name}", "{layer}")}}'])
+            if index:
+                assert body["args"]["BASE_IMAGE"] == f'${{layer_tag("{flavor_name}", "{flavor.layers[index - 1]}")}}'
+            else:
+                assert body["args"]["BASE_IMAGE"] == str(flavor.components["os"].image)
+    assert definition["group"]["default"] == {"targets": [manifest.default_flavor]}
+
+
+def _slim_flavor(data: dict) -> dict:
+    """The manifest with a new default flavor `cpu-slim`: the cpu flavor without its dali layer."""
+    slim = copy.deepcopy(data["flavors"]["cpu"])
+    slim["layers"] = [layer for layer in slim["layers"] if layer != "dali"]
+    slim["components"] = {name: comp for name, comp in slim["components"].items() if comp["layer"] != "dali"}
+    data = {**data, "default_flavor": "cpu-slim", "flavors": {**data["flavors"], "cpu-slim": slim}}
+    data["flavors"]["cpu"] = {**data["flavors"]["cpu"], "layers": ["os", "paddle", "suite"],
+                              "components": slim["components"]}
+    return data
+
+
+def test_changing_a_flavors_layers_in_the_manifest_changes_the_bake_file(current_manifest_data, write_manifest,
+                                                                         tmp_path: Path) -> None:
+    manifest = load_manifest(write_manifest(_slim_flavor(current_manifest_data)))
+    definition = json.loads(write_build_inputs(tmp_path, manifest).read_text())
+    for flavor_name in ("cpu", "cpu-slim"):
+        assert definition["group"][flavor_name]["targets"] == [f"os-{flavor_name}", f"paddle-{flavor_name}",
+                                                               f"suite-{flavor_name}"]
+        assert f"dali-{flavor_name}" not in definition["target"]
+        assert definition["target"][f"paddle-{flavor_name}"]["args"]["BASE_IMAGE"] == \
+            f'${{layer_tag("{flavor_name}", "os")}}'
+    assert definition["group"]["default"] == {"targets": ["cpu-slim"]}
+
+
+def test_bake_prints_what_the_manifest_says(current_manifest_data, write_manifest, repo: Path, tmp_path: Path) -> None:
+    """`docker buildx bake --print` on a copy: the HCL plus the generated file build the manifest's layers."""
+    if shutil.which("docker") is None or subprocess.run(["docker", "buildx", "version"], capture_output=True,
+                                                        check=False).returncode != 0:
+        pytest.skip("docker buildx is not installed: cannot run bake --print (the generated JSON is tested above)")
+    manifest = load_manifest(write_manifest(_slim_flavor(current_manifest_data)))
+    shutil.copy(repo / "docker-bake.hcl", tmp_path / "docker-bake.hcl")
+    bake_file = write_build_inputs(tmp_path, manifest)
+    env = {**os.environ, "RELEASE": manifest.release, "IMAGE": "img", "LAYER_REPO": "img-layers"}
+    printed = {}
+    for group in ("default", "cpu"):
+        proc = subprocess.run(["docker", "buildx", "bake", "-f", "docker-bake.hcl", "-f",
+                               str(bake_file.relative_to(tmp_path)), "--print", group],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        printed[group] = json.loads(proc.stdout)
+    for flavor_name, group in (("cpu-slim", "default"), ("cpu", "cpu")):
+        targets = printed[group]["target"]
+        assert set(targets) == {f"os-{flavor_name}", f"paddle-{flavor_name}", f"suite-{flavor_name}"}
+        release = manifest.release
+        assert targets[f"paddle-{flavor_name}"]["args"]["BASE_IMAGE"] == f"img-layers:{release}-{flavor_name}-os"
+        assert targets[f"paddle-{flavor_name}"]["dockerfile"] == "layers/paddle/Dockerfile"
+        assert targets[f"suite-{flavor_name}"]["args"]["BASE_IMAGE"] == f"img-layers:{release}-{flavor_name}-paddle"
+        assert targets[f"suite-{flavor_name}"]["tags"] == [f"img:{release}-{flavor_name}-candidate"]
+        assert targets[f"suite-{flavor_name}"]["labels"]["ngc-paddle.layer"] == "suite"
+        assert "org.opencontainers.image.revision" in targets[f"suite-{flavor_name}"]["labels"]
+        assert "org.opencontainers.image.revision" not in targets[f"os-{flavor_name}"]["labels"]
 
 
 def _unquote(node):

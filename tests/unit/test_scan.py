@@ -5,10 +5,13 @@ from pathlib import Path
 
 import pytest
 
+from ngc_paddle.distro import Distro
 from ngc_paddle.scan import policy
 from ngc_paddle.scan.findings import Finding, dedupe
 from ngc_paddle.scan.inventory import Package
 from ngc_paddle.scan.vulnerabilities import ReportError, load_osv, match_osv, read_grype, read_trivy
+
+DEBIAN_12 = Distro("debian", "12")
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -44,7 +47,7 @@ def test_osv_pypi_ranges_use_pep440() -> None:
     advisories = load_osv(DATA / "osv")
     hits = match_osv([Package("pypi", "urllib3", "1.26.4", "paddle"), Package("pypi", "urllib3", "1.26.5", "os"),
                       Package("pypi", "urllib3", "1.26.10", "os"), Package("pypi", "URLLib3", "1.9", "os")],
-                     advisories, "12")
+                     advisories, DEBIAN_12)
     assert sorted((f.installed, f.fixed, f.severity) for f in hits) == [("1.26.4", "1.26.5", "HIGH"),
                                                                        ("1.9", "1.26.5", "HIGH")]
     assert hits[0].id == "GHSA-q2q7-5pp4-w6pg" and "CVE-2021-33503" in hits[0].aliases
@@ -55,7 +58,7 @@ def test_osv_debian_ranges_use_dpkg_ordering() -> None:
 
     def affected(version: str, name: str = "openssl", source: str | None = None) -> bool:
         pkg = Package("deb", name, version, "os", extra={"source": source or name})
-        return bool(match_osv([pkg], advisories, "12"))
+        return bool(match_osv([pkg], advisories, DEBIAN_12))
 
     assert affected("3.0.11-1~deb12u1")  # ~ sorts before the fixed revision
     assert not affected("3.0.11-1~deb12u2")

@@ -9,11 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from ngc_paddle.distro import Distro
 from ngc_paddle.release import pipeline
 from ngc_paddle.scan import gate, osv_import, policy, sources
 from ngc_paddle.scan.inventory import Inventory, Package
 from ngc_paddle.scan.saved_image import SavedImage
 from ngc_paddle.scan.vulnerabilities import load_osv, match_osv
+
+DEBIAN_12 = Distro("debian", "12")
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 IMAGE_OSV = DATA / "osv-image"  # real records that apply to ngc-paddle:26.12-cpu
@@ -31,14 +34,14 @@ def ids(findings) -> set[tuple[str, str]]:
 
 def test_debian_records_match_only_the_images_release() -> None:
     advisories = load_osv(IMAGE_OSV)
-    on_bookworm = match_osv([OPENSSL, APT, SETUPTOOLS], advisories, "12")
+    on_bookworm = match_osv([OPENSSL, APT, SETUPTOOLS], advisories, DEBIAN_12)
     # openssl 3.0.22-1~deb12u2 is past bookworm's fix 3.0.17-1~deb12u3; trixie's fix 3.5.4 must not flag it.
     assert ids(on_bookworm) == {("DEBIAN-CVE-2011-3374", "apt"), ("GHSA-cx63-2mw6-8hw5", "setuptools")}
     older = Package("deb", "libssl3", "3.0.17-1~deb12u2", "base", extra={"source": "openssl"})
-    [hit] = match_osv([older], advisories, "12")
+    [hit] = match_osv([older], advisories, DEBIAN_12)
     assert (hit.id, hit.fixed) == ("DEBIAN-CVE-2025-9230", "3.0.17-1~deb12u3")
     trixie = Package("deb", "libssl3t64", "3.5.1-1", "base", extra={"source": "openssl"})
-    [hit] = match_osv([trixie], advisories, "13")
+    [hit] = match_osv([trixie], advisories, Distro("debian", "13"))
     assert hit.fixed == "3.5.4-1~deb13u1"
     assert ids(match_osv([OPENSSL, APT], advisories, None)) == set()  # release unknown: no Debian record applies
 
@@ -106,11 +109,13 @@ def test_only_installed_dpkg_packages_count_and_the_release_comes_from_os_releas
     inventory = _inventory(_saved(tmp_path, [[("usr/lib/os-release", OS_RELEASE), ("var/lib/dpkg/status", STATUS)]]))
     debs = {(p.name, p.version, p.extra["source"]) for p in inventory.packages()}
     assert debs == {("openssl", "3.0.22-1~deb12u2", "openssl"), ("libssl3", "3.0.22-1~deb12u2", "openssl")}
-    assert inventory.debian_release() == "12"
+    assert inventory.distro() == DEBIAN_12
     trixie = OS_RELEASE.replace('"12"', '"13"')
-    assert _inventory(_saved(tmp_path, [[("etc/os-release", trixie)]])).debian_release() == "13"
-    manifest = {"components": {"os": {"version": "12", "source": {"kind": "debian"}}}}
-    assert Inventory().debian_release(manifest) == "12" and Inventory().debian_release() is None
+    assert _inventory(_saved(tmp_path, [[("etc/os-release", trixie)]])).distro() == Distro("debian", "13")
+    focal = 'NAME="Ubuntu"\nVERSION_ID="20.04"\nID=ubuntu\nID_LIKE=debian\n'
+    assert _inventory(_saved(tmp_path, [[("etc/os-release", focal)]])).distro() == Distro("ubuntu", "20.04")
+    manifest = {"components": {"os": {"version": "12", "package": "debian:bookworm-slim"}}}
+    assert Inventory().distro(manifest) == DEBIAN_12 and Inventory().distro() is None
 
 
 def test_opaque_whiteout_hides_what_lower_layers_had_in_the_folder(tmp_path: Path) -> None:
@@ -140,13 +145,13 @@ def test_plain_whiteout_removes_only_lower_layers(tmp_path: Path) -> None:
 
 def test_osv_folder_counts_records_per_ecosystem_of_the_image(tmp_path: Path) -> None:
     advisories = load_osv(IMAGE_OSV)
-    deb, pypi = sources.osv_folder(IMAGE_OSV, advisories, "12")
+    deb, pypi = sources.osv_folder(IMAGE_OSV, advisories, DEBIAN_12)
     assert (deb.name, deb.consulted, deb.records, deb.built) == ("OSV folder (Debian:12)", True, 2, "2025-10-15")
     assert (pypi.consulted, pypi.records, pypi.built) == (True, 1, "2024-07-15")
     only_trixie = [a for a in advisories if a["id"] != "DEBIAN-CVE-2011-3374"]
-    deb, _ = sources.osv_folder(IMAGE_OSV, only_trixie, "13")
+    deb, _ = sources.osv_folder(IMAGE_OSV, only_trixie, Distro("debian", "13"))
     assert deb.records == 1
-    deb, _ = sources.osv_folder(IMAGE_OSV, [a for a in advisories if a["id"].startswith("GHSA")], "12")
+    deb, _ = sources.osv_folder(IMAGE_OSV, [a for a in advisories if a["id"].startswith("GHSA")], DEBIAN_12)
     assert not deb.consulted and deb.why == "no Debian:12 records"
 
 
@@ -296,7 +301,7 @@ def test_import_writes_the_ecosystems_records_and_they_match_the_image(tmp_path:
     assert sorted(p.name for p in (into / "Debian-12").iterdir()) == ["DEBIAN-CVE-2011-3374.json",
                                                                       "DEBIAN-CVE-2025-9230.json"]
     assert lines[0].startswith("==> Debian:12: 2 records") and "newest modified 2025-10-15T00:00:00Z" in lines[0]
-    hits = match_osv([OPENSSL, APT, SETUPTOOLS], load_osv(into), "12")
+    hits = match_osv([OPENSSL, APT, SETUPTOOLS], load_osv(into), DEBIAN_12)
     assert ids(hits) == {("DEBIAN-CVE-2011-3374", "apt"), ("GHSA-cx63-2mw6-8hw5", "setuptools")}
     again = osv_import.import_zip(str(_zip(tmp_path / "one.zip", {"GHSA-cx63-2mw6-8hw5.json": _records()[
         "GHSA-cx63-2mw6-8hw5.json"]})), "Debian:12", into, say=lines.append)
@@ -328,7 +333,7 @@ def test_import_refuses_a_zip_bomb_and_a_bad_ecosystem(tmp_path: Path) -> None:
     bomb = _zip(tmp_path / "bomb.zip", {"GHSA-a.json": " " * (2 * 1024 * 1024)})
     with pytest.raises(osv_import.OsvImportError, match="compressed"):
         osv_import.import_zip(str(bomb), "PyPI", tmp_path / "osv", say=lambda _l: None)
-    with pytest.raises(osv_import.OsvImportError, match="not PyPI or Debian:N"):
+    with pytest.raises(osv_import.OsvImportError, match=r"not PyPI, Debian:N or Ubuntu:YY\.MM"):
         osv_import.import_zip(str(bomb), "npm", tmp_path / "osv", say=lambda _l: None)
 
 

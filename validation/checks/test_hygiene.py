@@ -6,6 +6,7 @@ checkers. Run as a non-root uid, the walk cannot read root's folders: hygiene.fu
 """
 
 import pytest
+from probes.pep503 import canonical
 
 
 @pytest.fixture(scope="session")
@@ -90,7 +91,7 @@ def dists(run_probe) -> dict:
 def test_license_present(any_component, components, dists, host) -> None:
     comp = components[any_component]
     if comp["kind"] == "pip":
-        name = comp["package"].replace("_", "-").lower()
+        name = canonical(comp["package"])
         evidence = dists["distributions"].get(name, {}).get("license")
         assert evidence, f"expected licence text or metadata for {comp['package']}, found none"
     elif comp["kind"] == "apt":

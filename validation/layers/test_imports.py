@@ -5,9 +5,9 @@ manifest puts that component in (see conftest.check_layer). The modules of all s
 import in one probe process (probes/imports.py), so Paddle loads once, not once per component.
 """
 
-import re
 
 import pytest
+from probes.pep503 import canonical
 
 pytestmark = pytest.mark.fast
 
@@ -24,7 +24,7 @@ IMPORT_EXEMPT = {
 
 def modules_of(component: str, components: dict, dists: dict) -> list[str] | None:
     """The component's importable top-level modules; None when its distribution is not installed."""
-    package = re.sub(r"[-_.]+", "-", components[component]["package"]).lower()
+    package = canonical(components[component]["package"])
     installed = dists["distributions"].get(package)
     return [m for m in installed["top_level"] if m not in IMPORT_EXEMPT] if installed else None
 

@@ -12,8 +12,6 @@ import pytest
 
 pytestmark = pytest.mark.fast
 
-# Layers whose wheels ship native code that the loader must resolve.
-NATIVE_LAYERS = {"cuda", "dali", "tensorrt", "paddle"}
 # Libraries Paddle dlopen()s by soname at run time, per component: soname from the pinned major.
 RUNTIME_SONAMES = {
     "cudnn": "libcudnn.so.{major}",
@@ -24,8 +22,15 @@ RUNTIME_SONAMES = {
 }
 
 
+def native_layers(manifest: dict) -> set[str]:
+    """The layers whose wheels ship native code the loader must resolve: every layer of the image's manifest
+    between the base layer (Debian packages) and the suite on top (the checks' own tools)."""
+    return set(manifest["layers"][1:-1])
+
+
 def native_components(manifest: dict) -> list[str]:
-    return sorted(n for n, c in manifest["components"].items() if c["kind"] == "pip" and c["layer"] in NATIVE_LAYERS)
+    layers = native_layers(manifest)
+    return sorted(n for n, c in manifest["components"].items() if c["kind"] == "pip" and c["layer"] in layers)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

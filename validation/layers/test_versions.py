@@ -4,15 +4,10 @@ Shared by every layer: each check runs once per component and counts as a check 
 manifest puts that component in (see conftest.check_layer).
 """
 
-import re
-
 import pytest
+from probes.pep503 import canonical
 
 pytestmark = pytest.mark.fast
-
-
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @pytest.mark.check("version.{pip_component}")

@@ -5,9 +5,7 @@ import json
 import re
 import sys
 
-
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+from pep503 import canonical  # beside this probe (it runs as a script)
 
 
 def license_evidence(dist: md.Distribution) -> str | None:

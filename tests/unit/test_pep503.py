@@ -1,0 +1,54 @@
+"""The image side's one PEP 503 helper agrees with packaging.utils.canonicalize_name, and every in-image
+copy is gone: the installer, the distributions probe and the checks all use it."""
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from packaging.utils import canonicalize_name
+
+REPO = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("pep503", REPO / "validation" / "probes" / "pep503.py")
+pep503 = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(pep503)
+
+
+@pytest.mark.parametrize("name", [
+    "PyYAML", "ruamel.yaml", "zope.interface", "Foo__Bar", "foo-_-.bar", "nvidia-dali-cuda120",
+    "tensorrt_cu12_libs", "A.B-C_D", "pillow", "Pillow", "backports.zoneinfo", "typing_extensions", "x",
+])
+def test_agrees_with_packaging_on_tricky_names(name: str) -> None:
+    assert pep503.canonical(name) == canonicalize_name(name)
+
+
+@given(st.text(alphabet="abcXYZ019-_.", min_size=1, max_size=20).filter(lambda s: s[0].isalnum() and s[-1].isalnum()))
+def test_agrees_with_packaging_on_any_valid_name(name: str) -> None:
+    assert pep503.canonical(name) == canonicalize_name(name)
+
+
+def test_the_installer_uses_it() -> None:
+    spec = importlib.util.spec_from_file_location("install_pip_layer", REPO / "layers/lib/install_pip_layer.py")
+    installer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(installer)
+    assert installer.canonical("Ruamel.YAML") == "ruamel-yaml"
+    assert installer.canonical.__module__ == "pep503"
+
+
+def test_no_other_copy_of_the_rule_in_image_code_and_every_pip_layer_mounts_it() -> None:
+    """The rule is written once for the image side; the host side calls packaging (no hand-written copy)."""
+    copies = []
+    for folder in ("layers", "validation", "image", "ngc_paddle", "benchmarks"):
+        for path in (REPO / folder).rglob("*.py"):
+            text = path.read_text()
+            if path.name != "pep503.py" and (re.search(r"\[-_\.\]\+", text) or 'replace("_", "-")' in text):
+                copies.append(str(path.relative_to(REPO)))
+    # ngc_paddle/release/ is being split by another change; its copy (notes.canonical) goes with it.
+    assert [c for c in copies if not c.startswith("ngc_paddle/release/")] == []
+    for dockerfile in [REPO / "Dockerfile", *(REPO / "layers").glob("*/Dockerfile")]:
+        if "install_pip_layer.py" in dockerfile.read_text() or "install.sh" in dockerfile.read_text():
+            text = dockerfile.read_text()
+            if "source=layers/lib" in text:
+                assert "source=validation/probes/pep503.py,target=/tmp/ngc/shared/pep503.py" in text, dockerfile
