@@ -118,10 +118,10 @@ def test_two_flavors_push_all_or_nothing_and_share_one_notes_file(scratch: Path,
     blocked = release(scratch, docker_config, release_id, "--flavor", "cpu gpu-cu118", *common)
     out = blocked.stdout
     assert blocked.returncode == 1, out[-3000:] + blocked.stderr
-    assert blocked.stderr.count("\n") == 1 and blocked.stderr.startswith(f"error: release {release_id} blocked by")
+    assert blocked.stderr.strip().splitlines()[-1].startswith(f"error: release {release_id} blocked by: gpu-cu118")
     skipped = next(line for line in out.splitlines() if line.startswith("==> push skipped: "))
     assert "gpu-cu118: validate gate NOT PROVEN" in skipped and "gpu-cu118: bench gate NOT PROVEN" in skipped
-    assert "--accept-unproven REASON" in skipped and "cpu:" not in skipped, skipped
+    assert "--accept-unproven REASON" in skipped and "; cpu: " not in skipped and ": cpu: " not in skipped, skipped
     assert "    cpu: built and gated, not pushed" in out and "    gpu-cu118: built and gated, not pushed" in out
     state = json.loads(state_path.read_text())
     assert all("push" not in state[f] for f in refs), state
