@@ -90,6 +90,8 @@ http:
 $extra$auth
 YAML
 log "starting docker-registry on $ADDR (storage $STORE$([ "$TLS" = 1 ] && echo ", TLS")$([ -n "$USER_NAME" ] && echo ", login required"))"
-setsid docker-registry serve "$CONF" >>"/var/log/ngc-paddle-registry-$PORT.log" 2>&1 </dev/null &
+# distribution reads REGISTRY_* variables as overrides of its config (REGISTRY_STORAGE=/path would replace the
+# storage section and stop it with "StorageDriver not registered"): this script's own settings stay here.
+env $(compgen -e | grep '^REGISTRY_' | sed 's/^/-u /') setsid docker-registry serve "$CONF" >>"/var/log/ngc-paddle-registry-$PORT.log" 2>&1 </dev/null &
 for _ in $(seq 1 30); do answers && { log "registry is up"; exit 0; }; sleep 1; done
 die "docker-registry did not answer on $ADDR within 30 s: see /var/log/ngc-paddle-registry-$PORT.log"
