@@ -172,7 +172,8 @@ def cmd_release(args: argparse.Namespace) -> int:
         release = args.target or _load(None, root).release
         print(render(root, release).relative_to(root))
         return 0
-    from ngc_paddle.release.pipeline import ReleaseOptions, run
+    from ngc_paddle.release.options import ReleaseOptions
+    from ngc_paddle.release.pipeline import run
 
     release = args.release or _load(None, root).release
     opts = ReleaseOptions(release, args.flavor, args.registry, Path(args.policy),
