@@ -167,12 +167,13 @@ def cmd_release(args: argparse.Namespace) -> int:
             lock_run(root, args.target, [], {}, say=lambda line: print(line, flush=True))
         return 0
     if args.release == "notes":
-        from ngc_paddle.release.pipeline import render_notes
+        from ngc_paddle.release.stages.notes import render
 
         release = args.target or _load(None, root).release
-        print(render_notes(root, release).relative_to(root))
+        print(render(root, release).relative_to(root))
         return 0
-    from ngc_paddle.release.pipeline import ReleaseOptions, run
+    from ngc_paddle.release.options import ReleaseOptions
+    from ngc_paddle.release.pipeline import run
 
     release = args.release or _load(None, root).release
     opts = ReleaseOptions(release, args.flavor, args.registry, Path(args.policy),

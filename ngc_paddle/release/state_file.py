@@ -1,12 +1,15 @@
 """The release pipeline's state.json: the result and input key of each stage of each flavor (pydantic, strict).
 
+Read at the door through a strict model; written by State.record after every stage (atomically).
+
 Why: the pipeline skips a stage whose recorded key is unchanged and that passed, so a state file
 that is edited, truncated or from another tool must not be half-believed: a stage recorded as a
 number, an unknown status or a missing key is bad input, one line naming the file and the field
 with the fix (delete the file to start over: every stage then reruns), exit 2; never a traceback.
 """
 
-from datetime import datetime
+import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -89,3 +92,26 @@ def written_file_line(path: Path, exc: ValidationError, fix: str, skip: int = 0)
         what += f", not {shown if len(shown) <= 60 else shown[:60] + '...'}"
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     return " ".join(f"{path}: {where[:120]}: {what}; fix: {fix}{more}".split())
+
+
+class State:
+    """state.json in memory: a stage's last passed result by its key, and each new result written at once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data = read(path)  # checked at the door: a malformed file is one line, exit 2
+
+    def done(self, flavor: str, stage: str, key: str) -> dict | None:
+        """The stage's last result when its inputs are unchanged and it passed (a NOT PROVEN one always reruns)."""
+        entry = self.data.get(flavor, {}).get(stage)
+        return entry if entry and entry.get("key") == key and entry.get("status") == "passed" else None
+
+    def record(self, flavor: str, stage: str, key: str, status: str, detail: str, **extra) -> dict:
+        entry = {"key": key, "status": status, "detail": detail,
+                 "finished": datetime.now(UTC).isoformat(timespec="seconds"), **extra}
+        self.data.setdefault(flavor, {})[stage] = entry
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, indent=2) + "\n")
+        tmp.replace(self.path)
+        return entry

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from ngc_paddle.image_build.scratch import scratch_copy
-from ngc_paddle.release.pipeline import State, _push
 from ngc_paddle.release.registry import LoginRequired, served_digest
+from ngc_paddle.release.stages import push as push_stage
+from ngc_paddle.release.state_file import State
 from tests.integration.conftest import CLI, REPO
 
 # A registry of its own (TLS with a self-signed CA trusted through /etc/docker/certs.d, htpasswd login), so the
@@ -65,18 +66,18 @@ def test_the_push_stage_over_tls_needs_a_login_and_checks_the_digest(tmp_path: P
     state = State(tmp_path / "state.json")
     try:
         with pytest.raises(LoginRequired) as refused:
-            _push(state, "cpu", image, REGISTRY, say=lambda _l: None)
+            push_stage.push(state, "cpu", image, REGISTRY, say=lambda _l: None)
         assert refused.value.exit_code == 2 and "\n" not in str(refused.value)
         assert f"the registry {REGISTRY} refuses it" in str(refused.value)
         assert str(refused.value).endswith(f"fix: docker login {REGISTRY}")
         assert state.data["cpu"]["push"]["status"] == "failed" and "digest" not in state.data["cpu"]["push"]
 
         login(docker_config)
-        pushed = _push(state, "cpu", image, REGISTRY, say=lambda _l: None)
+        pushed = push_stage.push(state, "cpu", image, REGISTRY, say=lambda _l: None)
         assert pushed.startswith("sha256:") and state.data["cpu"]["push"]["digest"] == pushed
         assert served_digest(f"{REGISTRY}/{image}") == pushed  # read back over TLS with the login
         lines: list[str] = []
-        assert _push(state, "cpu", image, REGISTRY, say=lines.append) == pushed
+        assert push_stage.push(state, "cpu", image, REGISTRY, say=lines.append) == pushed
         assert "already there" in lines[0]  # unchanged image, same digest served: not pushed again
     finally:
         subprocess.run(["docker", "image", "rm", image, f"{REGISTRY}/{image}"], capture_output=True)

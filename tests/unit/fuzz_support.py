@@ -203,11 +203,11 @@ def bench_result(model: str = "rn50") -> dict:
 
 
 def release_state() -> dict:
-    """A state.json as ngc_paddle.release.pipeline.State.record writes it after a full release, as plain data."""
+    """A state.json as ngc_paddle.release.state_file.State.record writes it after a full release, as plain data."""
     import json
     import tempfile
 
-    from ngc_paddle.release.pipeline import State
+    from ngc_paddle.release.state_file import State
 
     with tempfile.TemporaryDirectory() as tmp:
         state = State(Path(tmp) / "state.json")

@@ -25,7 +25,8 @@ from benchmarks.harness.spec import ModelSpec
 from ngc_paddle import cli
 from ngc_paddle.distro import Distro
 from ngc_paddle.manifest import load_manifest
-from ngc_paddle.release import pipeline
+from ngc_paddle.release.stages import bench as bench_stage
+from ngc_paddle.release.state_file import State
 from ngc_paddle.scan import policy
 from ngc_paddle.scan.findings import dedupe
 from ngc_paddle.scan.inventory import Package
@@ -140,7 +141,7 @@ GATES = REPO / "benchmarks" / "gates.yaml"
 GATES_DATA = yaml.safe_load(GATES.read_text())
 RESULT_DATA = bench_result("rn50")  # written by report.write from a fixture: the real shape, made-up figures
 RESULT_RAW = json.dumps(RESULT_DATA, indent=2).encode()
-STATE_DATA = release_state()  # written by pipeline.State.record
+STATE_DATA = release_state()  # written by state_file.State.record
 STATE_RAW = json.dumps(STATE_DATA, indent=2).encode()
 BENCH = ModelSpec("rn50", "ResNet50 v1.5", build=lambda *a: None, backends_cpu=["paddle-inference"],
                   backends_gpu=["paddle-inference"], gpu_batch=256)
@@ -199,7 +200,7 @@ def test_baseline_readers(content: bytes) -> None:
         path.parent.mkdir()
         path.write_bytes(content)
         baseline = outcome(lambda: result_file.read_baseline(path, "rn50"), path, (InputError,))
-        stored = outcome(lambda: pipeline._verdict(path), path)  # the release pipeline's reader of stored results
+        stored = outcome(lambda: bench_stage.stored_verdict(path), path)  # the release's reader of stored results
         if baseline is not None:
             assert stored is not None, "the pipeline refuses a result the benchmark accepts as a baseline"
             with time_bound():
@@ -215,7 +216,7 @@ def test_release_state_reader(content: bytes) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "state.json"
         path.write_bytes(content)
-        state = outcome(lambda: pipeline.State(path), path)
+        state = outcome(lambda: State(path), path)
         if state is not None:  # an accepted state answers every question the pipeline asks it
             for flavor in ("cpu", "gpu", *state.data):
                 for stage in ("build", "validate", "bench", "scan", "push"):

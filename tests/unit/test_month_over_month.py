@@ -9,10 +9,18 @@ from types import SimpleNamespace
 import pytest
 
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.image_build import engine
+from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release import month
+from ngc_paddle.release import notes as release_notes
 from ngc_paddle.release import pipeline as release_pipeline
 from ngc_paddle.release.new import create
+from ngc_paddle.release.stages import Outcome
+from ngc_paddle.release.stages import bench as bench_stage
+from ngc_paddle.release.stages import push as push_stage
+from ngc_paddle.release.stages import scan as scan_stage
+from ngc_paddle.release.stages import validate as validate_stage
 
 GB = 1_000_000_000
 
@@ -106,20 +114,20 @@ def next_month(tmp_path: Path, repo: Path, monkeypatch) -> Path:
                                                                      "finished": "2026-12-01T00:00:00+00:00"}}}))
     build = lambda request, say: SimpleNamespace(image="ngc-paddle:27.01-cpu",  # noqa: E731
                                                  layers=[SimpleNamespace(status="built")])
-    monkeypatch.setattr(release_pipeline.pipeline, "build", build)
-    monkeypatch.setattr(release_pipeline.engine, "image_id", lambda image: "sha256:new")
-    monkeypatch.setattr(release_pipeline.engine, "image_size", lambda image: int(2.4 * GB))
-    monkeypatch.setattr(release_pipeline.notes, "read_back", lambda image, flavor: {})
-    monkeypatch.setattr(release_pipeline, "_validate", lambda image, out: ("passed", "all passed"))
-    monkeypatch.setattr(release_pipeline, "_bench", lambda *a: ("passed", "PASS"))
-    monkeypatch.setattr(release_pipeline, "ensure_registry", lambda registry: None)
-    monkeypatch.setattr(release_pipeline, "_push", lambda *a: "sha256:" + "f" * 64)
+    monkeypatch.setattr(image_pipeline, "build", build)
+    monkeypatch.setattr(engine, "image_id", lambda image: "sha256:new")
+    monkeypatch.setattr(engine, "image_size", lambda image: int(2.4 * GB))
+    monkeypatch.setattr(release_notes, "read_back", lambda image, flavor: {})
+    monkeypatch.setattr(validate_stage, "run_validation", lambda image, out: Outcome("passed", "all passed"))
+    monkeypatch.setattr(bench_stage, "run_benchmarks", lambda *a: Outcome("passed", "PASS"))
+    monkeypatch.setattr(push_stage, "ensure_registry", lambda registry: None)
+    monkeypatch.setattr(push_stage, "push", lambda *a: "sha256:" + "f" * 64)
 
     def scan(image, out, *_args):
         write_sbom(out / "sbom.cdx.json", {**OLD, "pypi:numpy": "1.26.4"})
-        return "passed", "0 blocking"
+        return Outcome("passed", "0 blocking")
 
-    monkeypatch.setattr(release_pipeline, "_scan", scan)
+    monkeypatch.setattr(scan_stage, "run_scan", scan)
     return tmp_path
 
 

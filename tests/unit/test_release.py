@@ -11,12 +11,22 @@ from types import SimpleNamespace
 import pytest
 
 from ngc_paddle.errors import BuildError, ManifestError, NgcPaddleError
+from ngc_paddle.image_build import engine
+from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest import load_manifest
+from ngc_paddle.release import notes as release_notes
 from ngc_paddle.release import pipeline as release_pipeline
 from ngc_paddle.release import record as notes_record
 from ngc_paddle.release import registry
 from ngc_paddle.release.new import create
 from ngc_paddle.release.notes import changes, render, support_matrix
+from ngc_paddle.release.stages import Outcome, previous_manifest
+from ngc_paddle.release.stages import bench as bench_stage
+from ngc_paddle.release.stages import notes as notes_stage
+from ngc_paddle.release.stages import push as push_stage
+from ngc_paddle.release.stages import scan as scan_stage
+from ngc_paddle.release.stages import validate as validate_stage
+from ngc_paddle.release.state_file import State
 
 
 def test_changes_since_the_previous_release(repo: Path) -> None:
@@ -124,10 +134,10 @@ def test_notes_merge_every_stored_flavor_and_the_known_issues(notes_tree: Path) 
                                                    "stages": {"build": _entry("failed", "unreachable")}}}}
     (notes_tree / "release-notes" / "inputs").mkdir(parents=True)
     (notes_tree / "release-notes" / "inputs" / f"{RELEASE}.json").write_text(json.dumps(old))
-    state = release_pipeline.State(notes_tree / "build" / "release" / RELEASE / "state.json")
+    state = State(notes_tree / "build" / "release" / RELEASE / "state.json")
     state.data = _two_flavor_state()
     manifest = load_manifest(notes_tree / "releases" / f"{RELEASE}.yaml")
-    text = release_pipeline.write_notes(notes_tree, manifest, state).read_text()
+    text = notes_stage.write(notes_tree, manifest, state).read_text()
 
     gates = text.split("## Release gates", 1)[1].split("\n## ", 1)[0]
     assert "| cpu | validate | passed | 65 passed, 0 failed |" in gates and "| cpu | scan | passed |" in gates
@@ -149,14 +159,14 @@ def test_notes_merge_every_stored_flavor_and_the_known_issues(notes_tree: Path) 
     stored = notes_record.load(notes_tree / "release-notes" / "inputs" / f"{RELEASE}.json")
     assert set(stored["flavors"]) == {"cpu", "gpu", "gpu-cu118"}
     state.data = {"cpu": state.data["cpu"]}
-    again = release_pipeline.write_notes(notes_tree, manifest, state).read_text()
+    again = notes_stage.write(notes_tree, manifest, state).read_text()
     assert f"| `ngc-paddle:{RELEASE}-gpu-cu118` | {CU118_DIGEST} |" in again
 
 
 def test_a_flavor_rebuilt_without_a_push_shows_no_digest_of_its_earlier_image(notes_tree: Path) -> None:
     state = _two_flavor_state()
     state["cpu"]["push"]["image_id"] = "sha256:an-earlier-image"
-    infos = release_pipeline.collect(notes_tree, RELEASE, state)
+    infos = notes_stage.collect(notes_tree, RELEASE, state)
     assert "digest" not in infos["cpu"] and CPU_DIGEST in infos["cpu"]["digest_note"]
 
 
@@ -168,9 +178,9 @@ def test_committed_notes_are_the_output_of_the_current_code(repo: Path) -> None:
     for path in records:
         release = path.stem
         manifest = load_manifest(repo / "releases" / f"{release}.yaml")
-        previous = release_pipeline._previous_manifest(repo, release)
+        previous = previous_manifest(repo, release)
         rendered = notes.render(manifest, previous, notes_record.load(path)["flavors"],
-                                release_pipeline.known_issues(repo, release))
+                                notes_stage.known_issues(repo, release))
         committed = (repo / "release-notes" / f"{release}.md").read_text()
         assert committed == rendered, f"release-notes/{release}.md is stale; fix: make notes RELEASE={release}"
     manifests = [load_manifest(p) for p in sorted((repo / "releases").glob("*.yaml"))]
@@ -207,20 +217,20 @@ def fake_stages(notes_tree: Path, monkeypatch) -> dict:
             raise BuildError(f"layer paddle of {request.flavor}: index unreachable; fix: SOURCES=")
         return SimpleNamespace(image=f"ngc-paddle:{RELEASE}-{request.flavor}", layers=[SimpleNamespace(status="built")])
 
-    monkeypatch.setattr(release_pipeline.pipeline, "build", build)
-    monkeypatch.setattr(release_pipeline.engine, "image_id", lambda image: "sha256:" + image.rsplit("-", 1)[-1])
-    monkeypatch.setattr(release_pipeline.engine, "image_size", lambda image: 2_000_000_000)
-    monkeypatch.setattr(release_pipeline.notes, "read_back", lambda image, flavor: {})
-    monkeypatch.setattr(release_pipeline, "_validate", lambda image, out: ("passed", "all passed"))
-    monkeypatch.setattr(release_pipeline, "_bench", lambda *a: ("passed", "PASS"))
-    monkeypatch.setattr(release_pipeline, "_scan", lambda *a: ("passed", "0 blocking"))
-    monkeypatch.setattr(release_pipeline, "ensure_registry", lambda registry: None)
+    monkeypatch.setattr(image_pipeline, "build", build)
+    monkeypatch.setattr(engine, "image_id", lambda image: "sha256:" + image.rsplit("-", 1)[-1])
+    monkeypatch.setattr(engine, "image_size", lambda image: 2_000_000_000)
+    monkeypatch.setattr(release_notes, "read_back", lambda image, flavor: {})
+    monkeypatch.setattr(validate_stage, "run_validation", lambda image, out: Outcome("passed", "all passed"))
+    monkeypatch.setattr(bench_stage, "run_benchmarks", lambda *a: Outcome("passed", "PASS"))
+    monkeypatch.setattr(scan_stage, "run_scan", lambda *a: Outcome("passed", "0 blocking"))
+    monkeypatch.setattr(push_stage, "ensure_registry", lambda registry: None)
 
     def push(state, flavor, image, registry_, say):
         seen["pushed"].append(flavor)
         return "sha256:" + "e" * 64
 
-    monkeypatch.setattr(release_pipeline, "_push", push)
+    monkeypatch.setattr(push_stage, "push", push)
     return seen
 
 

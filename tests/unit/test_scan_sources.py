@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ngc_paddle.distro import Distro
-from ngc_paddle.release import pipeline
+from ngc_paddle.release.stages import scan as scan_stage
 from ngc_paddle.scan import gate, osv_import, policy, sources
 from ngc_paddle.scan.inventory import Inventory, Package
 from ngc_paddle.scan.saved_image import SavedImage
@@ -242,7 +242,7 @@ def test_scan_resume_key_changes_with_policy_date_and_sources(tmp_path: Path, mo
     today = date(2026, 12, 3)
 
     def key(day: date = today) -> str:
-        return pipeline.scan_key("sha256:abc", policy_file, osv, day)
+        return scan_stage.scan_key("sha256:abc", policy_file, osv, day)
 
     first = key()
     assert key() == first  # same inputs, same key: the stage is skipped
@@ -267,15 +267,16 @@ def test_release_scan_stage_is_not_proven_without_sources(monkeypatch, tmp_path:
               "vulnerabilities": {"status": status, "missing": [] if status == "scanned" else ["debian", "pypi"],
                                   "waiver": waiver if status == "waived" else None, "waiver_note": ""},
               "vulnerability_sources": []}
-    monkeypatch.setattr(pipeline.scan_gate, "run", lambda *a, **k: report)
-    result, detail = pipeline._scan("img", tmp_path, tmp_path / "p.yaml", None, tmp_path)
+    monkeypatch.setattr(scan_stage.scan_gate, "run", lambda *a, **k: report)
+    outcome = scan_stage.run_scan("img", tmp_path, tmp_path / "p.yaml", None, tmp_path)
+    result, detail = outcome.status, outcome.detail
     assert result == expected
     if status == "waived":
         assert detail.startswith("vulnerabilities not scanned: no feed here, waiver expires 2026-12-31")
     if status == "NOT RUN":
         assert detail.startswith("vulnerabilities: NOT RUN (debian: no source")
     report["blocked"] = True  # a blocking finding wins
-    assert pipeline._scan("img", tmp_path, tmp_path / "p.yaml", None, tmp_path)[0] == "failed"
+    assert scan_stage.run_scan("img", tmp_path, tmp_path / "p.yaml", None, tmp_path).status == "failed"
 
 
 # ---- osv import ----------------------------------------------------------------------------------

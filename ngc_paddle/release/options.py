@@ -1,0 +1,24 @@
+"""What `ngc-paddle release` is asked to do: the release, its flavors, the registry, the gates' inputs.
+
+Why: the CLI fills it, the pipeline orders the stages by it and each stage reads its own part (the
+benchmarks, the scan policy and OSV folder, the mirrors); one plain dataclass, no stage imports the pipeline.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_REGISTRY = "127.0.0.1:5000"
+BENCHMARKS = ("bench-rn50", "bench-hgnet")
+
+
+@dataclass
+class ReleaseOptions:
+    release: str
+    flavors: list[str] = field(default_factory=list)
+    registry: str = DEFAULT_REGISTRY
+    policy: Path = Path("security/policy.yaml")
+    osv_dir: Path | None = None
+    benchmarks: tuple[str, ...] = BENCHMARKS
+    root: Path = Path(".")
+    accept_unproven: str | None = None  # the reason a person gives for pushing a flavor whose gates are not proven
+    sources: dict[str, str] = field(default_factory=dict)  # mirrors for the build stage (NAME -> URL or path)

@@ -1,0 +1,70 @@
+"""The release stages, one module each, and the three small types between them and the pipeline.
+
+Why: each stage module (build, validate, bench, scan, month_over_month, notes, push) says in one place
+what its inputs are (the resume key), how it runs and how it reports (its progress line, the fields it
+keeps in state.json, its row in the notes' gate table). The pipeline (ngc_paddle.release.pipeline) only
+orders them per flavor, keeps state.json and decides the push. Plain dataclasses, no framework.
+"""
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ngc_paddle.manifest.loader import load_manifest
+from ngc_paddle.manifest.schema import Flavor, Manifest
+from ngc_paddle.release.options import ReleaseOptions
+
+
+@dataclass(frozen=True)
+class Built:
+    """One flavor's image as the build stage left it: the input of every gate stage after it."""
+    release: str
+    flavor: str
+    spec: Flavor  # the flavor as the manifest says it
+    image: str
+    image_id: str  # every gate's resume key starts from it: a new image reruns every gate
+    size: int
+    folder: Path  # build/release/<release>/<flavor>: each stage writes into its own folder below
+    root: Path  # the repository root, resolved
+    opts: ReleaseOptions
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A stage's verdict. `status` and `detail` are its progress line (`    STAGE: STATUS: DETAIL`) and its row
+    in the notes' gate table; `stored` are the extra fields it keeps in state.json (state_file.StageEntry)."""
+    status: str  # passed, failed, not proven (the pipeline turns it into "accepted unproven" on a person's word)
+    detail: str
+    stored: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Step:
+    """A gate stage planned for one flavor: the key of its inputs and how to run it. The pipeline skips it
+    when state.json holds a passed entry with the same key (a NOT PROVEN one always reruns)."""
+    name: str  # the stage's name in state.json, the progress output and the notes
+    key: str
+    run: Callable[[], Outcome]
+
+
+def digest(*parts: object) -> str:
+    """A resume key: a short hash of the stage's inputs."""
+    return hashlib.sha256(json.dumps(parts, default=str, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def file_digest(path: Path) -> str:
+    """A file's content as a resume key input ("-" when there is none)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else "-"
+
+
+def release_folder(root: Path, release: str) -> Path:
+    """Where a release's state.json and each flavor's stage outputs live (not committed)."""
+    return root / "build" / "release" / release
+
+
+def previous_manifest(root: Path, release: str) -> Manifest | None:
+    """The manifest of the release before this one (by name), which month-over-month, bench and notes compare with."""
+    older = sorted(p for p in (root / "releases").glob("*.yaml") if p.stem < release)
+    return load_manifest(older[-1]) if older else None

@@ -1,0 +1,98 @@
+"""Release stage `bench`: each benchmark in the image, gated against the previous release's results on this host.
+
+Inputs (resume key): the image id, the benchmarks asked for (`--bench`) and the baselines: the newest
+  passing result.json of each benchmark in the previous release's run of this flavor.
+Run: `docker run IMAGE COMMAND --output ... [--baseline ...]` per benchmark (the benchmark refuses a
+  baseline of other hardware itself); results in <flavor>/bench/<command>/<run>/.
+Report: `    bench: STATUS: COMMAND: VERDICT (N pass, N fail, N not run, N n/a, baseline RUN|no baseline)
+  [(failed: gates)]; ...`, the same in state.json and the notes' gate table; the notes' benchmark
+  section shows each benchmark's newest result.md (`markdown`). Any FAIL: failed; any NOT PROVEN: not proven.
+"""
+
+import os
+import subprocess
+from pathlib import Path
+
+from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.image_build import engine
+from ngc_paddle.release import bench_result
+from ngc_paddle.release.options import BENCHMARKS
+from ngc_paddle.release.stages import Built, Outcome, Step, digest, previous_manifest, release_folder
+
+NAME = "bench"
+BENCH_STATUS = {0: "passed", 1: "failed", 3: "not proven"}  # the benchmark's exit code
+
+
+def plan(built: Built) -> Step:
+    commands = built.opts.benchmarks
+    baselines = previous_bench_results(built.root, built.release, built.flavor, commands)
+    return Step(NAME, digest(built.image_id, commands, sorted(map(str, baselines.values()))),
+                lambda: run_benchmarks(built.image, built.folder / "bench", commands, baselines))
+
+
+def previous_bench_results(root: Path, release: str, flavor: str, commands: tuple[str, ...]) -> dict[str, Path]:
+    """The newest stored result.json of each benchmark in the previous release's run of this flavor, on this
+    host: the baseline its regressions are gated against (the benchmark refuses other hardware itself)."""
+    previous = previous_manifest(root, release)
+    found = {}
+    for command in commands if previous else ():
+        folder = release_folder(root, previous.release) / flavor / "bench" / command
+        passed = [path for path in sorted(folder.glob("*/result.json")) if stored_verdict(path) == "PASS"]
+        if passed:  # a failed or unproven run is no baseline
+            found[command] = passed[-1]
+    return found
+
+
+def stored_verdict(result: Path) -> str:
+    """The verdict of a stored result; one that cannot be read is bad input (exit 2), not a silently lost baseline."""
+    fix = f"delete {result.parent} (the previous release's run of it then gives no baseline) or restore the file"
+    return bench_result.read(result, fix).verdict
+
+
+def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: dict[str, Path]) -> Outcome:
+    out.mkdir(parents=True, exist_ok=True)
+    details, statuses = [], []
+    for command in commands:
+        folder = out / command
+        before = set(folder.glob("*/result.json"))
+        mounts, extra = ["-v", f"{out}:/workspace/out"], []
+        if command in baselines:
+            mounts += ["-v", f"{baselines[command]}:/workspace/baseline.json:ro"]
+            extra = ["--baseline", "/workspace/baseline.json"]
+        name = f"ngc-release-bench-{os.getpid()}-{command}"
+        try:
+            proc = subprocess.run(["docker", "run", "--rm", "--name", name, *engine.run_flags(writes_mounts=True), "-e",
+                                   "NGC_PADDLE_QUIET=1", *mounts, image, command, "--output",
+                                   f"/workspace/out/{command}", *extra], capture_output=True, text=True)
+        except BaseException:  # interrupted: the container must not run on and write into the next attempt
+            engine.docker("rm", "-f", name, check=False)
+            raise
+        results = sorted(set(folder.glob("*/result.json")) - before)
+        if proc.returncode not in BENCH_STATUS or not results:
+            return Outcome("failed", f"{command} could not run (exit {proc.returncode}): {proc.stderr.strip()[-200:]}")
+        try:  # written by the image's benchmark just now: one it cannot have written fails the stage
+            result = bench_result.read(results[-1], "check the benchmark in the image")
+        except NgcPaddleError as exc:
+            return Outcome("failed", f"{command} wrote a result.json that cannot be read: {exc}")
+        gates = result.gates
+        counts = {s: sum(g.status == s for g in gates) for s in ("PASS", "FAIL", "NOT RUN", "N/A")}
+        failed = [g.gate for g in gates if g.status == "FAIL"]
+        baseline = f", baseline {baselines[command].parent.name}" if command in baselines else ", no baseline"
+        details.append(f"{command}: {result.verdict} ({counts['PASS']} pass, {counts['FAIL']} fail, "
+                       f"{counts['NOT RUN']} not run, {counts['N/A']} n/a{baseline})"
+                       + (f" (failed: {', '.join(failed)})" if failed else "")
+                       + "".join(f"; {r}" for r in result.verdict_reasons if result.verdict != "FAIL"))
+        statuses.append(BENCH_STATUS[proc.returncode])
+    status = "failed" if "failed" in statuses else "not proven" if "not proven" in statuses else "passed"
+    return Outcome(status, "; ".join(details))
+
+
+def markdown(folder: Path) -> str:
+    """The notes' benchmark section of a flavor: each benchmark's newest stored result.md, in a fixed order."""
+    parts = []
+    for command in BENCHMARKS:
+        results = sorted((folder / command).glob("*/result.md"))
+        if results:
+            text = results[-1].read_text().split("\n", 1)[1]
+            parts.append(f"### {command}\n{text}")
+    return "\n".join(parts)
