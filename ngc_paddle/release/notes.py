@@ -7,11 +7,12 @@ file per release) and the image digests.
 """
 
 import json
-import re
 import subprocess
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import driver_sentence, requirement
 from ngc_paddle.manifest.schema import Flavor, Manifest
 
@@ -21,10 +22,6 @@ LABELS = {"os": "OS", "python": "Python", "cuda-runtime": "CUDA runtime", "cubla
 ARCHITECTURES = ("NVIDIA Pascal, NVIDIA Volta, NVIDIA Turing, NVIDIA Ampere architecture, NVIDIA Hopper, and "
                  "NVIDIA Ada Lovelace architecture families")
 PROBE = "/opt/ngc-paddle/validation/probes/distributions.py"
-
-
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def read_back(image: str, flavor: Flavor) -> dict[str, str]:
@@ -37,7 +34,8 @@ def read_back(image: str, flavor: Flavor) -> dict[str, str]:
     found = {}
     for name, comp in flavor.components.items():
         if comp.kind == "pip":
-            found[name] = dists["distributions"].get(canonical(comp.package or ""), {}).get("version", "missing")
+            dist = dists["distributions"].get(canonicalize_name(comp.package or ""), {})
+            found[name] = dist.get("version", "missing")
         elif name == "python":
             found[name] = ".".join(dists["python"].split(".")[:2])
         elif name == "os":
@@ -142,6 +140,17 @@ def render(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dic
     return "\n".join(out) + "\n"
 
 
+def _matrix_cell(flavor: Flavor, column: str) -> str:
+    """A component's version; for the OS, the distribution and release ("Debian 12", "Ubuntu 20.04")."""
+    comp = flavor.components.get(column)
+    if comp is None:
+        return "-"
+    if column == "os":
+        distro = from_base_image(comp.image, comp.version)
+        return str(distro) if distro else comp.version
+    return comp.version
+
+
 def support_matrix(manifests: list[Manifest]) -> str:
     columns = ["os", "python", "cuda-runtime", "cudnn", "nccl", "tensorrt", "dali", "paddle"]
     out = ["# ngc-paddle support matrix", "",
@@ -151,7 +160,7 @@ def support_matrix(manifests: list[Manifest]) -> str:
            "| --- | --- | --- | --- | " + " | ".join("---" for _ in columns) + " |"]
     for m in sorted(manifests, key=lambda m: m.release, reverse=True):
         for name, flavor in m.flavors.items():
-            cells = [flavor.components[c].version if c in flavor.components else "-" for c in columns]
+            cells = [_matrix_cell(flavor, c) for c in columns]
             cuda = flavor.cuda.version if flavor.cuda else "-"
             req = requirement(flavor.cuda.version) if flavor.cuda else None
             driver = f"{req.minimum} / {req.full}" if req else "-"

@@ -9,8 +9,9 @@ that passed, so it resumes after an interruption or a failure; the build itself 
 unchanged case answered from the images' labels. Any failed gate stops the push and is named; the
 registry then keeps the previous release. A gate that is NOT PROVEN (GPU checks or benchmarks of a
 GPU flavor on a host without a GPU, a scan whose vulnerability part did not run for want of a
-source) stops the push too, unless `accept_unproven` gives a reason, which the notes print in the
-gate table. Containers the stages start get the host's GPUs where it has them (engine.run_flags).
+source) stops the push too (exit 3 when nothing failed), unless `accept_unproven` gives a reason, which
+the notes print in the gate table; a gate NOT PROVEN with the same key is then taken as stored, not run
+again. Containers the stages start get the host's GPUs where it has them (engine.run_flags).
 """
 
 from collections.abc import Callable
@@ -43,6 +44,12 @@ class ReleaseBlocked(NgcPaddleError):
     exit_code = 1
 
 
+class ReleaseNotProven(ReleaseBlocked):
+    """Held back only by gates without evidence (e.g. GPU gates on a host without a GPU): NOT PROVEN, exit 3."""
+
+    exit_code = 3
+
+
 def requested_flavors(manifest: Manifest, names: list[str]) -> tuple[list[str], bool]:
     """The flavors to release (names given, split on spaces as `make FLAVOR="cpu gpu"` passes them, in the
     manifest's order), and whether `all` was asked for: every flavor this host can build."""
@@ -66,6 +73,7 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     apply_source_overrides(manifest, opts.sources)  # a mirror for a source the release lacks: bad input, first
     state = State(release_folder(root, manifest.release) / "state.json")
     failures: list[str] = []
+    unproven: list[str] = []  # the failures that are NOT PROVEN gates: alone, they make the release NOT PROVEN
     not_built: dict[str, str] = {}
     infos: dict[str, dict] = {}
     for name in flavors:
@@ -85,7 +93,8 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         info["stages"][build.NAME] = state.record(name, build.NAME, built.image_id, outcome.status, outcome.detail,
                                                   **outcome.stored)
         for step in [plan(built) for plan in GATES]:  # every key first: the inputs as they were before any gate ran
-            info["stages"][step.name] = _gate(state, built, step, opts.accept_unproven, failures, say)
+            info["stages"][step.name] = _gate(state, built, step, opts.accept_unproven, failures, unproven,
+                                                 say)
     built_names = [name for name in flavors if name not in not_built]
     if not built_names:
         failures.append("no flavor could be built on this host")
@@ -93,8 +102,9 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     if failures:
         say("==> push skipped: " + "; ".join(failures))
         _summary(flavors, not_built, {}, say)
-        raise ReleaseBlocked(f"release {manifest.release} blocked by: {'; '.join(failures)}; the registry keeps "
-                             "the previous release")
+        blocked = ReleaseNotProven if len(unproven) == len(failures) else ReleaseBlocked
+        raise blocked(f"release {manifest.release} blocked by: {'; '.join(failures)}; the registry keeps "
+                      "the previous release")
     push.ensure_registry(opts.registry)
     for name in built_names:
         infos[name]["digest"] = push.push(state, name, infos[name]["image"], opts.registry, say)
@@ -106,22 +116,35 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
 
 
 def _gate(state: State, built: Built, step: Step, accept_unproven: str | None, failures: list[str],
-          say: Callable[[str], None]) -> dict:
-    """Run one gate of one flavor unless its inputs are unchanged since it passed; record and report it."""
+          unproven: list[str], say: Callable[[str], None]) -> dict:
+    """Run one gate of one flavor unless its inputs are unchanged since it passed; record and report it.
+
+    A gate that was NOT PROVEN with the same inputs (the image, and for the GPU gates whether this host
+    offers a GPU) would be NOT PROVEN again: when a person accepts that, the stored result is taken as it
+    is rather than run again, with their reason."""
     previous = state.done(built.flavor, step.name, step.key)
     if previous:
         say(f"--> {step.name}: unchanged since {previous['finished']}, skipped ({previous['detail']})")
         return previous
-    say(f"--> {step.name}")
-    outcome = step.run()
-    status, detail = outcome.status, outcome.detail
+    stored = state.unproven(built.flavor, step.name, step.key) if accept_unproven else None
+    if stored:
+        say(f"--> {step.name}: NOT PROVEN with the same inputs on {stored['finished']}, not run again")
+        status, evidence = "not proven", stored.get("evidence", stored["detail"])
+        extra = {k: v for k, v in stored.items() if k not in ("key", "status", "detail", "finished", "evidence")}
+    else:
+        say(f"--> {step.name}")
+        outcome = step.run()
+        status, evidence = outcome.status, outcome.detail
+        extra = {"image_id": built.image_id, **outcome.stored}
+    detail = evidence
     if status == "not proven" and accept_unproven:
-        status, detail = "accepted unproven", f"{detail}; accepted by a person: {accept_unproven}"
-    entry = state.record(built.flavor, step.name, step.key, status, detail, image_id=built.image_id, **outcome.stored)
+        status, detail = "accepted unproven", f"{evidence}; accepted by a person: {accept_unproven}"
+    entry = state.record(built.flavor, step.name, step.key, status, detail, evidence=evidence, **extra)
     say(f"    {step.name}: {status}: {detail}")
     if status == "not proven":
         failures.append(f"{built.flavor}: {step.name} gate NOT PROVEN ({detail}; to push anyway: --accept-unproven "
                         "REASON)")
+        unproven.append(failures[-1])
     elif status not in PASSING:
         failures.append(f"{built.flavor}: {step.name} gate ({detail})")
     return entry

@@ -42,6 +42,8 @@ class StageEntry(BaseModel):
     key: Annotated[str, Field(max_length=200, pattern=r"^[A-Za-z0-9:]*$")]  # a hash or an image id; "" if none
     status: Status
     detail: Annotated[str, Field(max_length=20_000)]  # may quote a tool's output, newlines included
+    # gates only: what the gate itself found, before a person's acceptance was added to `detail`
+    evidence: Annotated[str, Field(max_length=20_000)] | None = None
     finished: Annotated[str, Field(max_length=40), AfterValidator(_timestamp)]
     digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None  # push only
     image_id: Annotated[str, Field(max_length=80, pattern=r"^[A-Za-z0-9:]*$")] | None = None  # the image gated
@@ -105,6 +107,12 @@ class State:
         """The stage's last result when its inputs are unchanged and it passed (a NOT PROVEN one always reruns)."""
         entry = self.data.get(flavor, {}).get(stage)
         return entry if entry and entry.get("key") == key and entry.get("status") == "passed" else None
+
+    def unproven(self, flavor: str, stage: str, key: str) -> dict | None:
+        """The stage's last result when its inputs are unchanged and it was NOT PROVEN (accepted or not)."""
+        entry = self.data.get(flavor, {}).get(stage)
+        return entry if entry and entry.get("key") == key and entry.get("status") in ("not proven",
+                                                                                     "accepted unproven") else None
 
     def record(self, flavor: str, stage: str, key: str, status: str, detail: str, **extra) -> dict:
         entry = {"key": key, "status": status, "detail": detail,

@@ -45,8 +45,7 @@ def test_no_other_copy_of_the_rule_in_image_code_and_every_pip_layer_mounts_it()
             text = path.read_text()
             if path.name != "pep503.py" and (re.search(r"\[-_\.\]\+", text) or 'replace("_", "-")' in text):
                 copies.append(str(path.relative_to(REPO)))
-    # ngc_paddle/release/ is being split by another change; its copy (notes.canonical) goes with it.
-    assert [c for c in copies if not c.startswith("ngc_paddle/release/")] == []
+    assert copies == []
     for dockerfile in [REPO / "Dockerfile", *(REPO / "layers").glob("*/Dockerfile")]:
         if "install_pip_layer.py" in dockerfile.read_text() or "install.sh" in dockerfile.read_text():
             text = dockerfile.read_text()

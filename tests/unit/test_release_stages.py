@@ -133,7 +133,7 @@ def test_the_month_over_month_key_changes_with_the_previous_results_and_the_reas
 @pytest.fixture
 def faked(tree: Path, monkeypatch) -> dict:
     """The build and each gate's work faked and counted; the pipeline, the keys and state.json are real."""
-    seen: dict = {"runs": [], "image_id": "sha256:one", "bench": "passed", "pushed": 0}
+    seen: dict = {"runs": [], "image_id": "sha256:one", "bench": "passed", "pushed": 0, "gpu_host": False}
 
     def count(stage: str, status: str = "passed"):
         def work(*args):
@@ -152,6 +152,7 @@ def faked(tree: Path, monkeypatch) -> dict:
         image=f"ngc-paddle:{request.release}-{request.flavor}", layers=[SimpleNamespace(status="built")]))
     monkeypatch.setattr(engine, "image_id", lambda image: seen["image_id"])
     monkeypatch.setattr(engine, "image_size", lambda image: 2 * GB)
+    monkeypatch.setattr(engine, "host_has_nvidia_gpus", lambda: seen["gpu_host"])
     monkeypatch.setattr(release_notes, "read_back", lambda image, flavor: {})
     monkeypatch.setattr(validate, "run_validation", count("validate"))
     monkeypatch.setattr(bench, "run_benchmarks", count("bench"))
@@ -196,22 +197,48 @@ def test_the_pipeline_skips_a_gate_whose_key_is_unchanged(tree: Path, faked: dic
     assert faked["runs"] == ["validate", "bench", "scan", "month-over-month"]
 
 
-def test_a_gate_not_proven_reruns_and_blocks_the_push_unless_accepted(tree: Path, faked: dict) -> None:
+def test_a_gate_not_proven_blocks_the_push_with_exit_3_and_an_accepted_one_is_not_run_again(tree: Path,
+                                                                                           faked: dict) -> None:
     faked["bench"] = "not proven"
     opts = ReleaseOptions("26.12", ["cpu"], root=tree)
     with pytest.raises(release_pipeline.ReleaseBlocked, match=r"cpu: bench gate NOT PROVEN \(bench ran; to push "
                                                               "anyway: --accept-unproven REASON\\)") as err:
         release_pipeline.run(opts, say=lambda _l: None)
-    assert err.value.exit_code == 1 and faked["pushed"] == 0
+    assert err.value.exit_code == 3 and faked["pushed"] == 0  # held back by missing evidence alone: NOT PROVEN
 
     faked["runs"].clear()
     opts.accept_unproven = "no GPU in the lab this month"
-    release_pipeline.run(opts, say=lambda _l: None)
-    assert faked["runs"] == ["bench"] and faked["pushed"] == 1  # same key, but it had not passed: run again
+    lines: list[str] = []
+    release_pipeline.run(opts, say=lines.append)
+    # Same inputs (image, no GPU on this host): the stored NOT PROVEN result stands, taken on the person's word.
+    assert faked["runs"] == [] and faked["pushed"] == 1
+    assert any(line.startswith("--> bench: NOT PROVEN with the same inputs on ") for line in lines), lines
     entry = json.loads((release_folder(tree, "26.12") / "state.json").read_text())["cpu"]["bench"]
-    assert entry["status"] == "accepted unproven"
+    assert entry["status"] == "accepted unproven" and entry["evidence"] == "bench ran"
     assert entry["detail"] == "bench ran; accepted by a person: no GPU in the lab this month"
 
-    faked["runs"].clear()
+    faked["runs"].clear()  # another reason replaces the first, never stacks on it
+    opts.accept_unproven = "GPU lab booked until January"
     release_pipeline.run(opts, say=lambda _l: None)
-    assert faked["runs"] == ["bench"]  # an accepted gate is still not a passed one: it reruns
+    entry = json.loads((release_folder(tree, "26.12") / "state.json").read_text())["cpu"]["bench"]
+    assert faked["runs"] == [] and entry["detail"] == "bench ran; accepted by a person: GPU lab booked until January"
+
+    faked["runs"].clear()  # without a person's word an accepted gate is still not a passed one: it reruns
+    opts.accept_unproven = None
+    with pytest.raises(release_pipeline.ReleaseNotProven):
+        release_pipeline.run(opts, say=lambda _l: None)
+    assert faked["runs"] == ["bench"]
+
+    faked["runs"].clear()  # a host that now offers a GPU: the gates whose evidence needs one run again
+    faked["gpu_host"], faked["bench"] = True, "passed"
+    opts.accept_unproven = "no GPU in the lab this month"
+    release_pipeline.run(opts, say=lambda _l: None)
+    assert faked["runs"] == ["validate", "bench"]
+
+
+def test_a_failed_gate_beside_an_unproven_one_blocks_with_exit_1(tree: Path, faked: dict, monkeypatch) -> None:
+    faked["bench"] = "not proven"
+    monkeypatch.setattr(validate, "run_validation", lambda *a: Outcome("failed", "1 failed"))
+    with pytest.raises(release_pipeline.ReleaseBlocked) as err:
+        release_pipeline.run(ReleaseOptions("26.12", ["cpu"], root=tree), say=lambda _l: None)
+    assert err.value.exit_code == 1 and "cpu: validate gate (1 failed)" in str(err.value)

@@ -29,6 +29,9 @@ class Built:
     folder: Path  # build/release/<release>/<flavor>: each stage writes into its own folder below
     root: Path  # the repository root, resolved
     opts: ReleaseOptions
+    # Whether this host gives containers a GPU: an input of the gates whose evidence needs one (validate,
+    # bench), so a NOT PROVEN result of a host without a GPU is never reused on one that has it.
+    gpu_host: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Release stage `bench`: each benchmark in the image, gated against the previous release's results on this host.
 
-Inputs (resume key): the image id, the benchmarks asked for (`--bench`) and the baselines: the newest
-  passing result.json of each benchmark in the previous release's run of this flavor.
+Inputs (resume key): the image id, the benchmarks asked for (`--bench`), whether this host gives
+  containers a GPU, and the baselines: the newest passing result.json of each benchmark in the previous
+  release's run of this flavor.
 Run: `docker run IMAGE COMMAND --output ... [--baseline ...]` per benchmark (the benchmark refuses a
   baseline of other hardware itself); results in <flavor>/bench/<command>/<run>/.
 Report: `    bench: STATUS: COMMAND: VERDICT (N pass, N fail, N not run, N n/a, baseline RUN|no baseline)
@@ -26,7 +27,8 @@ BENCH_STATUS = {0: "passed", 1: "failed", 3: "not proven"}  # the benchmark's ex
 def plan(built: Built) -> Step:
     commands = built.opts.benchmarks
     baselines = previous_bench_results(built.root, built.release, built.flavor, commands)
-    return Step(NAME, digest(built.image_id, commands, sorted(map(str, baselines.values()))),
+    return Step(NAME, digest(built.image_id, commands, "gpu" if built.gpu_host else "no gpu",
+                                sorted(map(str, baselines.values()))),
                 lambda: run_benchmarks(built.image, built.folder / "bench", commands, baselines))
 
 

@@ -34,7 +34,7 @@ def run(manifest: Manifest, flavor: str, opts: ReleaseOptions, root: Path,
     readback = notes.read_back(image, manifest.flavors[flavor])
     size = engine.image_size(image)
     built = Built(manifest.release, flavor, manifest.flavors[flavor], image, image_id, size,
-                  release_folder(root, manifest.release) / flavor, root, opts)
+                  release_folder(root, manifest.release) / flavor, root, opts, engine.host_has_nvidia_gpus())
     return built, Outcome("passed", f"{image} {image_id[7:19]} ({layers})",
                           {"image": image, "readback": readback, "size": size})
 

@@ -1,6 +1,7 @@
 """Release stage `validate`: the checks of every layer of the image and the suite's own, run from this host.
 
-Inputs (resume key): the image id alone; the checks ship in the image, so a changed check is a new image.
+Inputs (resume key): the image id (the checks ship in the image, so a changed check is a new image) and
+  whether this host gives containers a GPU (the GPU checks' evidence depends on it).
 Run: ngc_paddle.validate.validate on the image; report files in <flavor>/validation/ (validation.json).
 Report: `    validate: STATUS: N passed, N failed, N skipped[; verdict reasons]`, the same status and
   detail in state.json and in the notes' gate table. Failed checks: failed; a verdict resting on
@@ -18,7 +19,8 @@ NAME = "validate"
 
 
 def plan(built: Built) -> Step:
-    return Step(NAME, digest(built.image_id), lambda: run_validation(built.image, built.folder / "validation"))
+    return Step(NAME, digest(built.image_id, "gpu" if built.gpu_host else "no gpu"),
+                lambda: run_validation(built.image, built.folder / "validation"))
 
 
 def run_validation(image: str, out: Path) -> Outcome:
