@@ -1,4 +1,4 @@
-"""`ngc-paddle`: the command line, one subcommand per job (build, manifest, lock, bake-file, validate, scan, osv, release).
+"""`ngc-paddle`: the command line, one subcommand per job (build, manifest, lock, validate, scan, release...).
 
 Why: make targets, CI and release engineers all go through one entry point that turns every
 failure into one line on stderr and a distinct exit code (1: a build or gate failed, 2: bad input
