@@ -6,15 +6,20 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
 ARG LAYER_SPEC
 ARG MANIFEST_FILE=build/manifests/missing.json
+# Reproducible layers: what the RUN steps write is clamped to it and pip writes hash-based .pyc under it
+# (from the lock, see ngc_paddle/build/bakefile.py and layers/lib/clamp-mtimes.sh).
+ARG SOURCE_DATE_EPOCH
 
 # The suite's own tools (pytest, testinfra, xdist), a non-root user and a writable workspace.
 RUN --mount=type=cache,id=ngc-pip-cache,target=/root/.cache/pip,sharing=locked \
     --mount=type=secret,id=ca,target=/run/secrets/ca \
     --mount=type=bind,source=layers/lib,target=/tmp/ngc/lib \
     --mount=type=bind,source=wheelhouse,target=/wheelhouse \
-    python /tmp/ngc/lib/install_pip_layer.py \
+    start=$(date +%s) \
+    && python /tmp/ngc/lib/install_pip_layer.py \
     && useradd --create-home --uid 1000 --user-group --shell /bin/bash paddle \
-    && install -d -m 1777 /workspace
+    && install -d -m 1777 /workspace \
+    && bash /tmp/ngc/lib/clamp-mtimes.sh "$start"
 
 ENV NGC_PADDLE_HOME=/opt/ngc-paddle \
     PATH=/opt/ngc-paddle/bin:/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -29,8 +34,10 @@ COPY security/policy.yaml /opt/ngc-paddle/security/policy.yaml
 COPY ngc_paddle/scan/patterns.py /opt/ngc-paddle/validation/probes/patterns.py
 
 # BuildKit leaves empty mount points of the layers' bind and cache mounts behind; so does Paddle's
-# first import (~/.cache/paddle). None of it belongs in the image.
-RUN rm -rf /tmp/ngc /wheelhouse /root/.cache
+# first import (~/.cache/paddle). None of it belongs in the image. The folders they were in take
+# SOURCE_DATE_EPOCH as mtime, as in layers/lib/clamp-mtimes.sh (the whiteouts keep the build's time).
+RUN rm -rf /tmp/ngc /wheelhouse /root/.cache \
+    && if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then touch --date="@${SOURCE_DATE_EPOCH}" / /tmp /root; fi
 
 # Secure default: the image runs as the non-root user paddle (numeric, so Kubernetes' runAsNonRoot can
 # verify it); HOME is /home/paddle, /workspace is writable by all (sticky). Any other uid works too

@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
              $(foreach s,$(SOURCES),--source $(s))
 
-.PHONY: image lock test unit integration lint toolchain validate scan release notes bake-print bench-build \
+.PHONY: image lock test unit integration lint toolchain validate scan release notes bake-print bench-build bench-repro \
         bench-validate bench-input bench-overhead bench-threads bench-scan clean distclean help
 
 help:
@@ -91,6 +91,10 @@ bake-print: $(BIN)/.installed
 ## Cold build, no-change rebuild and top-layer rebuild, with image size vs installed payload
 bench-build: $(BIN)/.installed toolchain
 	$(BIN)/python benchmarks/build/bench_build.py $(build_args)
+
+## Reproducibility: two builds with --no-cache (RELEASE/FLAVOR, UP_TO=layer to stop early), packages and layers compared
+bench-repro: $(BIN)/.installed toolchain
+	$(BIN)/python benchmarks/build/bench_repro.py $(build_args) $(if $(UP_TO),--up-to $(UP_TO))
 
 ## Validation suite: serial vs parallel wall time
 bench-validate: $(BIN)/.installed toolchain

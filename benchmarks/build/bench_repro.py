@@ -1,0 +1,369 @@
+"""Measure build reproducibility: build one release twice with no cache reuse and compare the images.
+
+Prints whether the installed package sets (pip and dpkg) are identical, and per layer of `docker save`
+(paired by index in the manifest's order) whether the digests are equal; for a layer that differs,
+every file that was added, removed, changed in content (sha256) or only in metadata (mtime, uid,
+mode, ...), with a guess at why (".pyc", "timestamp", "apt/dpkg log", "ldconfig cache", ...).
+
+  python benchmarks/build/bench_repro.py [--release YY.MM] [--flavor cpu] [--up-to LAYER] [--source N=URL]
+  python benchmarks/build/bench_repro.py --compare IMAGE_A IMAGE_B     # compare two built images only
+
+"From cold" here means `docker buildx build --no-cache` for every layer, each build in its own scratch
+copy with its own image name (--name: ngc-paddle-repro-a, -b): pruning BuildKit's cache would also wreck any
+build running beside this one. The download cache mounts stay (every file is pinned by its hash).
+The two builds run one after the other: run together, BuildKit could merge their identical steps.
+Writes build/repro/<release>-<flavor>/repro.json and repro.md. Exit 0 when the package sets are
+identical (the layer count is the measurement), 1 when they differ, 2 bad input.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from ngc_paddle import outputs  # noqa: E402
+
+METADATA_FIELDS = ("mtime", "uid", "gid", "uname", "gname", "mode", "type", "linkname")
+# Path hints for why a file differs between two builds, first match wins (checked on the path
+# inside the layer, without a leading "/").
+REASONS: tuple[tuple[str, str], ...] = (
+    (".pyc", ".pyc (bytecode written at install time)"),
+    ("__pycache__/", ".pyc (bytecode written at install time)"),
+    ("var/log/", "apt/dpkg log"),
+    ("var/cache/ldconfig/", "ldconfig cache"),
+    ("etc/ld.so.cache", "ldconfig cache"),
+    ("var/cache/debconf/", "debconf cache"),
+    ("var/lib/dpkg/", "dpkg database"),
+    ("var/lib/apt/", "apt state"),
+    ("var/cache/apt/", "apt cache"),
+    (".dist-info/RECORD", "pip RECORD"),
+    ("etc/shadow", "account ages (shadow, days since the epoch)"),
+    ("etc/gshadow", "account ages (shadow, days since the epoch)"),
+    ("root/.cache/", "cache"),
+    ("tmp/", "temporary file"),
+)
+
+
+@dataclass
+class Entry:
+    """One member of a layer tar: its metadata and the sha256 of its content (regular files)."""
+    type: str
+    mode: int
+    uid: int
+    gid: int
+    uname: str
+    gname: str
+    mtime: float
+    size: int
+    linkname: str
+    sha256: str
+
+
+@dataclass
+class FileDiff:
+    path: str
+    change: str  # added | removed | content | metadata
+    reason: str
+    fields: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LayerDiff:
+    index: int
+    digest_a: str
+    digest_b: str
+    identical: bool
+    files: list[FileDiff] = field(default_factory=list)
+
+
+# ---- comparison (pure: tar files in, differences out) ------------------------------------------------
+
+def read_layer(tar_path: Path) -> dict[str, Entry]:
+    """Every member of one layer tar by path, with its content's sha256 (regular files)."""
+    entries: dict[str, Entry] = {}
+    with tarfile.open(tar_path, "r:") as tar:
+        for member in tar:
+            digest = ""
+            if member.isfile():
+                handle = tar.extractfile(member)
+                assert handle is not None
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            kind = ("file" if member.isfile() else "dir" if member.isdir() else "symlink" if member.issym()
+                    else "hardlink" if member.islnk() else "other")
+            entries[member.name.removeprefix("./").rstrip("/")] = Entry(
+                kind, member.mode, member.uid, member.gid, member.uname, member.gname, member.mtime,
+                member.size, member.linkname, digest)
+    return entries
+
+
+def reason_for(path: str, change: str, fields: list[str]) -> str:
+    """A guess at why one file differs between the two builds: a known kind of file by its path, and
+    "timestamp" when only its mtime differs (a whiteout's mtime is the time of the removal)."""
+    hint = next((reason for pattern, reason in REASONS if _matches(path, pattern)), "")
+    if change == "metadata" and fields == ["mtime"]:
+        whiteout = " of a whiteout (a removal)" if path.rsplit("/", 1)[-1].startswith(".wh.") else ""
+        return f"timestamp{whiteout}" + (f" ({hint})" if hint else "")
+    if change == "metadata":
+        return "metadata: " + ", ".join(fields) + (f" ({hint})" if hint else "")
+    return hint or "unknown"
+
+
+def _matches(path: str, pattern: str) -> bool:
+    if pattern.endswith("/"):
+        return path.startswith(pattern) or f"/{pattern}" in path
+    return path.endswith(pattern) or path == pattern
+
+
+def compare_entries(a: dict[str, Entry], b: dict[str, Entry]) -> list[FileDiff]:
+    """Files added, removed, changed in content or only in metadata, from layer A to layer B."""
+    diffs: list[FileDiff] = []
+    for path in sorted(set(a) | set(b)):
+        if path not in b:
+            diffs.append(FileDiff(path, "removed", reason_for(path, "removed", [])))
+        elif path not in a:
+            diffs.append(FileDiff(path, "added", reason_for(path, "added", [])))
+        elif a[path].sha256 != b[path].sha256 or a[path].size != b[path].size:
+            fields = [f for f in METADATA_FIELDS if getattr(a[path], f) != getattr(b[path], f)]
+            diffs.append(FileDiff(path, "content", reason_for(path, "content", fields), fields))
+        else:
+            fields = [f for f in METADATA_FIELDS if getattr(a[path], f) != getattr(b[path], f)]
+            if fields:
+                diffs.append(FileDiff(path, "metadata", reason_for(path, "metadata", fields), fields))
+    return diffs
+
+
+def saved_layers(folder: Path) -> tuple[list[Path], list[str]]:
+    """The layer tars of an extracted `docker save` in the manifest's order, and their diff ids."""
+    manifest = json.loads((folder / "manifest.json").read_text())[0]
+    config = json.loads((folder / manifest["Config"]).read_text())
+    return [folder / layer for layer in manifest["Layers"]], list(config["rootfs"]["diff_ids"])
+
+
+def compare_saved(folder_a: Path, folder_b: Path) -> list[LayerDiff]:
+    """Pair the layers of two extracted `docker save` folders by index and compare each pair."""
+    layers_a, ids_a = saved_layers(folder_a)
+    layers_b, ids_b = saved_layers(folder_b)
+    result: list[LayerDiff] = []
+    for index in range(max(len(ids_a), len(ids_b))):
+        digest_a = ids_a[index] if index < len(ids_a) else ""
+        digest_b = ids_b[index] if index < len(ids_b) else ""
+        layer = LayerDiff(index, digest_a, digest_b, bool(digest_a) and digest_a == digest_b)
+        if not layer.identical:
+            entries_a = read_layer(layers_a[index]) if digest_a else {}
+            entries_b = read_layer(layers_b[index]) if digest_b else {}
+            layer.files = compare_entries(entries_a, entries_b)
+        result.append(layer)
+    return result
+
+
+def package_diff(a: list[str], b: list[str]) -> dict[str, list[str]]:
+    """Packages (name=version lines) only in A and only in B."""
+    return {"only_a": sorted(set(a) - set(b)), "only_b": sorted(set(b) - set(a))}
+
+
+# ---- the engine: builds, packages, docker save ---------------------------------------------------------
+
+def installed_packages(image: str) -> dict[str, list[str]]:
+    """pip (the venv) and dpkg packages of an image, as sorted name=version lines."""
+    def run(entrypoint: str, *args: str) -> str:
+        proc = subprocess.run(["docker", "run", "--rm", "--network", "none", "--user", "root", "--entrypoint",
+                               entrypoint, image, *args], capture_output=True, text=True, check=True)
+        return proc.stdout
+
+    pip = json.loads(run("/opt/venv/bin/python", "-m", "pip", "list", "--format", "json"))
+    dpkg = run("dpkg-query", "-W", "-f", "${db:Status-Abbrev} ${Package}=${Version}\n").splitlines()
+    return {"pip": sorted(f"{p['name'].lower()}={p['version']}" for p in pip),
+            "dpkg": sorted(line.split()[-1] for line in dpkg if line.startswith("ii"))}
+
+
+def save_image(image: str, folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    archive = folder / "image.tar"
+    subprocess.run(["docker", "save", "-o", str(archive), image], check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(folder, filter="tar")
+    archive.unlink()
+    return folder
+
+
+def cold_build(root: Path, release: str | None, flavor: str | None, up_to: str | None,
+               sources: dict[str, str], logs: Path, say=print) -> tuple[str, str, list[str]]:
+    """Build a flavor's layers (up to `up_to`) with `--no-cache`, logs in `logs`; return release, flavor, tags."""
+    from ngc_paddle.build import engine
+    from ngc_paddle.build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
+    from ngc_paddle.build.base_image import ensure_base_image
+    from ngc_paddle.layers import bake_target
+    from ngc_paddle.lock.check import lock_for_build
+    from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
+    from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
+
+    release = release or latest_release(root / "releases")
+    manifest = apply_source_overrides(load_manifest(find_manifest(release, root / "releases")), sources)
+    flavor_name = flavor or manifest.default_flavor
+    flavor_spec = flavor_of(manifest, flavor_name)
+    layers = list(flavor_spec.layers)
+    if up_to is not None:
+        layers = layers[:layers.index(up_to) + 1]
+    lock_for_build(manifest, flavor_name, root / "releases")
+    engine.ensure_engine()
+    base = ensure_base_image(flavor_spec.components["os"], manifest.sources[flavor_spec.components["python"].source],
+                             lambda _line: None)
+    bake_file = write_build_inputs(root, manifest, {flavor_name: base})
+    env = bake_env(manifest)
+    printed = resolved_group(root, bake_file, manifest, flavor_name, env)
+    tags = []
+    logs.mkdir(parents=True, exist_ok=True)
+    for layer in layers:
+        target = bake_target(layer, flavor_name)
+        cmd = build_command(target, printed["target"][target])
+        cmd = [*cmd[:3], "--no-cache", "--progress", "plain", *cmd[3:]]
+        started = time.monotonic()
+        with (logs / f"{layer}.log").open("w") as log:
+            code = subprocess.run(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+        if code != 0:
+            raise SystemExit(f"error: {root}: layer {layer}: docker buildx build exited {code} (log: "
+                             f"{logs / f'{layer}.log'}); fix: read the log")
+        say(f"    {layer}: built in {time.monotonic() - started:.0f}s")
+        tags.append(printed["target"][target]["tags"][0])
+    return manifest.release, flavor_name, tags
+
+
+# ---- report -----------------------------------------------------------------------------------------------
+
+def render_markdown(result: dict) -> str:
+    lines = [f"# Reproducibility of {result['release']}-{result['flavor']}"
+             + (f" (up to {result['up_to']})" if result.get("up_to") else ""), "",
+             f"Images: `{result['image_a']}` vs `{result['image_b']}`", "",
+             f"**{result['identical_layers']} of {result['layers_total']} layers identical**; package sets "
+             + ("identical" if result["packages_identical"] else "DIFFER"), ""]
+    for kind, diff in result["packages"].items():
+        if diff["only_a"] or diff["only_b"]:
+            lines += [f"- {kind} only in A: {', '.join(diff['only_a']) or '-'}",
+                      f"- {kind} only in B: {', '.join(diff['only_b']) or '-'}"]
+    lines += ["", "| layer | digest A | digest B | identical | files differing | reasons |",
+              "| ---: | --- | --- | --- | ---: | --- |"]
+    for layer in result["layers"]:
+        reasons = summarize_reasons(layer["files"])
+        lines.append(f"| {layer['index']} | {layer['digest_a'][7:19]} | {layer['digest_b'][7:19]} | "
+                     f"{'yes' if layer['identical'] else 'no'} | {len(layer['files'])} | "
+                     f"{', '.join(f'{r} ({n})' for r, n in reasons.items())} |")
+    for layer in result["layers"]:
+        if layer["files"]:
+            lines += ["", f"## Layer {layer['index']}", "", "| path | change | fields | reason |",
+                      "| --- | --- | --- | --- |"]
+            lines += [f"| `{f['path']}` | {f['change']} | {', '.join(f['fields'])} | {f['reason']} |"
+                      for f in layer["files"]]
+    return "\n".join(lines) + "\n"
+
+
+def summarize_reasons(files: list[dict]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in files:
+        counts[item["reason"]] = counts.get(item["reason"], 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def compare_images(image_a: str, image_b: str, tmp: Path) -> dict:
+    packages_a, packages_b = installed_packages(image_a), installed_packages(image_b)
+    packages = {kind: package_diff(packages_a[kind], packages_b[kind]) for kind in ("pip", "dpkg")}
+    layers = compare_saved(save_image(image_a, tmp / "a"), save_image(image_b, tmp / "b"))
+    return {
+        "image_a": image_a, "image_b": image_b,
+        "packages_identical": not any(d["only_a"] or d["only_b"] for d in packages.values()),
+        "package_counts": {kind: len(packages_a[kind]) for kind in ("pip", "dpkg")},
+        "packages": packages,
+        "identical_layers": sum(layer.identical for layer in layers), "layers_total": len(layers),
+        "layers": [asdict(layer) for layer in layers],
+    }
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from ngc_paddle.layers import LAYER_ORDER
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--release", default=None)
+    parser.add_argument("--flavor", default=None)
+    parser.add_argument("--up-to", default=None, choices=LAYER_ORDER, metavar="LAYER",
+                        help=f"build only the layers up to this one ({', '.join(LAYER_ORDER)})")
+    parser.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH",
+                        help="point a manifest source at a mirror or wheel folder, as in ngc-paddle build")
+    parser.add_argument("--compare", nargs=2, metavar=("IMAGE_A", "IMAGE_B"),
+                        help="compare two images already built; no build")
+    parser.add_argument("--name", default="ngc-paddle-repro",
+                        help="image name prefix of the two builds (NAME-a, NAME-b; layers in NAME-a-layers, ...)")
+    parser.add_argument("--keep-images", action="store_true", help="keep the two builds' images afterwards")
+    args = parser.parse_args(argv)
+    for item in args.source:
+        if "=" not in item or not item.split("=", 1)[0] or not item.split("=", 1)[1]:
+            parser.exit(2, f"error: --source: {item!r} is not NAME=URL|PATH; fix: e.g. --source pypi=https://m/simple\n")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    sources = dict(item.split("=", 1) for item in args.source)
+    from ngc_paddle.build.scratch import scratch_copy
+    from ngc_paddle.errors import NgcPaddleError
+
+    with tempfile.TemporaryDirectory(prefix="ngc-repro-", dir=os.environ.get("NGC_REPRO_TMP")) as tmp_name:
+        tmp = Path(tmp_name)
+        release, flavor = args.release, args.flavor
+        built: list[str] = []
+        try:
+            if args.compare:
+                image_a, image_b = args.compare
+            else:
+                images = []
+                for name in ("a", "b"):
+                    root = scratch_copy(REPO, tmp / f"repo-{name}", f"{args.name}-{name}")
+                    print(f"cold build {name.upper()} (--no-cache; logs: build/logs/repro-{name}/) ...", flush=True)
+                    started = time.monotonic()
+                    release, flavor, tags = cold_build(root, args.release, args.flavor, args.up_to, sources,
+                                                       REPO / "build" / "logs" / f"repro-{name}")
+                    print(f"    build {name.upper()}: {time.monotonic() - started:.0f}s", flush=True)
+                    built += tags
+                    images.append(tags[-1])
+                image_a, image_b = images
+            print(f"comparing {image_a} with {image_b} ...", flush=True)
+            result = {"release": release, "flavor": flavor, "up_to": args.up_to,
+                      **compare_images(image_a, image_b, tmp)}
+        except NgcPaddleError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        finally:
+            if built and not args.keep_images:
+                subprocess.run(["docker", "image", "rm", *built], capture_output=True, check=False)
+
+    name = f"{release or 'images'}-{flavor or 'compare'}" + (f"-up-to-{args.up_to}" if args.up_to else "")
+    out = REPO / "build" / "repro" / name
+    with outputs.staged() as stage:
+        outputs.ensure_folder(out, stop=REPO)
+        stage.write_text(out / "repro.json", json.dumps(result, indent=2) + "\n")
+        stage.write_text(out / "repro.md", render_markdown(result))
+    for kind, diff in result["packages"].items():
+        same = not (diff["only_a"] or diff["only_b"])
+        print(f"{kind}: {result['package_counts'][kind]} packages, "
+              + ("identical" if same else f"DIFFER: only in A {diff['only_a']}, only in B {diff['only_b']}"))
+    for layer in result["layers"]:
+        state = "identical" if layer["identical"] else f"{len(layer['files'])} files differ"
+        reasons = summarize_reasons(layer["files"])
+        print(f"layer {layer['index']}: {layer['digest_a'][:19]} {state}"
+              + (f" ({', '.join(f'{r}: {n}' for r, n in reasons.items())})" if reasons else ""))
+    print(f"{result['identical_layers']} of {result['layers_total']} layers identical; "
+          f"package sets {'identical' if result['packages_identical'] else 'DIFFER'}")
+    print(f"results: {(out / 'repro.md').relative_to(REPO)}")
+    return 0 if result["packages_identical"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

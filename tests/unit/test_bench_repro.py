@@ -1,0 +1,154 @@
+"""The reproducibility benchmark's comparison (two small layer tars made here) and its arguments."""
+
+import hashlib
+import importlib.util
+import io
+import json
+import tarfile
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from pathlib import Path
+
+import pytest
+
+from ngc_paddle.build.bakefile import bake_definition, flavor_locks, source_date_epoch
+from ngc_paddle.layers import bake_target
+from ngc_paddle.lock.model import read_lock
+from ngc_paddle.manifest import load_manifest
+
+REPO = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("bench_repro", REPO / "benchmarks" / "build" / "bench_repro.py")
+assert _spec is not None and _spec.loader is not None
+bench_repro = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_repro)
+
+
+def make_layer(path: Path, members: dict[str, tuple[bytes | None, int, int]]) -> Path:
+    """A layer tar of {name: (content, or None for a folder; mtime; mode)}."""
+    with tarfile.open(path, "w") as tar:
+        for name, (content, mtime, mode) in members.items():
+            info = tarfile.TarInfo(name)
+            info.mtime, info.mode = mtime, mode
+            if content is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(content)
+                tar.addfile(info, io.BytesIO(content))
+    return path
+
+
+def make_saved(folder: Path, layers: list[dict[str, tuple[bytes | None, int, int]]]) -> Path:
+    """A `docker save` folder: manifest.json, the config with the diff ids, one tar per layer."""
+    folder.mkdir()
+    names, diff_ids = [], []
+    for index, members in enumerate(layers):
+        tar = make_layer(folder / f"layer{index}.tar", members)
+        names.append(tar.name)
+        diff_ids.append("sha256:" + hashlib.sha256(tar.read_bytes()).hexdigest())
+    (folder / "config.json").write_text(json.dumps({"rootfs": {"type": "layers", "diff_ids": diff_ids}}))
+    (folder / "manifest.json").write_text(json.dumps([{"Config": "config.json", "Layers": names}]))
+    return folder
+
+
+BASE = {"etc": (None, 100, 0o755), "etc/os-release": (b"bookworm\n", 100, 0o644)}
+
+
+def test_identical_layers_count_and_every_kind_of_difference(tmp_path: Path) -> None:
+    layer_a = {
+        "opt/venv/same.py": (b"x = 1\n", 5, 0o644),
+        "opt/venv/__pycache__/mod.cpython-311.pyc": (b"pyc with mtime 1", 5, 0o644),
+        "opt/venv/touched.txt": (b"same bytes", 5, 0o644),
+        "opt/venv/script": (b"#!/bin/sh\n", 5, 0o644),
+        "var/log/.wh.dpkg.log": (b"", 5, 0o600),
+        "var/cache/ldconfig/aux-cache": (b"inodes 1", 5, 0o600),
+        "only-in-a": (b"gone", 5, 0o644),
+    }
+    layer_b = {
+        "opt/venv/same.py": (b"x = 1\n", 5, 0o644),
+        "opt/venv/__pycache__/mod.cpython-311.pyc": (b"pyc with mtime 2", 5, 0o644),
+        "opt/venv/touched.txt": (b"same bytes", 9, 0o644),
+        "opt/venv/script": (b"#!/bin/sh\n", 5, 0o755),
+        "var/log/.wh.dpkg.log": (b"", 9, 0o600),
+        "var/cache/ldconfig/aux-cache": (b"inodes 2", 5, 0o600),
+        "only-in-b": (b"new", 5, 0o644),
+    }
+    a = make_saved(tmp_path / "a", [BASE, layer_a])
+    b = make_saved(tmp_path / "b", [BASE, layer_b])
+    layers = bench_repro.compare_saved(a, b)
+    assert [layer.identical for layer in layers] == [True, False]
+    assert layers[0].files == []
+    found = {f.path: (f.change, f.fields, f.reason) for f in layers[1].files}
+    assert found == {
+        "opt/venv/__pycache__/mod.cpython-311.pyc": ("content", [], ".pyc (bytecode written at install time)"),
+        "opt/venv/touched.txt": ("metadata", ["mtime"], "timestamp"),
+        "opt/venv/script": ("metadata", ["mode"], "metadata: mode"),
+        "var/log/.wh.dpkg.log": ("metadata", ["mtime"], "timestamp of a whiteout (a removal) (apt/dpkg log)"),
+        "var/cache/ldconfig/aux-cache": ("content", [], "ldconfig cache"),
+        "only-in-a": ("removed", [], "unknown"),
+        "only-in-b": ("added", [], "unknown"),
+    }
+
+
+def test_a_layer_missing_on_one_side_is_not_identical(tmp_path: Path) -> None:
+    a = make_saved(tmp_path / "a", [BASE, {"x": (b"1", 1, 0o644)}])
+    b = make_saved(tmp_path / "b", [BASE])
+    layers = bench_repro.compare_saved(a, b)
+    assert [layer.identical for layer in layers] == [True, False]
+    assert [(f.path, f.change) for f in layers[1].files] == [("x", "removed")]
+
+
+def test_same_tar_contents_in_another_order_differ_in_digest_but_list_no_file(tmp_path: Path) -> None:
+    """Member order changes the digest; the file walk then finds nothing, which the report shows as 0 files."""
+    first = {"a": (b"1", 1, 0o644), "b": (b"2", 1, 0o644)}
+    second = {"b": (b"2", 1, 0o644), "a": (b"1", 1, 0o644)}
+    layers = bench_repro.compare_saved(make_saved(tmp_path / "a", [first]), make_saved(tmp_path / "b", [second]))
+    assert not layers[0].identical and layers[0].files == []
+
+
+def test_package_diff_and_report() -> None:
+    diff = bench_repro.package_diff(["numpy=1.26.4", "six=1.16.0"], ["numpy=1.26.4", "six=1.17.0"])
+    assert diff == {"only_a": ["six=1.16.0"], "only_b": ["six=1.17.0"]}
+    result = {"release": "26.12", "flavor": "cpu", "up_to": "dali", "image_a": "a", "image_b": "b",
+              "packages_identical": False, "packages": {"pip": diff, "dpkg": {"only_a": [], "only_b": []}},
+              "identical_layers": 1, "layers_total": 2,
+              "layers": [{"index": 0, "digest_a": "sha256:" + "1" * 64, "digest_b": "sha256:" + "1" * 64,
+                          "identical": True, "files": []},
+                         {"index": 1, "digest_a": "sha256:" + "2" * 64, "digest_b": "sha256:" + "3" * 64,
+                          "identical": False, "files": [{"path": "x.pyc", "change": "content", "fields": [],
+                                                         "reason": ".pyc"}]}]}
+    text = bench_repro.render_markdown(result)
+    assert "**1 of 2 layers identical**; package sets DIFFER" in text
+    assert "pip only in A: six=1.16.0" in text and "pip only in B: six=1.17.0" in text
+    assert "| `x.pyc` | content |  | .pyc |" in text
+
+
+def test_cli_arguments() -> None:
+    args = bench_repro.parse_args(["--flavor", "cpu", "--up-to", "dali", "--source", "pypi=https://m/simple"])
+    assert (args.flavor, args.up_to, args.source, args.compare) == ("cpu", "dali", ["pypi=https://m/simple"], None)
+    assert bench_repro.parse_args(["--compare", "x:1", "y:1"]).compare == ["x:1", "y:1"]
+    assert bench_repro.parse_args([]).name == "ngc-paddle-repro"
+
+
+@pytest.mark.parametrize("argv", [["--up-to", "kernel"], ["--source", "pypi"], ["--source", "=x"],
+                                  ["--compare", "only-one"]])
+def test_cli_refuses_bad_arguments_with_exit_2(argv: list[str], capsys) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        bench_repro.parse_args(argv)
+    assert stopped.value.code == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_every_layer_gets_the_locks_snapshot_as_source_date_epoch() -> None:
+    manifest = load_manifest(REPO / "releases" / "26.12.yaml")
+    locks = flavor_locks(manifest, REPO / "releases")
+    lock = read_lock(REPO / "releases" / "26.12-cpu.lock.json")
+    epoch = source_date_epoch(lock)
+    assert epoch is not None and lock.base.snapshot is not None
+    assert format_datetime(datetime.fromtimestamp(int(epoch), UTC), usegmt=True).replace("GMT", "UTC") \
+        == lock.base.snapshot.replace("GMT", "UTC")
+    definition = bake_definition(manifest, locks=locks)
+    for layer in manifest.flavors["cpu"].layers:
+        assert definition["target"][bake_target(layer, "cpu")]["args"]["SOURCE_DATE_EPOCH"] == epoch
+    assert source_date_epoch(None) is None
+    assert source_date_epoch(lock.model_copy(update={"base": lock.base.model_copy(update={"snapshot": None})})) == "0"
