@@ -9,9 +9,10 @@ mode, ...), with a guess at why (".pyc", "timestamp", "apt/dpkg log", "ldconfig 
   python benchmarks/build/bench_repro.py --compare IMAGE_A IMAGE_B     # compare two built images only
 
 "From cold" here means `docker buildx build --no-cache` for every layer, each build in its own scratch
-copy with its own image name (--name: ngc-paddle-repro-a, -b): pruning BuildKit's cache would also wreck any
-build running beside this one. The download cache mounts stay (every file is pinned by its hash).
-The two builds run one after the other: run together, BuildKit could merge their identical steps.
+copy under one image name (--name, default ngc-paddle-repro; the two results are kept as NAME-repro:a
+and :b): pruning BuildKit's cache would also wreck any build running beside this one. The download
+cache mounts stay (every file is pinned by its hash). The two builds run one after the other: run
+together, BuildKit could merge their identical steps.
 Writes build/repro/<release>-<flavor>/repro.json and repro.md. Exit 0 when the package sets are
 identical (the layer count is the measurement), 1 when they differ, 2 bad input.
 """
@@ -300,7 +301,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--compare", nargs=2, metavar=("IMAGE_A", "IMAGE_B"),
                         help="compare two images already built; no build")
     parser.add_argument("--name", default="ngc-paddle-repro",
-                        help="image name prefix of the two builds (NAME-a, NAME-b; layers in NAME-a-layers, ...)")
+                        help="image name of the builds (layers in NAME-layers; results NAME-repro:a and :b)")
     parser.add_argument("--keep-images", action="store_true", help="keep the two builds' images afterwards")
     args = parser.parse_args(argv)
     for item in args.source:
@@ -325,14 +326,18 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 images = []
                 for name in ("a", "b"):
-                    root = scratch_copy(REPO, tmp / f"repo-{name}", f"{args.name}-{name}")
+                    # One image name for both builds (it ends up in the suite's manifest.json); the top image
+                    # of each is kept under its own tag, the layer tags are taken over by the next build.
+                    root = scratch_copy(REPO, tmp / f"repo-{name}", args.name)
                     print(f"cold build {name.upper()} (--no-cache; logs: build/logs/repro-{name}/) ...", flush=True)
                     started = time.monotonic()
                     release, flavor, tags = cold_build(root, args.release, args.flavor, args.up_to, sources,
                                                        REPO / "build" / "logs" / f"repro-{name}")
                     print(f"    build {name.upper()}: {time.monotonic() - started:.0f}s", flush=True)
-                    built += tags
-                    images.append(tags[-1])
+                    kept = f"{args.name}-repro:{name}"
+                    subprocess.run(["docker", "tag", tags[-1], kept], check=True)
+                    built = sorted({*built, *tags, kept})
+                    images.append(kept)
                 image_a, image_b = images
             print(f"comparing {image_a} with {image_b} ...", flush=True)
             result = {"release": release, "flavor": flavor, "up_to": args.up_to,

@@ -48,4 +48,5 @@ python3 -m venv /opt/venv
 # file: emptied, not removed, since a removal leaves a whiteout stamped with the build time.
 rm -rf /var/log/apt/* /root/.cache
 : > /var/log/dpkg.log
-bash /tmp/ngc/lib/clamp-mtimes.sh "$start"
+# Only in a build (SOURCE_DATE_EPOCH from the lock, layers/lib mounted); not in `ngc-paddle lock`'s trial run.
+[ -z "${SOURCE_DATE_EPOCH:-}" ] || bash /tmp/ngc/lib/clamp-mtimes.sh "$start"

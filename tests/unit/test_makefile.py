@@ -8,8 +8,8 @@ import pytest
 from ngc_paddle import image_ref
 
 TARGETS = ["image", "lock", "test", "unit", "integration", "lint", "toolchain", "validate", "scan", "release",
-           "bake-print", "bench-build", "bench-repro", "bench-validate", "bench-input", "bench-overhead", "bench-threads",
-           "bench-scan", "clean", "distclean", "help"]
+           "bake-print", "bench-build", "bench-repro", "bench-validate", "bench-input", "bench-overhead",
+           "bench-threads", "bench-scan", "clean", "distclean", "help"]
 
 
 @pytest.mark.parametrize("target", TARGETS)
