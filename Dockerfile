@@ -34,10 +34,11 @@ COPY security/policy.yaml /opt/ngc-paddle/security/policy.yaml
 COPY ngc_paddle/scan/patterns.py /opt/ngc-paddle/validation/probes/patterns.py
 
 # BuildKit leaves empty mount points of the layers' bind and cache mounts behind; so does Paddle's
-# first import (~/.cache/paddle). None of it belongs in the image. The folders they were in take
-# SOURCE_DATE_EPOCH as mtime, as in layers/lib/clamp-mtimes.sh (the whiteouts keep the build's time).
-RUN rm -rf /tmp/ngc /wheelhouse /root/.cache \
-    && if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then touch --date="@${SOURCE_DATE_EPOCH}" / /tmp /root; fi
+# first import (~/.cache/paddle); the os layer's empty placeholder of the CA secret too (layers/os/Dockerfile).
+# None of it belongs in the image. The folders they were in take SOURCE_DATE_EPOCH as mtime, as in
+# layers/lib/clamp-mtimes.sh (the whiteouts keep the build's time).
+RUN rm -rf /tmp/ngc /wheelhouse /root/.cache /run/secrets \
+    && if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then touch --date="@${SOURCE_DATE_EPOCH}" / /tmp /root /run; fi
 
 # Secure default: the image runs as the non-root user paddle (numeric, so Kubernetes' runAsNonRoot can
 # verify it); HOME is /home/paddle, /workspace is writable by all (sticky). Any other uid works too

@@ -72,7 +72,7 @@ def pip_command(spec: dict, source_name: str, requirements: str) -> list[str]:
     # so two builds write the same bytes (layers/lib/clamp-mtimes.sh then clamps the files' own mtimes).
     cmd = [sys.executable, "-m", "pip", "install", "--progress-bar", "off", "--no-input", "--no-deps",
            "--require-hashes", "--only-binary=:all:"]
-    if os.path.exists(CA_SECRET):
+    if os.path.isfile(CA_SECRET) and os.path.getsize(CA_SECRET) > 0:  # the os layer ships an empty placeholder
         cmd += ["--cert", CA_SECRET]
     if source["kind"] == "wheel-dir":
         folder = os.path.join(WHEELHOUSE, os.path.relpath(source["location"], "wheelhouse"))
