@@ -182,7 +182,7 @@ def test_in_image_probe_uses_the_gates_policy_and_patterns() -> None:
     assert set(in_image["setuid_allowed"]) == gate.setuid_allowed and "/usr/bin/su" in gate.setuid_allowed
     assert set(in_image["key_fixtures"]) == set(gate.key_fixtures) and gate.key_fixtures
     dockerfile = (root / "Dockerfile").read_text()
-    assert "COPY ngc_paddle/scan/patterns.py /opt/ngc-paddle/validation/probes/patterns.py" in dockerfile
-    assert "COPY security/policy.yaml /opt/ngc-paddle/security/policy.yaml" in dockerfile
+    assert 'cp "$c/ngc_paddle/scan/patterns.py" /opt/ngc-paddle/validation/probes/patterns.py' in dockerfile
+    assert 'cp "$c/security/policy.yaml" /opt/ngc-paddle/security/policy.yaml' in dockerfile
     ignore = (root / ".dockerignore").read_text().splitlines()
     assert "!ngc_paddle/scan/patterns.py" in ignore and "!security/policy.yaml" in ignore
