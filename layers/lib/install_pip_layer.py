@@ -67,9 +67,12 @@ def requirements_text(entries: list[dict]) -> str:
 def pip_command(spec: dict, source_name: str, requirements: str) -> list[str]:
     """pip install of one source's entries: that source only, hashes required, no dependencies resolved."""
     source = spec["sources"][source_name]
+    # pip compiles the .pyc it installs (and lists them in RECORD); with SOURCE_DATE_EPOCH in the environment
+    # (a build argument of every layer) py_compile writes them hash-based, without the source's mtime,
+    # so two builds write the same bytes (layers/lib/clamp-mtimes.sh then clamps the files' own mtimes).
     cmd = [sys.executable, "-m", "pip", "install", "--progress-bar", "off", "--no-input", "--no-deps",
            "--require-hashes", "--only-binary=:all:"]
-    if os.path.exists(CA_SECRET):
+    if os.path.isfile(CA_SECRET) and os.path.getsize(CA_SECRET) > 0:  # the os layer ships an empty placeholder
         cmd += ["--cert", CA_SECRET]
     if source["kind"] == "wheel-dir":
         folder = os.path.join(WHEELHOUSE, os.path.relpath(source["location"], "wheelhouse"))

@@ -5,9 +5,16 @@ import importlib.util
 import io
 import json
 import tarfile
+from datetime import UTC, datetime
+from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
+
+from ngc_paddle.image_build.bakefile import bake_definition, flavor_locks, source_date_epoch
+from ngc_paddle.layers import bake_target
+from ngc_paddle.lock.model import read_lock
+from ngc_paddle.manifest import load_manifest
 
 REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("bench_repro", REPO / "benchmarks" / "image_build" / "bench_repro.py")
@@ -130,3 +137,18 @@ def test_cli_refuses_bad_arguments_with_exit_2(argv: list[str], capsys) -> None:
         bench_repro.parse_args(argv)
     assert stopped.value.code == 2
     assert "error:" in capsys.readouterr().err
+
+
+def test_every_layer_gets_the_locks_snapshot_as_source_date_epoch() -> None:
+    manifest = load_manifest(REPO / "releases" / "26.12.yaml")
+    locks = flavor_locks(manifest, REPO / "releases")
+    lock = read_lock(REPO / "releases" / "26.12-cpu.lock.json")
+    epoch = source_date_epoch(lock)
+    assert epoch is not None and lock.base.snapshot is not None
+    assert format_datetime(datetime.fromtimestamp(int(epoch), UTC), usegmt=True).replace("GMT", "UTC") \
+        == lock.base.snapshot.replace("GMT", "UTC")
+    definition = bake_definition(manifest, locks=locks)
+    for layer in manifest.flavors["cpu"].layers:
+        assert definition["target"][bake_target(layer, "cpu")]["args"]["SOURCE_DATE_EPOCH"] == epoch
+    assert source_date_epoch(None) is None
+    assert source_date_epoch(lock.model_copy(update={"base": lock.base.model_copy(update={"snapshot": None})})) == "0"
