@@ -18,8 +18,11 @@ import sys
 import tempfile
 import time
 
-CA_SECRET = "/run/secrets/ca"
-WHEELHOUSE = "/wheelhouse"
+# The layer Dockerfiles mount the CA secret, the wheel folder and pip's cache here, under a tmpfs at /tmp
+# (nothing of them, not even a mount point, ends up in the layer: layers/os/Dockerfile).
+CA_SECRET = "/tmp/ngc/secrets/ca"
+WHEELHOUSE = "/tmp/ngc/wheelhouse"
+PIP_CACHE = "/tmp/ngc/pip-cache"
 UNREACHABLE = re.compile(
     r"NewConnectionError|ConnectTimeout|Name or service not known|Temporary failure in name resolution"
     r"|ProxyError|SSLError|Connection refused|No route to host|HTTP error 40[13]"
@@ -72,8 +75,10 @@ def pip_command(spec: dict, source_name: str, requirements: str) -> list[str]:
     # so two builds write the same bytes (layers/lib/clamp-mtimes.sh then clamps the files' own mtimes).
     cmd = [sys.executable, "-m", "pip", "install", "--progress-bar", "off", "--no-input", "--no-deps",
            "--require-hashes", "--only-binary=:all:"]
-    if os.path.isfile(CA_SECRET) and os.path.getsize(CA_SECRET) > 0:  # the os layer ships an empty placeholder
+    if os.path.isfile(CA_SECRET) and os.path.getsize(CA_SECRET) > 0:  # an empty CA_BUNDLE gives an empty file
         cmd += ["--cert", CA_SECRET]
+    if os.path.isdir(PIP_CACHE):
+        cmd += ["--cache-dir", PIP_CACHE]
     if source["kind"] == "wheel-dir":
         folder = os.path.join(WHEELHOUSE, os.path.relpath(source["location"], "wheelhouse"))
         cmd += ["--no-index", "--find-links", folder]

@@ -17,7 +17,8 @@ rm -f /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list
 # Keep downloaded packages in the cache mount instead of deleting them (debian images do by default).
 rm -f /etc/apt/apt.conf.d/docker-clean
 apt_opts=()
-[ ! -s /run/secrets/ca ] || apt_opts+=(-o "Acquire::https::CaInfo=/run/secrets/ca")
+ca=/tmp/ngc/secrets/ca  # the build's CA secret (a trial run of `ngc-paddle lock` mounts it there too)
+[ ! -s "$ca" ] || apt_opts+=(-o "Acquire::https::CaInfo=$ca")
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get "${apt_opts[@]}" update -qq || fail "component python: Debian archive ${APT_MIRROR} ${APT_SUITE} cannot be read; fix: check sources.debian in the manifest or the network"

@@ -102,7 +102,7 @@ def _ngc_layer(created_by: str) -> str | None:
         return spec.group(1)
     if "APT_PACKAGES=" in created_by:
         return "os"
-    copied = re.match(r"COPY (?:--\S+ )*layers/([a-z]+)/", created_by)  # a layer's own files (os: /etc/hosts)
+    copied = re.match(r"(?:COPY|ADD) (?:--\S+ )*layers/([a-z]+)/", created_by)  # a layer's own files (os: etc.tar)
     if copied:
         return copied.group(1)
     if any(word in created_by for word in ("/opt/ngc-paddle", "rm -rf /tmp/ngc")):

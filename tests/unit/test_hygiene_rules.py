@@ -90,8 +90,9 @@ def test_layer_names_follow_the_image_history() -> None:
     assert names[5] == "COPY key.pem /usr/share/doc/x/"
     assert layer_names(["Imported from -", "RUN /bin/sh -c true # buildkit"]) == ["base", "RUN true"]
     copied = ["Imported from -", "COPY layers/os/etc/hosts layers/os/etc/resolv.conf /etc/ # buildkit",
+              "ADD layers/os/etc.tar / # buildkit",
               "RUN |1 APT_PACKAGES=python3 /bin/bash -o pipefail -c bash /tmp/ngc/layer/install.sh # buildkit"]
-    assert layer_names(copied) == ["base", "os", "os"]
+    assert layer_names(copied) == ["base", "os", "os", "os"]
     assert len(step_text("RUN /bin/sh -c " + "x" * 200)) == 60
 
 
