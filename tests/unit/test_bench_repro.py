@@ -83,7 +83,7 @@ def test_identical_layers_count_and_every_kind_of_difference(tmp_path: Path) -> 
         "opt/venv/__pycache__/mod.cpython-311.pyc": ("content", [], ".pyc (bytecode written at install time)"),
         "opt/venv/touched.txt": ("metadata", ["mtime"], "timestamp"),
         "opt/venv/script": ("metadata", ["mode"], "metadata: mode"),
-        "var/log/.wh.dpkg.log": ("metadata", ["mtime"], "timestamp of a whiteout (a removal) (apt/dpkg log)"),
+        "var/log/.wh.dpkg.log": ("metadata", ["mtime"], "timestamp" + bench_repro.WHITEOUT + " (apt/dpkg log)"),
         "var/cache/ldconfig/aux-cache": ("content", [], "ldconfig cache"),
         "only-in-a": ("removed", [], "unknown"),
         "only-in-b": ("added", [], "unknown"),
@@ -152,3 +152,18 @@ def test_every_layer_gets_the_locks_snapshot_as_source_date_epoch() -> None:
         assert definition["target"][bake_target(layer, "cpu")]["args"]["SOURCE_DATE_EPOCH"] == epoch
     assert source_date_epoch(None) is None
     assert source_date_epoch(lock.model_copy(update={"base": lock.base.model_copy(update={"snapshot": None})})) == "0"
+
+
+def test_config_differences_name_the_field_and_why(tmp_path: Path) -> None:
+    a = make_saved(tmp_path / "a", [BASE])
+    b = make_saved(tmp_path / "b", [BASE])
+    assert bench_repro.config_diff(a, b) == []
+    for folder, when in ((a, "2026-12-03T09:00:00Z"), (b, "2026-12-03T09:05:00Z")):
+        config = json.loads((folder / "config.json").read_text())
+        config.update(created=when, history=[{"created": when, "created_by": "RUN true"}])
+        config["config"] = {"Labels": {"x": when}, "User": "1000:1000"}
+        (folder / "config.json").write_text(json.dumps(config))
+    diff = {d["field"]: d["reason"] for d in bench_repro.config_diff(a, b)}
+    assert set(diff) == {"created", "history[0].created", "config.Labels.x"}
+    assert diff["created"] == diff["history[0].created"] == bench_repro.CONFIG_TIME
+    assert "label" in diff["config.Labels.x"]
