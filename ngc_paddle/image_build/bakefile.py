@@ -9,7 +9,6 @@ has exactly the layers the manifest lists.
 import json
 import os
 import subprocess
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,21 +38,6 @@ def flavor_locks(manifest: Manifest, releases_dir: Path) -> dict[str, tuple[Lock
     return locks
 
 
-def source_date_epoch(lock: Lock | None) -> str | None:
-    """The time every file a layer writes is clamped to (SOURCE_DATE_EPOCH): the lock's Debian snapshot.
-
-    Why: a layer tar records each file's mtime, so two builds of one lock differ in every file they
-    write; the install scripts clamp what they wrote to this (layers/lib/clamp-mtimes.sh) and Python
-    writes hash-based .pyc under it. The Release date of the archive the lock was made against is
-    fixed by the lock (a pulled base has none: then 0, still the same for every build).
-    """
-    if lock is None:
-        return None
-    if lock.base.snapshot:
-        return str(int(parsedate_to_datetime(lock.base.snapshot).timestamp()))
-    return "0"
-
-
 def bake_definition(manifest: Manifest, base_images: dict[str, str] | None = None,
                     locks: dict[str, tuple[Lock | None, str]] | None = None,
                     labels: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
@@ -63,13 +47,9 @@ def bake_definition(manifest: Manifest, base_images: dict[str, str] | None = Non
     for flavor_name, flavor in manifest.flavors.items():
         base = (base_images or {}).get(flavor_name)
         lock, pending = (locks or {}).get(flavor_name, (None, "no lock"))
-        epoch = source_date_epoch(lock)
         for layer in flavor.layers:
             target = bake_target(layer, flavor_name)
-            args = layer_args(manifest, flavor_name, layer, base, lock, pending)
-            if epoch is not None:
-                args["SOURCE_DATE_EPOCH"] = epoch
-            targets[target] = {"args": args}
+            targets[target] = {"args": layer_args(manifest, flavor_name, layer, base, lock, pending)}
             if (labels or {}).get(target):
                 targets[target]["labels"] = labels[target]
     return {"target": targets}

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.image_build.bakefile import bake_definition, flavor_locks, source_date_epoch
+from ngc_paddle.image_build.bakefile import bake_definition, flavor_locks
 from ngc_paddle.layers import bake_target
 from ngc_paddle.lock.model import read_lock
 from ngc_paddle.manifest import load_manifest
+from ngc_paddle.manifest.resolve import layer_args, source_date_epoch
 
 REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("bench_repro", REPO / "benchmarks" / "image_build" / "bench_repro.py")
@@ -149,7 +150,11 @@ def test_every_layer_gets_the_locks_snapshot_as_source_date_epoch() -> None:
         == lock.base.snapshot.replace("GMT", "UTC")
     definition = bake_definition(manifest, locks=locks)
     for layer in manifest.flavors["cpu"].layers:
-        assert definition["target"][bake_target(layer, "cpu")]["args"]["SOURCE_DATE_EPOCH"] == epoch
+        args = definition["target"][bake_target(layer, "cpu")]["args"]
+        assert args["SOURCE_DATE_EPOCH"] == epoch
+        # the inputs digest is computed from layer_args (image_build/nochange.py): the build stops when they differ
+        assert layer_args(manifest, "cpu", layer, None, lock, "") == args
+    assert "SOURCE_DATE_EPOCH" not in layer_args(manifest, "cpu", "os", None)  # `ngc-paddle lock`'s trial run
     assert source_date_epoch(None) is None
     assert source_date_epoch(lock.model_copy(update={"base": lock.base.model_copy(update={"snapshot": None})})) == "0"
 
