@@ -55,6 +55,17 @@ REASONS: tuple[tuple[str, str], ...] = (
 )
 
 
+# A whiteout (a file of a lower layer removed) has the time of the removal: dockerd 20.10's BuildKit writes it
+# when the step ends and no step can reach it to clamp it. The layers avoid removals for that reason.
+WHITEOUT = " of a whiteout (a removal: the engine stamps it with the build time; no step can clamp it)"
+
+
+# The image config's creation times (the image's and each history step's): the engine writes the build's
+# time; dockerd 20.10's BuildKit takes no SOURCE_DATE_EPOCH for them, so the image id differs even when every
+# layer is identical.
+CONFIG_TIME = "build time (the engine writes it; dockerd 20.10's BuildKit ignores SOURCE_DATE_EPOCH)"
+
+
 @dataclass
 class Entry:
     """One member of a layer tar: its metadata and the sha256 of its content (regular files)."""
@@ -112,7 +123,7 @@ def reason_for(path: str, change: str, fields: list[str]) -> str:
     "timestamp" when only its mtime differs (a whiteout's mtime is the time of the removal)."""
     hint = next((reason for pattern, reason in REASONS if _matches(path, pattern)), "")
     if change == "metadata" and fields == ["mtime"]:
-        whiteout = " of a whiteout (a removal)" if path.rsplit("/", 1)[-1].startswith(".wh.") else ""
+        whiteout = WHITEOUT if path.rsplit("/", 1)[-1].startswith(".wh.") else ""
         return f"timestamp{whiteout}" + (f" ({hint})" if hint else "")
     if change == "metadata":
         return "metadata: " + ", ".join(fields) + (f" ({hint})" if hint else "")
@@ -164,6 +175,31 @@ def compare_saved(folder_a: Path, folder_b: Path) -> list[LayerDiff]:
             entries_b = read_layer(layers_b[index]) if digest_b else {}
             layer.files = compare_entries(entries_a, entries_b)
         result.append(layer)
+    return result
+
+
+def config_diff(folder_a: Path, folder_b: Path) -> list[dict[str, str]]:
+    """Fields of the two image configs that differ (the image id is their digest), each with why."""
+    def flat(value, prefix: str = "") -> dict[str, str]:
+        if isinstance(value, dict):
+            return {k: v for key, item in value.items()
+                    for k, v in flat(item, f"{prefix}.{key}" if prefix else key).items()}
+        if isinstance(value, list):
+            return {k: v for i, item in enumerate(value) for k, v in flat(item, f"{prefix}[{i}]").items()}
+        return {prefix: json.dumps(value)}
+
+    configs = []
+    for folder in (folder_a, folder_b):
+        manifest = json.loads((folder / "manifest.json").read_text())[0]
+        configs.append(flat(json.loads((folder / manifest["Config"]).read_text())))
+    a, b = configs
+    result = []
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) != b.get(key):
+            timed = key == "created" or (key.startswith("history[") and key.endswith(".created"))
+            why = (CONFIG_TIME if timed else "a label the build sets (revision, creation time, inputs digest)"
+                   if key.startswith("config.Labels.") else "unknown")
+            result.append({"field": key, "a": a.get(key, ""), "b": b.get(key, ""), "reason": why})
     return result
 
 
@@ -251,6 +287,10 @@ def render_markdown(result: dict) -> str:
         if diff["only_a"] or diff["only_b"]:
             lines += [f"- {kind} only in A: {', '.join(diff['only_a']) or '-'}",
                       f"- {kind} only in B: {', '.join(diff['only_b']) or '-'}"]
+    config = result.get("config", [])
+    lines += ["Image config (its digest is the image id): " + ("identical" if not config else
+              f"{len(config)} fields differ"), ""]
+    lines += [f"- `{c['field']}`: {c['a']} / {c['b']} ({c['reason']})" for c in config]
     lines += ["", "| layer | digest A | digest B | identical | files differing | reasons |",
               "| ---: | --- | --- | --- | ---: | --- |"]
     for layer in result["layers"]:
@@ -277,8 +317,11 @@ def summarize_reasons(files: list[dict]) -> dict[str, int]:
 def compare_images(image_a: str, image_b: str, tmp: Path) -> dict:
     packages_a, packages_b = installed_packages(image_a), installed_packages(image_b)
     packages = {kind: package_diff(packages_a[kind], packages_b[kind]) for kind in ("pip", "dpkg")}
-    layers = compare_saved(save_image(image_a, tmp / "a"), save_image(image_b, tmp / "b"))
+    folder_a, folder_b = save_image(image_a, tmp / "a"), save_image(image_b, tmp / "b")
+    layers = compare_saved(folder_a, folder_b)
+    config = config_diff(folder_a, folder_b)
     return {
+        "config_identical": not config, "config": config,
         "image_a": image_a, "image_b": image_b,
         "packages_identical": not any(d["only_a"] or d["only_b"] for d in packages.values()),
         "package_counts": {kind: len(packages_a[kind]) for kind in ("pip", "dpkg")},
@@ -364,6 +407,11 @@ def main(argv: list[str] | None = None) -> int:
         reasons = summarize_reasons(layer["files"])
         print(f"layer {layer['index']}: {layer['digest_a'][:19]} {state}"
               + (f" ({', '.join(f'{r}: {n}' for r, n in reasons.items())})" if reasons else ""))
+    config = result["config"]
+    reasons = sorted({c["reason"] for c in config})
+    print("image config: identical" if not config else
+          f"image config: {len(config)} fields differ ({', '.join(c['field'] for c in config[:4])}"
+          f"{', ...' if len(config) > 4 else ''}): {'; '.join(reasons)}")
     print(f"{result['identical_layers']} of {result['layers_total']} layers identical; "
           f"package sets {'identical' if result['packages_identical'] else 'DIFFER'}")
     print(f"results: {(out / 'repro.md').relative_to(REPO)}")

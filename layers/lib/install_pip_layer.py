@@ -27,8 +27,11 @@ for _folder in (Path("/tmp/ngc/shared"), Path(__file__).resolve().parents[2] / "
         break
 from pep503 import canonical  # noqa: E402
 
-CA_SECRET = "/run/secrets/ca"
-WHEELHOUSE = "/wheelhouse"
+# The layer Dockerfiles mount the CA secret, the wheel folder and pip's cache here, under a tmpfs at /tmp
+# (nothing of them, not even a mount point, ends up in the layer: layers/os/Dockerfile).
+CA_SECRET = "/tmp/ngc/secrets/ca"
+WHEELHOUSE = "/tmp/ngc/wheelhouse"
+PIP_CACHE = "/tmp/ngc/pip-cache"
 UNREACHABLE = re.compile(
     r"NewConnectionError|ConnectTimeout|Name or service not known|Temporary failure in name resolution"
     r"|ProxyError|SSLError|Connection refused|No route to host|HTTP error 40[13]"
@@ -72,10 +75,15 @@ def requirements_text(entries: list[dict]) -> str:
 def pip_command(spec: dict, source_name: str, requirements: str) -> list[str]:
     """pip install of one source's entries: that source only, hashes required, no dependencies resolved."""
     source = spec["sources"][source_name]
+    # pip compiles the .pyc it installs (and lists them in RECORD); with SOURCE_DATE_EPOCH in the environment
+    # (a build argument of every layer) py_compile writes them hash-based, without the source's mtime,
+    # so two builds write the same bytes (layers/lib/clamp-mtimes.sh then clamps the files' own mtimes).
     cmd = [sys.executable, "-m", "pip", "install", "--progress-bar", "off", "--no-input", "--no-deps",
            "--require-hashes", "--only-binary=:all:"]
-    if os.path.exists(CA_SECRET):
+    if os.path.isfile(CA_SECRET) and os.path.getsize(CA_SECRET) > 0:  # an empty CA_BUNDLE gives an empty file
         cmd += ["--cert", CA_SECRET]
+    if os.path.isdir(PIP_CACHE):
+        cmd += ["--cache-dir", PIP_CACHE]
     if source["kind"] == "wheel-dir":
         folder = os.path.join(WHEELHOUSE, os.path.relpath(source["location"], "wheelhouse"))
         cmd += ["--no-index", "--find-links", folder]

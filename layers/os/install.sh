@@ -5,6 +5,7 @@ set -euo pipefail
 : "${APT_MIRROR:?}" "${APT_SUITE:?}" "${APT_PACKAGES:?}" "${PYTHON_VERSION:?}"
 
 fail() { echo "NGC-PADDLE-ERROR layer os: $*" >&2; exit 1; }
+start=$(date +%s)  # what changes from here on is clamped to SOURCE_DATE_EPOCH at the end
 
 # Use the archive the manifest names, whatever the base image came with.
 rm -f /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list
@@ -16,7 +17,8 @@ rm -f /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list
 # Keep downloaded packages in the cache mount instead of deleting them (debian images do by default).
 rm -f /etc/apt/apt.conf.d/docker-clean
 apt_opts=()
-[ ! -s /run/secrets/ca ] || apt_opts+=(-o "Acquire::https::CaInfo=/run/secrets/ca")
+ca=/tmp/ngc/secrets/ca  # the build's CA secret (a trial run of `ngc-paddle lock` mounts it there too)
+[ ! -s "$ca" ] || apt_opts+=(-o "Acquire::https::CaInfo=$ca")
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get "${apt_opts[@]}" update -qq || fail "component python: Debian archive ${APT_MIRROR} ${APT_SUITE} cannot be read; fix: check sources.debian in the manifest or the network"
@@ -41,6 +43,11 @@ echo "$apt_out" | tail -n 3
 found=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 [ "$found" = "$PYTHON_VERSION" ] || fail "component python: the manifest pins Python ${PYTHON_VERSION} but ${APT_SUITE} provides ${found}; fix: pin python ${found} or use a suite that ships ${PYTHON_VERSION}"
 
+# With SOURCE_DATE_EPOCH set, the .pyc that ensurepip compiles are hash-based (no timestamps in them).
 python3 -m venv /opt/venv
-# No caches, logs or apt lists in the layer (the lists live in a cache mount).
-rm -rf /var/log/apt/* /var/log/dpkg.log /root/.cache
+# No caches, logs or apt lists in the layer (the lists live in a cache mount). dpkg.log is the base's own
+# file: emptied, not removed, since a removal leaves a whiteout stamped with the build time.
+rm -rf /var/log/apt/* /root/.cache
+: > /var/log/dpkg.log
+# Only in a build (SOURCE_DATE_EPOCH from the lock, layers/lib mounted); not in `ngc-paddle lock`'s trial run.
+[ -z "${SOURCE_DATE_EPOCH:-}" ] || bash /tmp/ngc/lib/clamp-mtimes.sh "$start"

@@ -62,7 +62,7 @@ def lock_debian(manifest: Manifest, flavor_name: str, base: str, root: Path):
     cmd = ["docker", "run", "--rm", "--network", "host",
            "-v", f"{(root / 'layers' / 'os').resolve()}:/tmp/ngc/layer:ro"]
     if CA_BUNDLE.is_file():
-        cmd += ["-v", f"{CA_BUNDLE}:/run/secrets/ca:ro"]
+        cmd += ["-v", f"{CA_BUNDLE}:/tmp/ngc/secrets/ca:ro"]  # where the os layer's build mounts its CA secret
     for key in ("APT_MIRROR", "APT_SUITE", "APT_SECURITY", "APT_PACKAGES", "APT_UPGRADE", "PYTHON_VERSION"):
         cmd += ["-e", f"{key}={args[key]}"]
     proc = subprocess.run([*cmd, base, "bash", "-c", SCRIPT], capture_output=True, text=True, check=False,

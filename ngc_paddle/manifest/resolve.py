@@ -6,6 +6,7 @@ and the image carries the same resolved view as JSON for the banner, validation 
 
 import json
 from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -97,6 +98,21 @@ def layer_components(flavor: Flavor, layer: str) -> dict[str, Component]:
     return {name: comp for name, comp in flavor.components.items() if comp.layer == layer}
 
 
+def source_date_epoch(lock: "Lock | None") -> str | None:
+    """The time every file a layer writes is clamped to (SOURCE_DATE_EPOCH): the lock's Debian snapshot.
+
+    Why: a layer tar records each file's mtime, so two builds of one lock differ in every file they
+    write; the install scripts clamp what they wrote to this (layers/lib/clamp-mtimes.sh) and Python
+    writes hash-based .pyc under it. The Release date of the archive the lock was made against is
+    fixed by the lock (a pulled base has none: then 0, still the same for every build).
+    """
+    if lock is None:
+        return None
+    if lock.base.snapshot:
+        return str(int(parsedate_to_datetime(lock.base.snapshot).timestamp()))
+    return "0"
+
+
 def layer_args(manifest: Manifest, flavor_name: str, layer: str, base_image: str | None = None,
                lock: "Lock | None" = None, pending: str | None = None) -> dict[str, str]:
     """The build arguments of one layer target, all derived from the manifest and the flavor's lock.
@@ -105,8 +121,10 @@ def layer_args(manifest: Manifest, flavor_name: str, layer: str, base_image: str
     os layer installs its packages unpinned (only `ngc-paddle lock` builds it that way, to read them).
     """
     flavor = flavor_of(manifest, flavor_name)
+    when = source_date_epoch(lock)
+    epoch = {"SOURCE_DATE_EPOCH": when} if when is not None else {}  # layers/lib/clamp-mtimes.sh, hash-based .pyc
     if layer == BASE_LAYER:
-        return _os_args(manifest, flavor, base_image, lock)
+        return {**_os_args(manifest, flavor, base_image, lock), **epoch}
     spec = _pip_spec(manifest, flavor_name, layer, lock, pending or "no lock")
     args = {"LAYER_SPEC": json.dumps(spec, sort_keys=True)}
     if layer == "cuda" and flavor.cuda is not None:
@@ -114,7 +132,7 @@ def layer_args(manifest: Manifest, flavor_name: str, layer: str, base_image: str
         args["NVIDIA_REQUIRE_CUDA"] = nvidia_require_cuda(flavor.cuda)
     if layer == TOP_LAYER:
         args["MANIFEST_FILE"] = f"build/manifests/{manifest.release}-{flavor_name}.json"
-    return args
+    return {**args, **epoch}
 
 
 def _os_args(manifest: Manifest, flavor: Flavor, base_image: str | None, lock: "Lock | None") -> dict[str, str]:

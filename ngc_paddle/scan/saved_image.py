@@ -103,6 +103,10 @@ def _ngc_layer(created_by: str) -> str | None:
         return spec.group(1)
     if "APT_PACKAGES=" in created_by:
         return BASE_LAYER
+    # A layer's own files (the os layer's etc.tar).
+    copied = re.match(rf"(?:COPY|ADD) (?:--\S+ )*layers/({LAYER_PATTERN})/", created_by)
+    if copied:
+        return copied.group(1)
     if any(word in created_by for word in ("/opt/ngc-paddle", "rm -rf /tmp/ngc")):
         return TOP_LAYER
     return None

@@ -5,9 +5,17 @@ import importlib.util
 import io
 import json
 import tarfile
+from datetime import UTC, datetime
+from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
+
+from ngc_paddle.image_build.bakefile import bake_definition, flavor_locks
+from ngc_paddle.layers import bake_target
+from ngc_paddle.lock.model import read_lock
+from ngc_paddle.manifest import load_manifest
+from ngc_paddle.manifest.resolve import layer_args, source_date_epoch
 
 REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("bench_repro", REPO / "benchmarks" / "image_build" / "bench_repro.py")
@@ -76,7 +84,7 @@ def test_identical_layers_count_and_every_kind_of_difference(tmp_path: Path) -> 
         "opt/venv/__pycache__/mod.cpython-311.pyc": ("content", [], ".pyc (bytecode written at install time)"),
         "opt/venv/touched.txt": ("metadata", ["mtime"], "timestamp"),
         "opt/venv/script": ("metadata", ["mode"], "metadata: mode"),
-        "var/log/.wh.dpkg.log": ("metadata", ["mtime"], "timestamp of a whiteout (a removal) (apt/dpkg log)"),
+        "var/log/.wh.dpkg.log": ("metadata", ["mtime"], "timestamp" + bench_repro.WHITEOUT + " (apt/dpkg log)"),
         "var/cache/ldconfig/aux-cache": ("content", [], "ldconfig cache"),
         "only-in-a": ("removed", [], "unknown"),
         "only-in-b": ("added", [], "unknown"),
@@ -130,3 +138,40 @@ def test_cli_refuses_bad_arguments_with_exit_2(argv: list[str], capsys) -> None:
         bench_repro.parse_args(argv)
     assert stopped.value.code == 2
     assert "error:" in capsys.readouterr().err
+
+
+def test_every_layer_gets_the_locks_snapshot_as_source_date_epoch() -> None:
+    manifest = load_manifest(REPO / "releases" / "26.12.yaml")
+    locks = flavor_locks(manifest, REPO / "releases")
+    lock = read_lock(REPO / "releases" / "26.12-cpu.lock.json")
+    epoch = source_date_epoch(lock)
+    assert epoch is not None and lock.base.snapshot is not None
+    assert format_datetime(datetime.fromtimestamp(int(epoch), UTC), usegmt=True).replace("GMT", "UTC") \
+        == lock.base.snapshot.replace("GMT", "UTC")
+    definition = bake_definition(manifest, locks=locks)
+    for layer in manifest.flavors["cpu"].layers:
+        args = definition["target"][bake_target(layer, "cpu")]["args"]
+        assert args["SOURCE_DATE_EPOCH"] == epoch
+        # the inputs digest is computed from layer_args (image_build/nochange.py): the build stops when they differ
+        # BASE_IMAGE aside (the tag of the layer below, or the base image the build finds), the same args
+        resolved = layer_args(manifest, "cpu", layer, None, lock, "")
+        assert {k: v for k, v in resolved.items() if k != "BASE_IMAGE"} == {
+            k: v for k, v in args.items() if k != "BASE_IMAGE"}
+    assert "SOURCE_DATE_EPOCH" not in layer_args(manifest, "cpu", "os", None)  # `ngc-paddle lock`'s trial run
+    assert source_date_epoch(None) is None
+    assert source_date_epoch(lock.model_copy(update={"base": lock.base.model_copy(update={"snapshot": None})})) == "0"
+
+
+def test_config_differences_name_the_field_and_why(tmp_path: Path) -> None:
+    a = make_saved(tmp_path / "a", [BASE])
+    b = make_saved(tmp_path / "b", [BASE])
+    assert bench_repro.config_diff(a, b) == []
+    for folder, when in ((a, "2026-12-03T09:00:00Z"), (b, "2026-12-03T09:05:00Z")):
+        config = json.loads((folder / "config.json").read_text())
+        config.update(created=when, history=[{"created": when, "created_by": "RUN true"}])
+        config["config"] = {"Labels": {"x": when}, "User": "1000:1000"}
+        (folder / "config.json").write_text(json.dumps(config))
+    diff = {d["field"]: d["reason"] for d in bench_repro.config_diff(a, b)}
+    assert set(diff) == {"created", "history[0].created", "config.Labels.x"}
+    assert diff["created"] == diff["history[0].created"] == bench_repro.CONFIG_TIME
+    assert "label" in diff["config.Labels.x"]

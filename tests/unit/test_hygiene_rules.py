@@ -89,6 +89,10 @@ def test_layer_names_follow_the_image_history() -> None:
     assert names[4] == "RUN cp /bin/bash /usr/bin/su"  # the build argument (a secret) is not repeated
     assert names[5] == "COPY key.pem /usr/share/doc/x/"
     assert layer_names(["Imported from -", "RUN /bin/sh -c true # buildkit"]) == ["base", "RUN true"]
+    copied = ["Imported from -", "COPY layers/os/etc/hosts layers/os/etc/resolv.conf /etc/ # buildkit",
+              "ADD layers/os/etc.tar / # buildkit",
+              "RUN |1 APT_PACKAGES=python3 /bin/bash -o pipefail -c bash /tmp/ngc/layer/install.sh # buildkit"]
+    assert layer_names(copied) == ["base", "os", "os", "os"]
     assert len(step_text("RUN /bin/sh -c " + "x" * 200)) == 60
 
 
@@ -198,7 +202,7 @@ def test_in_image_probe_uses_the_gates_policy_and_patterns() -> None:
     assert set(in_image["setuid_allowed"]) == gate.setuid_allowed and "/usr/bin/su" in gate.setuid_allowed
     assert set(in_image["key_fixtures"]) == set(gate.key_fixtures) and gate.key_fixtures
     dockerfile = (root / "Dockerfile").read_text()
-    assert "COPY ngc_paddle/scan/patterns.py /opt/ngc-paddle/validation/probes/patterns.py" in dockerfile
-    assert "COPY security/policy.yaml /opt/ngc-paddle/security/policy.yaml" in dockerfile
+    assert 'cp "$c/ngc_paddle/scan/patterns.py" /opt/ngc-paddle/validation/probes/patterns.py' in dockerfile
+    assert 'cp "$c/security/policy.yaml" /opt/ngc-paddle/security/policy.yaml' in dockerfile
     ignore = (root / ".dockerignore").read_text().splitlines()
     assert "!ngc_paddle/scan/patterns.py" in ignore and "!security/policy.yaml" in ignore

@@ -118,5 +118,5 @@ def test_a_flavor_without_a_lock_refuses_to_build(installer, monkeypatch, capsys
 def test_wheel_dir_source_uses_its_folder_and_no_index(installer) -> None:
     spec = {**SPEC, "sources": {"wheelhouse": {"kind": "wheel-dir", "location": "wheelhouse/trt"}}}
     cmd = installer.pip_command(spec, "wheelhouse", "/tmp/r.txt")
-    assert cmd[cmd.index("--find-links") + 1] == "/wheelhouse/trt"
+    assert cmd[cmd.index("--find-links") + 1] == "/tmp/ngc/wheelhouse/trt"
     assert "--no-index" in cmd and "--index-url" not in cmd and "--extra-index-url" not in cmd
