@@ -10,6 +10,7 @@ Each layer is attributed to the ngc-paddle build layer that made it, from the im
 
 import json
 import re
+import shutil
 import subprocess
 import tarfile
 from collections.abc import Iterator
@@ -55,9 +56,15 @@ class Entry:
 
 
 def save(image: str, target: Path) -> Path:
-    proc = subprocess.run(["docker", "image", "inspect", image], capture_output=True, text=True)
+    """`docker save` into `target`, refused up front (one line) when its disk cannot hold the image."""
+    proc = subprocess.run(["docker", "image", "inspect", "--format", "{{.Size}}", image], capture_output=True,
+                          text=True)
     if proc.returncode != 0:
         raise NgcPaddleError(f"image {image!r} not found; fix: build it (make image) or name a local image")
+    size, free = int(proc.stdout.strip() or 0), shutil.disk_usage(target.parent).free
+    if size * 1.05 > free:  # the tar is the uncompressed layers plus a little; a multi-GB save fails late otherwise
+        raise NgcPaddleError(f"no room to save {image} in {target.parent}: it needs about {size / 1e9:.1f} GB, "
+                             f"{free / 1e9:.1f} GB free; fix: free disk space or set TMPDIR to a larger disk")
     out = subprocess.run(["docker", "save", "-o", str(target), image], capture_output=True, text=True)
     if out.returncode != 0:
         raise NgcPaddleError(f"docker save {image} failed: {out.stderr.strip()}")

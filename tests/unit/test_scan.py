@@ -148,3 +148,29 @@ def test_saved_image_layers_are_read_in_manifest_order_not_archive_order(tmp_pat
             tar.addfile(info, io.BytesIO(data))
     seen = [(e.layer.name, e.content) for e in SavedImage(saved).entries() if e.path == "/var/lib/dpkg/status"]
     assert seen == [("base", b"base only"), ("os", b"base and python3.11")]
+
+
+def test_a_save_the_disk_cannot_hold_is_refused_before_it_starts(tmp_path: Path, monkeypatch) -> None:
+    import subprocess
+    from collections import namedtuple
+
+    from ngc_paddle.errors import NgcPaddleError
+    from ngc_paddle.scan import saved_image
+
+    calls = []
+
+    def fake_run(cmd, **kwargs):
+        calls.append(cmd[:3])
+        return subprocess.CompletedProcess(cmd, 0, stdout="6790000000\n", stderr="")
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(saved_image.subprocess, "run", fake_run)
+    monkeypatch.setattr(saved_image.shutil, "disk_usage", lambda path: usage(0, 0, 5_000_000_000))
+    with pytest.raises(NgcPaddleError, match=r"no room to save big:1 in .*: it needs about 6.8 GB, 5.0 GB free; "
+                                             r"fix: free disk space or set TMPDIR"):
+        saved_image.save("big:1", tmp_path / "image.tar")
+    assert calls == [["docker", "image", "inspect"]]  # docker save never ran
+
+    monkeypatch.setattr(saved_image.shutil, "disk_usage", lambda path: usage(0, 0, 50_000_000_000))
+    assert saved_image.save("big:1", tmp_path / "image.tar") == tmp_path / "image.tar"
+    assert calls[-1] == ["docker", "save", "-o"]
