@@ -105,14 +105,15 @@ class State:
 
     def done(self, flavor: str, stage: str, key: str) -> dict | None:
         """The stage's last result when its inputs are unchanged and it passed (a NOT PROVEN one always reruns)."""
-        entry = self.data.get(flavor, {}).get(stage)
-        return entry if entry and entry.get("key") == key and entry.get("status") == "passed" else None
+        return self._same_inputs(flavor, stage, key, ("passed",))
 
     def unproven(self, flavor: str, stage: str, key: str) -> dict | None:
         """The stage's last result when its inputs are unchanged and it was NOT PROVEN (accepted or not)."""
+        return self._same_inputs(flavor, stage, key, ("not proven", "accepted unproven"))
+
+    def _same_inputs(self, flavor: str, stage: str, key: str, statuses: tuple[str, ...]) -> dict | None:
         entry = self.data.get(flavor, {}).get(stage)
-        return entry if entry and entry.get("key") == key and entry.get("status") in ("not proven",
-                                                                                     "accepted unproven") else None
+        return entry if entry and entry.get("key") == key and entry.get("status") in statuses else None
 
     def record(self, flavor: str, stage: str, key: str, status: str, detail: str, **extra) -> dict:
         entry = {"key": key, "status": status, "detail": detail,
