@@ -71,7 +71,7 @@ scan: $(BIN)/.installed toolchain
 
 ## Scan gate vs trivy's own secret scan on IMAGE (default: RELEASE/FLAVOR, else the newest default flavor), alternating, REPEATS times
 bench-scan: $(BIN)/.installed toolchain
-	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python benchmarks/scan/bench_gate.py "$$img" --repeats $(or $(REPEATS),2)
+	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/scan/bench_gate.py "$$img" --repeats $(or $(REPEATS),2)
 
 ## Monthly release: build, validate, benchmark and scan gates, SBOM, notes, push (REGISTRY=host:port).
 ## FLAVOR="cpu gpu-cu118" or FLAVOR=all (every flavor this host can build); SOURCES as for make image.
@@ -91,15 +91,15 @@ bake-print: $(BIN)/.installed
 
 ## Cold build, no-change rebuild and top-layer rebuild, with image size vs installed payload
 bench-build: $(BIN)/.installed toolchain
-	$(BIN)/python benchmarks/image_build/bench_build.py $(build_args)
+	$(BIN)/python perf/image_build/bench_build.py $(build_args)
 
 ## Reproducibility: two builds with --no-cache (RELEASE/FLAVOR, UP_TO=layer to stop early), packages and layers compared
 bench-repro: $(BIN)/.installed toolchain
-	$(BIN)/python benchmarks/image_build/bench_repro.py $(build_args) $(if $(UP_TO),--up-to $(UP_TO))
+	$(BIN)/python perf/image_build/bench_repro.py $(build_args) $(if $(UP_TO),--up-to $(UP_TO))
 
 ## Validation suite: serial vs parallel wall time
 bench-validate: $(BIN)/.installed toolchain
-	$(BIN)/python benchmarks/validation/bench_validate.py $(IMAGE)
+	$(BIN)/python perf/validation/bench_validate.py $(IMAGE)
 
 ## In the image: DALI vs Paddle DataLoader input rate, harness vs bare-loop throughput, one thread vs the default.
 ## The image is IMAGE, else RELEASE/FLAVOR, else the newest release's default flavor; one that is not built is an

@@ -5,7 +5,7 @@
 # Why: a layer tar records each file's mtime, so two builds of the same lock differ in every file they
 # write. BuildKit 0.13 can rewrite them itself (exporter option rewrite-timestamp=true), but the BuildKit
 # embedded in dockerd 20.10 (this project's engine) ignores both that option and SOURCE_DATE_EPOCH:
-# checked with benchmarks/image_build/bench_repro.py. Only what changed since the step started is touched:
+# checked with perf/image_build/bench_repro.py. Only what changed since the step started is touched:
 # touching older files would copy them up into this layer. What BuildKit itself would stamp (mount points,
 # secret stubs, /etc from its hosts/resolv.conf stubs) never reaches the layer: every mount lies under a
 # tmpfs at /tmp, and the os layer ships /etc/hosts and /etc/resolv.conf (layers/os/Dockerfile).

@@ -104,7 +104,7 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
         external += vulnerabilities.read_trivy(path) if kind == "trivy" else vulnerabilities.read_grype(path)
     advisories = vulnerabilities.load_osv(osv_dir) if osv_dir else []
     outputs.ensure_folder(output)
-    timings: dict[str, float] = {}  # seconds per phase, in the report and for benchmarks/scan/bench_gate.py
+    timings: dict[str, float] = {}  # seconds per phase, in the report and for perf/scan/bench_gate.py
     start = time.perf_counter()
     with outputs.staged() as stage, ThreadPoolExecutor(max_workers=2) as pool:
         # nothing replaces the previous outputs unless the whole run succeeds

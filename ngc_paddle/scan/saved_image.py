@@ -194,7 +194,7 @@ class SavedImage:
         or a whiteout read out of turn hides what the upper layers installed. Each layer is opened
         for random access ("r:", not the stream mode "r|"): tarfile then seeks over the contents
         nobody reads instead of pulling every byte through its 10 KB stream buffer (about 3x less
-        CPU on a 2.4 GB image, see benchmarks/scan/bench_gate.py).
+        CPU on a 2.4 GB image, see perf/scan/bench_gate.py).
         """
         with tarfile.open(self.path) as outer:  # random access: the outer archive has one member per layer
             for layer, name in zip(self.layers, self.layer_files, strict=True):

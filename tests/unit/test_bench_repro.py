@@ -18,7 +18,7 @@ from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.resolve import layer_args, source_date_epoch
 
 REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("bench_repro", REPO / "benchmarks" / "image_build" / "bench_repro.py")
+_spec = importlib.util.spec_from_file_location("bench_repro", REPO / "perf" / "image_build" / "bench_repro.py")
 assert _spec is not None and _spec.loader is not None
 bench_repro = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench_repro)

@@ -312,7 +312,7 @@ def test_scan_that_fails_late_keeps_the_previous_outputs(tmp_path: Path, monkeyp
 # ---- linear work ----------------------------------------------------------------------------------
 
 def test_dedupe_of_50k_findings_merges_each_pair() -> None:
-    """Its speed is measured by benchmarks/scan/bench_dedupe.py (5k against 50k side by side), not here."""
+    """Its speed is measured by perf/scan/bench_dedupe.py (5k against 50k side by side), not here."""
     findings = [Finding("vulnerability", f"CVE-{i % 25_000}", "HIGH", "t", package=f"p{i % 25_000}", installed="1",
                         aliases=[f"GHSA-{i}"]) for i in range(50_000)]
     merged = dedupe(findings)

@@ -40,7 +40,7 @@ def test_the_installer_uses_it() -> None:
 def test_no_other_copy_of_the_rule_in_image_code_and_every_pip_layer_mounts_it() -> None:
     """The rule is written once for the image side; the host side calls packaging (no hand-written copy)."""
     copies = []
-    for folder in ("layers", "validation", "image", "ngc_paddle", "benchmarks"):
+    for folder in ("layers", "validation", "image", "ngc_paddle", "benchmarks", "perf"):
         for path in (REPO / folder).rglob("*.py"):
             text = path.read_text()
             if path.name != "pep503.py" and (re.search(r"\[-_\.\]\+", text) or 'replace("_", "-")' in text):

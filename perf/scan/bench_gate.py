@@ -9,7 +9,7 @@ Beside wall time it prints CPU seconds (of trivy, of the gate and its trivy; doc
 the engine's and not counted), which a busy machine disturbs less. Speed is a figure printed here,
 not a test.
 
-  python benchmarks/scan/bench_gate.py [IMAGE] [--repeats 2] [--repo DIR ...] [--json FILE]
+  python perf/scan/bench_gate.py [IMAGE] [--repeats 2] [--repo DIR ...] [--json FILE]
 
 `--repo DIR` (repeatable) runs the gate of other checkouts (e.g. `git archive` of an older commit)
 in the same rotation against the same trivy baseline, for before/after figures from one run.

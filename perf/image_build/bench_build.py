@@ -3,8 +3,8 @@
 Prints the three build times side by side and their ratios, and the image size against the sum
 of the payloads the layers install (what `pip`/`apt` put on disk), measured in the same run.
 
-  python benchmarks/image_build/bench_build.py [--release YY.MM] [--flavor cpu] [--keep-cache]
-  python benchmarks/image_build/bench_build.py --skip-cold (--cold-s SECONDS | --cold-report build.json)
+  python perf/image_build/bench_build.py [--release YY.MM] [--flavor cpu] [--keep-cache]
+  python perf/image_build/bench_build.py --skip-cold (--cold-s SECONDS | --cold-report build.json)
 
 The cold build runs in a scratch copy of the repository with its own image name and with the
 BuildKit cache pruned first (unless --keep-cache), so it never touches the release's own tags.

@@ -1,6 +1,6 @@
 """Benchmark the validation suite: serial against parallel (pytest-xdist), side by side in one run.
 
-  python benchmarks/validation/bench_validate.py [IMAGE] [--repeat N]
+  python perf/validation/bench_validate.py [IMAGE] [--repeat N]
 
 Runs `validate --serial` and `validate` (one xdist worker per core) alternately in fresh containers
 of IMAGE (default: the newest release's default flavor) and prints both wall times and the ratio.

@@ -5,8 +5,8 @@ Prints whether the installed package sets (pip and dpkg) are identical, and per 
 every file that was added, removed, changed in content (sha256) or only in metadata (mtime, uid,
 mode, ...), with a guess at why (".pyc", "timestamp", "apt/dpkg log", "ldconfig cache", ...).
 
-  python benchmarks/image_build/bench_repro.py [--release YY.MM] [--flavor cpu] [--up-to LAYER] [--source N=URL]
-  python benchmarks/image_build/bench_repro.py --compare IMAGE_A IMAGE_B     # compare two built images only
+  python perf/image_build/bench_repro.py [--release YY.MM] [--flavor cpu] [--up-to LAYER] [--source N=URL]
+  python perf/image_build/bench_repro.py --compare IMAGE_A IMAGE_B     # compare two built images only
 
 "From cold" here means `docker buildx build --no-cache` for every layer, each build in its own scratch
 copy under one image name (--name, default ngc-paddle-repro; the two results are kept as NAME-repro:a
