@@ -198,7 +198,8 @@ class SavedImage:
         """
         with tarfile.open(self.path) as outer:  # random access: the outer archive has one member per layer
             for layer, name in zip(self.layers, self.layer_files, strict=True):
-                with tarfile.open(fileobj=outer.extractfile(outer.getmember(name)), mode="r:") as inner:
+                # "r:*": the containerd image store (Docker 25+) saves layers as they are stored, gzip-compressed.
+                with tarfile.open(fileobj=outer.extractfile(outer.getmember(name)), mode="r:*") as inner:
                     for item in inner:
                         yield self._entry(layer, inner, item, content_limit, want_content)
 
