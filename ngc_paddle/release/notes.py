@@ -14,7 +14,9 @@ from packaging.version import InvalidVersion, Version
 
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import driver_sentence, requirement
+from ngc_paddle.fleet import hardware
 from ngc_paddle.manifest.schema import Flavor, Manifest
+from ngc_paddle.release.options import BENCHMARKS
 
 LABELS = {"os": "OS", "python": "Python", "cuda-runtime": "CUDA runtime", "cublas": "cuBLAS", "cudnn": "cuDNN",
           "nccl": "NCCL", "tensorrt": "TensorRT", "dali": "DALI", "paddle": "PaddlePaddle"}
@@ -120,6 +122,9 @@ def render(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dic
             shown = "not built" if info.get("not_built") and stage == "build" else shown
             out.append(f"| {name} | {stage} | {shown} | {result.get('detail', '')} |")
     out.append("")
+    table = profile_table(flavors)
+    if table:
+        out += ["### Gates per hardware profile", "", *table, ""]
     for name, info in flavors.items():
         month = info.get("stages", {}).get("month-over-month", {})
         if month.get("changes"):
@@ -138,6 +143,30 @@ def render(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dic
     if not built:
         out += ["", "No image of this release was built yet: the contents table shows the manifest only."]
     return "\n".join(out) + "\n"
+
+
+def profile_table(flavors: dict[str, dict]) -> list[str]:
+    """The fan-out's verdicts as a table of flavor x hardware profile: each cell's verdict, its validation and
+    benchmark verdicts, the node it ran on (GPU model and count, driver, CUDA) and the job; why, when not PASS."""
+    cells = [(name, profile, cell) for name, info in flavors.items()
+             for profile, cell in ((info.get("stages", {}).get("gates") or {}).get("profiles") or {}).items()]
+    if not cells:
+        return []
+    benches = [b for b in BENCHMARKS if any(b in (cell.get("bench") or {}) for _, _, cell in cells)]
+    lines = ["| flavor | profile | verdict | validate | " + "".join(f"{b} | " for b in benches) + "node | job | why |",
+             "| --- | --- | --- | --- | " + "--- | " * len(benches) + "--- | --- | --- |"]
+    for name, profile, cell in cells:
+        hw = cell.get("hardware", profile)
+        shown = profile if hw in (profile, "-") else f"{profile} ({hw})"
+        node = hardware.describe(cell["facts"]) if cell.get("facts") else cell.get("node") or "-"
+        job = cell.get("job") or "-"
+        if cell.get("attempts"):
+            job += f" (requeued; {len(cell['attempts'])} attempt(s) without a verdict)"
+        why = "" if cell.get("status") == "PASS" else cell.get("detail", "").replace("|", "\\|")[:500]
+        lines.append(f"| {name} | {shown} | {cell.get('status')} | {cell.get('validation') or '-'} | "
+                     + "".join(f"{(cell.get('bench') or {}).get(b, '-')} | " for b in benches)
+                     + f"{node} | {job} | {why} |")
+    return lines
 
 
 def _matrix_cell(flavor: Flavor, column: str) -> str:

@@ -25,12 +25,14 @@ from ngc_paddle.release.stages import (
     Outcome,
     bench,
     build,
+    candidate,
     month_over_month,
     push,
     release_folder,
     scan,
     validate,
 )
+from ngc_paddle.release.stages import gates as fleet_gates
 from ngc_paddle.scan import sources
 from tests.unit.fuzz_support import bench_result
 
@@ -54,7 +56,10 @@ def built(root: Path, release: str = "27.01", image_id: str = "sha256:aaa", spec
 def test_the_stage_names_are_those_of_the_state_model(tree: Path) -> None:
     gates = [plan(built(tree)).name for plan in release_pipeline.GATES]
     assert gates == ["validate", "bench", "scan", "month-over-month"]  # month-over-month reads the scan's SBOM
-    assert [build.NAME, *gates, push.NAME] == list(get_args(state_file.Stage))
+    local = [plan(built(tree)).name for plan in release_pipeline.LOCAL_GATES]
+    assert local == ["scan", "month-over-month"]  # with a fleet, validate and bench are the fan-out's `gates`
+    assert [build.NAME, candidate.NAME, *gates[:2], fleet_gates.NAME, *local, push.NAME] == \
+        list(get_args(state_file.Stage))
 
 
 def test_the_validate_key_is_the_image(tree: Path) -> None:
@@ -160,10 +165,16 @@ def faked(tree: Path, monkeypatch) -> dict:
     monkeypatch.setattr(month_over_month, "run_gate", lambda *a: seen["runs"].append("month-over-month") or gate(*a))
     monkeypatch.setattr(push, "ensure_registry", lambda registry: None)
 
-    def pushed(state, flavor, image, registry, say):
+    def candidate_pushed(state, flavor, image, registry, say):
+        seen["candidate_before"] = list(seen["runs"])  # the gates that had run when the candidate was pushed
+        return f"{registry}/ngc-paddle@sha256:" + "e" * 64
+
+    def pushed(state, flavor, image, registry, say, gated=None):
         seen["pushed"] += 1
+        seen["gated"] = gated
         return "sha256:" + "e" * 64
 
+    monkeypatch.setattr(candidate, "push", candidate_pushed)
     monkeypatch.setattr(push, "push", pushed)
     return seen
 
@@ -173,11 +184,13 @@ def test_the_pipeline_skips_a_gate_whose_key_is_unchanged(tree: Path, faked: dic
     opts = ReleaseOptions("26.12", ["cpu"], root=tree)
     release_pipeline.run(opts, say=lambda _l: None)
     assert faked["runs"] == ["validate", "bench", "scan", "month-over-month"] and faked["pushed"] == 1
+    # The candidate is pushed before any gate, and the release tag moved to the digest the gates ran.
+    assert faked["candidate_before"] == [] and faked["gated"] == "sha256:" + "e" * 64
 
     faked["runs"].clear()
     lines: list[str] = []
     release_pipeline.run(opts, say=lines.append)
-    assert faked["runs"] == [] and faked["pushed"] == 2  # the push stage decides its own skip
+    assert faked["runs"] == [] and faked["pushed"] == 2  # the push stages decide their own skip
     skipped = [line.split(":")[0] for line in lines if ": unchanged since " in line]
     assert skipped == ["--> validate", "--> bench", "--> scan", "--> month-over-month"], lines
     assert any(line.endswith(", skipped (scan ran)") for line in lines)  # with the result it had

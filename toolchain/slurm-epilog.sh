@@ -1,0 +1,21 @@
+#!/bin/bash
+# Slurm Epilog for nodes that run ngc-paddle gate jobs with Docker: remove the containers the job started.
+#
+# Why: `docker run` hands the container to dockerd, outside the job's processes and cgroups; when a job is
+# killed (scancel, time limit, a SIGKILL) its script's trap may never run and the container would keep the
+# node's GPUs. Every container a gate job starts carries the label ngc-paddle.slurm-job=<cluster>/<job id>
+# (ngc_paddle/fleet/job.py); slurmd runs this script as root after every job on the node, and it removes
+# exactly those. Install it as the Epilog (slurm.conf `Epilog=`) on nodes of partitions that run the
+# `docker` container runtime; /etc/slurm/epilog-ngc-paddle.env may list the engines to sweep
+# (DOCKER_HOSTS="unix:///var/run/docker.sock ..."). Always exits 0: an Epilog failure drains the node.
+[ -n "${SLURM_JOB_ID:-}" ] || exit 0
+command -v docker >/dev/null || exit 0
+DOCKER_HOSTS="unix:///var/run/docker.sock"
+# shellcheck source=/dev/null
+[ -r /etc/slurm/epilog-ngc-paddle.env ] && . /etc/slurm/epilog-ngc-paddle.env
+label="ngc-paddle.slurm-job=${SLURM_CLUSTER_NAME:-cluster}/${SLURM_JOB_ID}"
+for engine in $DOCKER_HOSTS; do
+  ids=$(DOCKER_HOST=$engine timeout 20 docker ps -aq --filter "label=$label" 2>/dev/null) || continue
+  [ -n "$ids" ] && DOCKER_HOST=$engine timeout 60 docker rm -f $ids >/dev/null 2>&1
+done
+exit 0
