@@ -99,6 +99,7 @@ class FanOut:
         self.stored = stored  # (flavor, profile) -> the stored cell, for resuming
         self.baselines = baselines  # (flavor, profile, command) -> the previous release's result.json, if any
         self.poll_s = poll_s
+        self.sleep = time.sleep  # between two looks at the jobs (a test's to replace)
         self.patterns = hardware.gates_profiles(root)
         self.run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")  # sorts by time; one per run
         self.runners: dict[str, Runner] = {}
@@ -219,7 +220,7 @@ class FanOut:
             if time.monotonic() - last_heartbeat >= HEARTBEAT_S:
                 last_heartbeat = time.monotonic()
                 self.say("    waiting: " + "; ".join(self._now_line(t) for t in self.tracks.values()))
-            time.sleep(self.poll_s)
+            self.sleep(self.poll_s)
 
     def _now_line(self, track: Track) -> str:
         if track.started is None:

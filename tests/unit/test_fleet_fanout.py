@@ -105,16 +105,16 @@ def run(tmp_path: Path, repo: Path, monkeypatch):
         fleet = schema.load(path, repo)
         monkeypatch.setattr(fanout, "for_profile", lambda name, profile, run_id: places[name])
         polls = {"n": 0}
-        if interrupt_after is not None:
-            def sleep(_s: float) -> None:
-                polls["n"] += 1
-                if polls["n"] >= interrupt_after:
-                    raise KeyboardInterrupt
-            monkeypatch.setattr(fanout.time, "sleep", sleep)
+
+        def sleep(_s: float) -> None:  # Ctrl-C after that many looks at the jobs
+            polls["n"] += 1
+            if interrupt_after is not None and polls["n"] >= interrupt_after:
+                raise KeyboardInterrupt
+
         fan = FanOut(fleet, repo, ("bench-rn50",), said.append,
                      store=lambda f, p, c: store.__setitem__((f, p), c.model_dump(mode="json")),
                      stored=lambda f, p: (stored or {}).get((f, p)), poll_s=0)
-        fan.root = tmp_path  # job folders below the test's folder
+        fan.root, fan.sleep = tmp_path, sleep  # job folders below the test's folder
         return fan.run([Target(f, gpu, IMAGE, tmp_path / "release" / f / "gates") for f, gpu in flavors])
 
     go.said, go.store = said, store

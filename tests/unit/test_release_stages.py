@@ -7,10 +7,11 @@ import json
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
-from typing import get_args
+from typing import ClassVar, get_args
 
 import pytest
 
+from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.image_build import engine
 from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest import load_manifest
@@ -255,3 +256,120 @@ def test_a_failed_gate_beside_an_unproven_one_blocks_with_exit_1(tree: Path, fak
     with pytest.raises(release_pipeline.ReleaseBlocked) as err:
         release_pipeline.run(ReleaseOptions("26.12", ["cpu"], root=tree), say=lambda _l: None)
     assert err.value.exit_code == 1 and "cpu: validate gate (1 failed)" in str(err.value)
+
+
+class FakeGates:
+    """The fan-out of a fleet, faked: each flavor's cells as the test says, recorded as the real stage records them."""
+
+    cells: ClassVar[dict[str, dict[str, dict]]] = {}
+    started: ClassVar[list] = []
+
+    def __init__(self, fleet, root, release, benchmarks, state, say, poll_s=None) -> None:
+        self.state = state
+
+    def start(self, flavors) -> None:
+        FakeGates.started.append(flavors)
+
+    def wait(self) -> dict:
+        from ngc_paddle.fleet.cells import Cell
+
+        found = {}
+        for flavor, _gpu, _image in FakeGates.started[-1]:
+            cells = {p: Cell.model_validate(c) for p, c in FakeGates.cells[flavor].items()}
+            for profile, cell in cells.items():
+                self.state.record_profile(flavor, fleet_gates.NAME, profile, cell.model_dump(mode="json"))
+            found[flavor] = fleet_gates.outcome(cells)
+        return found
+
+    def abort(self, exc) -> None:
+        FakeGates.started.append(("aborted", exc))
+
+
+def cell(status: str, job: str = "slurm job 7", **extra) -> dict:
+    return {"key": "k" + status.replace(" ", "").replace("/", ""), "status": status, "detail": f"{status} detail",
+            "profile": "cpu", "hardware": "cpu", "runner": "slurm", "job": job, "node": "vm",
+            "facts": {"hostname": "vm", "gpu_count": "0"}, "validation": "PASS", "bench": {"bench-rn50": status}
+            if status in ("PASS", "FAIL") else {}, "finished": "2026-12-04T00:00:00+00:00", **extra}
+
+
+@pytest.fixture
+def fleet_release(tree: Path, faked: dict, monkeypatch) -> ReleaseOptions:
+    fleet = tree / "fleets" / "lab.yaml"
+    fleet.parent.mkdir()
+    fleet.write_text("profiles:\n  cpu:\n    slurm: {partition: cpu}\n")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "benchmarks", tree / "benchmarks")
+    monkeypatch.setattr(fleet_gates, "Gates", FakeGates)
+    FakeGates.started = []
+    return ReleaseOptions("26.12", ["cpu"], root=tree, fleet=fleet)
+
+
+def test_with_a_fleet_validate_and_bench_run_as_the_fan_out_and_the_notes_show_each_profile(
+        tree: Path, faked: dict, fleet_release: ReleaseOptions) -> None:
+    FakeGates.cells = {"cpu": {"cpu": cell("PASS")}}
+    release_pipeline.run(fleet_release, say=lambda _l: None)
+    assert faked["runs"] == ["scan", "month-over-month"]  # validate and bench ran on the fleet, not here
+    assert FakeGates.started == [[("cpu", False, "127.0.0.1:5000/ngc-paddle@sha256:" + "e" * 64)]]  # by digest
+    assert faked["pushed"] == 1 and faked["gated"] == "sha256:" + "e" * 64
+    state = json.loads((release_folder(tree, "26.12") / "state.json").read_text())
+    assert state["cpu"]["gates"]["status"] == "passed" and state["cpu"]["gates"]["profiles"]["cpu"]["job"] == \
+        "slurm job 7"
+    notes = (tree / "release-notes" / "26.12.md").read_text()
+    assert "| cpu | gates | passed | cpu: PASS (slurm job 7 on vm) |" in notes
+    assert "### Gates per hardware profile" in notes
+    assert "| cpu | cpu | PASS | PASS | PASS | vm (no GPU) | slurm job 7 |  |" in notes
+
+
+def test_a_profile_that_is_not_proven_holds_the_release_back_with_exit_3(tree: Path, faked: dict,
+                                                                          fleet_release: ReleaseOptions) -> None:
+    FakeGates.cells = {"cpu": {"cpu": cell("PASS"), "cpu-empty": cell(
+        "NOT PROVEN", job=None, runner="slurm", detail="partition 'empty' has no nodes (sinfo)")}}
+    with pytest.raises(release_pipeline.ReleaseNotProven, match=r"cpu: gates gate NOT PROVEN \(cpu: PASS \(slurm job "
+                                                                r"7 on vm\); cpu-empty: NOT PROVEN: partition 'empty'"):
+        release_pipeline.run(fleet_release, say=lambda _l: None)
+    assert faked["pushed"] == 0
+    notes = (tree / "release-notes" / "26.12.md").read_text()
+    assert "| cpu | cpu-empty (cpu) | NOT PROVEN | PASS | - | vm (no GPU) | - | partition 'empty' has no nodes " \
+           "(sinfo) |" in notes
+    FakeGates.cells["cpu"]["cpu-empty"] = cell("N/A", detail="node vm shows no NVIDIA GPU (nvidia-smi found none), "
+                                               "not A100-80GB")
+    fleet_release.accept_unproven = "the A100 partition is drained for maintenance"
+    release_pipeline.run(fleet_release, say=lambda _l: None)  # a person's word pushes it, and the notes say so
+    assert faked["pushed"] == 1
+    notes = (tree / "release-notes" / "26.12.md").read_text()
+    assert "| cpu | gates | NOT PROVEN, pushed on a person's word |" in notes and "drained for maintenance" in notes
+
+
+def test_a_failing_profile_blocks_and_an_interrupt_cancels_the_fan_out(tree: Path, faked: dict,
+                                                                       fleet_release: ReleaseOptions,
+                                                                       monkeypatch) -> None:
+    FakeGates.cells = {"cpu": {"cpu": cell("FAIL")}}
+    with pytest.raises(release_pipeline.ReleaseBlocked) as err:
+        release_pipeline.run(fleet_release, say=lambda _l: None)
+    assert err.value.exit_code == 1 and faked["pushed"] == 0
+    monkeypatch.setattr(scan, "run_scan", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+    faked["image_id"] = "sha256:two"  # a new image: the scan runs again, and is interrupted
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C while the local gates run: the fleet's jobs are cancelled
+        release_pipeline.run(fleet_release, say=lambda _l: None)
+    assert FakeGates.started[-1][0] == "aborted"
+
+
+def test_a_bad_fleet_file_stops_before_anything_is_built_or_pushed(tree: Path, faked: dict,
+                                                                    fleet_release: ReleaseOptions) -> None:
+    fleet_release.fleet.write_text("profiles:\n  cpu:\n    slurm: {partition: cpu, gres: gpu}\n")
+    with pytest.raises(NgcPaddleError) as err:
+        release_pipeline.run(fleet_release, say=lambda _l: None)
+    assert err.value.exit_code == 2 and "slurm.gres" in str(err.value) and faked["pushed"] == 0
+    assert not (release_folder(tree, "26.12") / "state.json").exists()
+
+
+def test_a_stage_before_the_release_tag_can_block_it(tree: Path, faked: dict, monkeypatch) -> None:
+    seen = []
+
+    def attest(built, gated, state):
+        seen.append(gated)
+        return Outcome("failed", "attest: the provenance signature does not verify")
+
+    monkeypatch.setattr(release_pipeline, "BEFORE_RELEASE_TAG", (attest,))
+    with pytest.raises(release_pipeline.ReleaseBlocked, match="cpu: attest: the provenance signature does not"):
+        release_pipeline.run(ReleaseOptions("26.12", ["cpu"], root=tree), say=lambda _l: None)
+    assert seen == ["127.0.0.1:5000/ngc-paddle@sha256:" + "e" * 64] and faked["pushed"] == 0
