@@ -250,6 +250,12 @@ class FanOut:
                                                f"{state.reason}", state)
             return
         if not state.finished:
+            if state.state != "RUNNING":  # COMPLETING, CONFIGURING, SUSPENDED, ...: said once, as Slurm says it
+                shown = f"{job} {state.state.lower()}" + (f" on {state.node}" if state.node else "")
+                if shown != track.shown:
+                    track.shown = shown
+                    self.say(f"    {track.cell}: {shown}")
+                return
             if track.started is None:
                 track.started = time.monotonic()
             shown = f"{job} running on {state.node or '?'}"

@@ -5,6 +5,7 @@ and TLS settings (`/etc/docker/certs.d/HOST/ca.crt`), as every real registry nee
 plain-HTTP request fails against any of them.
 """
 
+import hashlib
 import ipaddress
 import json
 import re
@@ -73,10 +74,19 @@ def served_digest(ref: str) -> str | None:
                               text=True, timeout=120)
         if proc.returncode == 0:
             data = json.loads(proc.stdout)
-            # A single-platform image gives one object; a manifest list gives its entries, not its own digest.
-            return data.get("Descriptor", {}).get("digest") if isinstance(data, dict) else None
+            # A single-platform image gives one object; an index (what the containerd image store pushes: the
+            # image and its attestation manifest) gives its entries, not its own digest: that is the digest of
+            # the index's bytes as the registry serves them.
+            return data.get("Descriptor", {}).get("digest") if isinstance(data, dict) else _index_digest(ref)
         _check_login(ref, proc.stderr, "docker manifest inspect")
     return None
+
+
+def _index_digest(ref: str) -> str | None:
+    """The digest of an index REF, from its raw bytes (`docker buildx imagetools inspect --raw`)."""
+    proc = subprocess.run(["docker", "buildx", "imagetools", "inspect", "--raw", ref], capture_output=True,
+                          timeout=120)
+    return f"sha256:{hashlib.sha256(proc.stdout).hexdigest()}" if proc.returncode == 0 and proc.stdout else None
 
 
 def push_and_verify(ref: str) -> str:

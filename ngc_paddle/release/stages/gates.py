@@ -66,7 +66,8 @@ class Gates:
     def wait(self) -> dict[str, tuple[str, Outcome]]:
         """Each flavor's (key, outcome), once every job has ended."""
         cells = self.fan.wait()
-        return {flavor: outcome({k.split("@", 1)[1]: c for k, c in cells.items() if k.split("@", 1)[0] == flavor})
+        order = [*self.fan.fleet.profiles, "-"]  # the fleet file's order, whatever order the jobs ended in
+        return {flavor: outcome({p: cells[f"{flavor}@{p}"] for p in order if f"{flavor}@{p}" in cells})
                 for flavor in self.flavors}
 
     def abort(self, exc: BaseException) -> None:

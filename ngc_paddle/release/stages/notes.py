@@ -52,7 +52,7 @@ def collect(root: Path, release: str, state: dict) -> dict[str, dict]:
             info["image"] = build.get("image")
             info["readback"] = build.get("readback")
             for stage, entry in stages.items():
-                if stage == "push" or not isinstance(entry, dict):
+                if stage in ("push", "candidate") or not isinstance(entry, dict):  # not gates: the digests table
                     continue
                 if entry.get("image_id", build["key"]) != build["key"]:  # stored for an earlier image
                     entry = {**entry, "status": "stale", "detail": f"ran on an earlier image: {entry.get('detail')}"}
