@@ -13,7 +13,9 @@
 # `--gres=gpu:N` schedule here: Slurm 22.05 drops a file-less GPU gres (`Removing file-less GPU gpu:(null) from
 # final GRES list`, the node then INVAL), so gres.conf names placeholder character devices under
 # /var/lib/ngc-paddle/slurm-gpus/ that are the null device (1:3), outside /dev where no tool looks for GPUs. Plugins that work inside
-# this VM: proctrack/linuxproc, task/none, no accounting database (the fleet reads job states with
+# this VM: proctrack/pgid (cgroups are not ours to manage here; linuxproc loses a process whose parent died, e.g. the
+# `docker run` client of a job script killed with SIGKILL, which then goes on to start its container after the
+# Epilog ran; pgid kills the job's whole process group), task/none, no accounting database (the fleet reads job states with
 # `scontrol show job`; sacct needs slurmdbd, which a real site has). Completed jobs stay visible for an hour
 # (MinJobAge). The Epilog (toolchain/slurm-epilog.sh, installed as /etc/slurm/epilog-ngc-paddle.sh) removes
 # the containers a job started when the job ends in any way, SIGKILL included; it is given the Docker
@@ -50,7 +52,7 @@ SlurmctldPidFile=/run/slurmctld.pid
 SlurmdPidFile=/run/slurmd.pid
 SlurmctldLogFile=$LOG_DIR/slurmctld.log
 SlurmdLogFile=$LOG_DIR/slurmd.log
-ProctrackType=proctrack/linuxproc
+ProctrackType=proctrack/pgid
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none

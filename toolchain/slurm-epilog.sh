@@ -9,13 +9,21 @@
 # `docker` container runtime; /etc/slurm/epilog-ngc-paddle.env may list the engines to sweep
 # (DOCKER_HOSTS="unix:///var/run/docker.sock ..."). Always exits 0: an Epilog failure drains the node.
 [ -n "${SLURM_JOB_ID:-}" ] || exit 0
+export PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:${PATH:-}"  # slurmd gives an Epilog almost none
 command -v docker >/dev/null || exit 0
 DOCKER_HOSTS="unix:///var/run/docker.sock"
 # shellcheck source=/dev/null
 [ -r /etc/slurm/epilog-ngc-paddle.env ] && . /etc/slurm/epilog-ngc-paddle.env
 label="ngc-paddle.slurm-job=${SLURM_CLUSTER_NAME:-cluster}/${SLURM_JOB_ID}"
-for engine in $DOCKER_HOSTS; do
-  ids=$(DOCKER_HOST=$engine timeout 20 docker ps -aq --filter "label=$label" 2>/dev/null) || continue
-  [ -n "$ids" ] && DOCKER_HOST=$engine timeout 60 docker rm -f $ids >/dev/null 2>&1
-done
+sweep() {
+  for engine in $DOCKER_HOSTS; do
+    ids=$(DOCKER_HOST=$engine timeout 20 docker ps -aq --filter "label=$label" 2>/dev/null) || continue
+    # shellcheck disable=SC2086
+    [ -n "$ids" ] && DOCKER_HOST=$engine timeout 60 docker rm -f $ids >/dev/null 2>&1
+  done
+}
+sweep
+# A `docker run` whose client was killed while its request was on the way is created a moment later: sweep again.
+sleep 2
+sweep
 exit 0

@@ -296,7 +296,6 @@ class FanOut:
 
     def _end(self, track: Track, status: str, detail: str, state: JobState,
              reading: results.Reading | None = None) -> None:
-        del self.tracks[track.cell]
         spec = track.placed.spec
         facts = reading.facts if reading else {}
         node = facts.get("hostname") or state.node or None
@@ -306,10 +305,11 @@ class FanOut:
                     bench=reading.bench if reading else {}, attempts=track.attempts,
                     folder=self._relative(track.placed.local), seconds=round(time.monotonic() - track.submitted, 1),
                     finished=now())
+        self._finish(spec.flavor, spec.profile, cell)  # kept first: a Ctrl-C from here on cannot lose it
+        self.tracks.pop(track.cell, None)
         where = f" on {hardware.describe(facts)}" if facts else ""
         self.say(f"    {track.cell}: {cell.job} done{where} after {duration(cell.seconds or 0)}: {status}: "
                  f"{detail[:400]}")
-        self._finish(spec.flavor, spec.profile, cell)
 
     def _finish(self, flavor: str, profile: str, cell: Cell) -> None:
         self.cells[f"{flavor}@{profile}"] = cell
@@ -326,6 +326,8 @@ class FanOut:
     # -- stopping -------------------------------------------------------------------------------------------
     def abort(self, exc: BaseException) -> None:
         """Cancel every job still queued or running (the run is stopping: `exc` says why) and record them NOT RUN."""
+        for cell in [c for c in self.tracks if c in self.cells]:  # its verdict was kept just before the interrupt
+            del self.tracks[cell]
         if not self.tracks:
             return
         why = "interrupted (Ctrl-C or SIGTERM)" if isinstance(exc, KeyboardInterrupt) else f"stopped by an error: {exc}"
