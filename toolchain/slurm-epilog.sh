@@ -23,7 +23,10 @@ sweep() {
   done
 }
 sweep
-# A `docker run` whose client was killed while its request was on the way is created a moment later: sweep again.
-sleep 2
-sweep
+# A job that did not end by itself (killed, timed out, its node lost): a `docker run` whose client was killed while its
+# request was on the way is created a moment later, so sweep again. A job that ended by itself stopped its own.
+if [ "${SLURM_JOB_EXIT_CODE:-1}" != 0 ]; then
+  sleep 2
+  sweep
+fi
 exit 0

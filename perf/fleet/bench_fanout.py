@@ -5,14 +5,15 @@ fan-out's overhead <= 5 % of the gates' wall time), and profiles submitted toget
 of them, not their sum. Both are measured side by side on one machine, against the one-node test cluster
 (toolchain/ensure-slurm.sh) and the image already built (`make image`).
 
-1. Overhead: `ngc-paddle gates` of the cpu flavor with one profile, once on this host (the local runner: the same
-   job script) and once as a Slurm job, alternating REPEATS times; the overhead is the difference of the medians
-   over the local median. Each run's job time (the job's own steps, from steps.tsv) is printed beside it, so the
-   share of the wall that is submission, scheduling, polling and collection is visible too.
+1. Overhead: `ngc-paddle gates` of the cpu flavor with one profile (the release's gates: the whole validation,
+   bench-rn50 and bench-hgnet; `--quick`: the validation's fast checks and bench-rn50), once on this host (the
+   local runner: the same job script) and once as a Slurm job, alternating REPEATS times; the overhead is the
+   difference of the medians over the local median. Each run's job time (the job's own steps, from steps.tsv) is
+   printed beside it, so the share of the wall that is submission, scheduling, polling and collection shows too.
 2. Concurrency: N profiles (each a Slurm job asking 1 CPU of the node's 2) run alone one after the other, then all
    at once; their summed wall against the wall of the run that had them at once.
 
-  python perf/fleet/bench_fanout.py [--release 26.12] [--repeats 2] [--profiles 2] [--bench-args "--smoke"]
+  python perf/fleet/bench_fanout.py [--release 26.12] [--repeats 1] [--profiles 2] [--quick]
 Figures go to docs/measurements.md (section bench-fleet).
 """
 
@@ -66,17 +67,17 @@ def main() -> None:
     p.add_argument("--release", default=None)
     p.add_argument("--flavor", default="cpu", help="only cpu runs on the test cluster")
     p.add_argument("--source", action="append", default=[], help=argparse.SUPPRESS)
-    p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--profiles", type=int, default=2, help="profiles run at once in part 2")
     p.add_argument("--registry", default="127.0.0.1:5019")
-    p.add_argument("--bench-args", default="", help="options of bench-rn50 in part 1 (default: its real run)")
+    p.add_argument("--quick", action="store_true", help="part 1 with the validation's fast checks and bench-rn50 only")
     args = p.parse_args()
     release = args.release or latest_release(REPO / "releases")
-    bench = {"bench-rn50": args.bench_args.split()}
+    gates_of = {"validate": FAST, "bench": {"bench-rn50": []}} if args.quick else {}  # {}: the release's own
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
         root = scratch_copy(REPO, Path(tmp) / "repo", "ngc-paddle")
-        local = {"cpu": {"local": {}, "validate": FAST, "bench": bench}}
-        slurm = {"cpu": {"slurm": {"partition": "cpu", "cpus_per_task": 2}, "validate": FAST, "bench": bench}}
+        local = {"cpu": {"local": {}, **gates_of}}
+        slurm = {"cpu": {"slurm": {"partition": "cpu", "cpus_per_task": 2}, **gates_of}}
         rows, here, there = [], [], []
         for i in range(args.repeats):
             for name, profiles, walls in (("this host", local, here), ("Slurm job", slurm, there)):
@@ -92,7 +93,9 @@ def main() -> None:
                                                         "cpus_per_task": 1}, **one} for i in range(args.profiles)}
         alone = [gates(root, release, args.registry, {name: profile})[0] for name, profile in parts.items()]
         together, cells = gates(root, release, args.registry, parts)
-    lines = ["| run | where | wall s | job's own steps s | verdict |", "| --- | --- | ---: | ---: | --- |", *rows, "",
+    what = "validation -m fast + bench-rn50" if args.quick else "the whole validation + bench-rn50 + bench-hgnet"
+    lines = [f"Gates: {what}, cpu flavor.", "", "| run | where | wall s | job's own steps s | verdict |",
+             "| --- | --- | ---: | ---: | --- |", *rows, "",
              f"Fan-out overhead (median Slurm job against median this host, same job script): **{overhead:+.1%}** "
              "of the gates' wall time (target <= 5 %).", "",
              f"{args.profiles} profiles (1 CPU each of the node's 2, validate -m fast + bench-rn50 --smoke): alone "
