@@ -13,6 +13,7 @@ since it passed is not run again.
 """
 
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,7 +100,10 @@ class FanOut:
         self.stored = stored  # (flavor, profile) -> the stored cell, for resuming
         self.baselines = baselines  # (flavor, profile, command) -> the previous release's result.json, if any
         self.poll_s = poll_s
-        self.sleep = time.sleep  # between two looks at the jobs (a test's to replace)
+        self.stopping = threading.Event()  # set by abort(): a watcher in the background stops looking
+        self.sleep = self.stopping.wait  # between two looks at the jobs (a test's to replace)
+        self.watcher: threading.Thread | None = None
+        self.watch_error: BaseException | None = None
         self.patterns = hardware.gates_profiles(root)
         self.run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")  # sorts by time; one per run
         self.runners: dict[str, Runner] = {}
@@ -113,8 +117,10 @@ class FanOut:
         self.start(targets)
         return self.wait()
 
-    def start(self, targets: list[Target]) -> None:
-        """Plan and submit every job (nothing is waited on yet); a profile that applies to no target is left out."""
+    def start(self, targets: list[Target], background: bool = False) -> None:
+        """Plan and submit every job; a profile that applies to no target is left out. With `background`, the jobs
+        are watched (progress, requeues, results kept) by a thread of their own while the caller runs its local
+        gates; wait() then joins it."""
         waiting: dict[str, list[tuple[Placed, str, str]]] = {}
         for target in targets:
             names = [n for n, p in self.fleet.profiles.items() if applies(n, p, target)]
@@ -135,12 +141,27 @@ class FanOut:
         except BaseException as exc:
             self.abort(exc)
             raise
+        if background and self.tracks:
+            self.watcher = threading.Thread(target=self._watch_in_background, name="fleet-watch", daemon=True)
+            self.watcher.start()
+
+    def _watch_in_background(self) -> None:
+        try:
+            self._watch()
+        except BaseException as exc:  # handed to wait(), in the caller's thread
+            self.watch_error = exc
 
     def wait(self) -> dict[str, Cell]:
         """Watch the submitted jobs to their end. Raises KeyboardInterrupt (Ctrl-C, or SIGTERM turned into it by the
         CLI) after cancelling every job that still runs."""
         try:
-            self._watch()
+            if self.watcher is None:
+                self._watch()
+            else:
+                while self.watcher.is_alive():
+                    self.watcher.join(0.5)  # in short steps: Ctrl-C reaches this thread meanwhile
+                if self.watch_error is not None:
+                    raise self.watch_error
         except BaseException as exc:
             self.abort(exc)
             raise
@@ -197,7 +218,7 @@ class FanOut:
     # -- watching -------------------------------------------------------------------------------------------
     def _watch(self) -> None:
         last_heartbeat = time.monotonic()
-        while self.tracks:
+        while self.tracks and not self.stopping.is_set():
             by_runner: dict[int, list[Track]] = {}
             for track in self.tracks.values():
                 by_runner.setdefault(id(track.runner), []).append(track)
@@ -326,6 +347,9 @@ class FanOut:
     # -- stopping -------------------------------------------------------------------------------------------
     def abort(self, exc: BaseException) -> None:
         """Cancel every job still queued or running (the run is stopping: `exc` says why) and record them NOT RUN."""
+        self.stopping.set()
+        if self.watcher is not None and self.watcher is not threading.current_thread():
+            self.watcher.join()  # it ends its current look at the jobs; then the jobs are this thread's
         for cell in [c for c in self.tracks if c in self.cells]:  # its verdict was kept just before the interrupt
             del self.tracks[cell]
         if not self.tracks:

@@ -118,7 +118,8 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         if fan:
             say(f"==> gates on fleet {opts.fleet}: validation and benchmarks of "
                 f"{', '.join(b.flavor for b in builts) or 'no flavor'} per hardware profile")
-            fan.start([(b.flavor, b.spec.cuda is not None, infos[b.flavor]["candidate"]) for b in builts])
+            fan.start([(b.flavor, b.spec.cuda is not None, infos[b.flavor]["candidate"]) for b in builts],
+                      background=True)  # its progress shows while the local gates run
         for built in builts:
             say(f"=== gates of {built.flavor}" + (" on this host (scan, month-over-month)" if fan else ""))
             # every key first: the inputs as they were before any gate ran

@@ -9,6 +9,7 @@ with the fix (delete the file to start over: every stage then reruns), exit 2; n
 """
 
 import json
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -105,6 +106,7 @@ class State:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.data = read(path)  # checked at the door: a malformed file is one line, exit 2
+        self.lock = threading.RLock()  # a fan-out's watcher records its cells while the local gates record theirs
 
     def done(self, flavor: str, stage: str, key: str) -> dict | None:
         """The stage's last result when its inputs are unchanged and it passed (a NOT PROVEN one always reruns)."""
@@ -121,21 +123,23 @@ class State:
     def record(self, flavor: str, stage: str, key: str, status: str, detail: str, **extra) -> dict:
         entry = {"key": key, "status": status, "detail": detail,
                  "finished": datetime.now(UTC).isoformat(timespec="seconds"), **extra}
-        self.data.setdefault(flavor, {})[stage] = entry
-        self._write()
+        with self.lock:
+            self.data.setdefault(flavor, {})[stage] = entry
+            self._write()
         return entry
 
     def record_profile(self, flavor: str, stage: str, profile: str, cell: dict) -> None:
         """Keep one profile's verdict of a fan-out as soon as it is known (the stage's own result comes after all
         of them): an interrupted run then resumes with the profiles that passed."""
-        entry = self.data.setdefault(flavor, {}).get(stage) or {}
-        if entry.get("key") != "" or entry.get("detail") != "in progress":  # a finished run's entry: start anew
-            entry = {"key": "", "status": "not proven", "detail": "in progress",
-                     "profiles": dict(entry.get("profiles") or {}),  # the verdicts a rerun keeps
-                     "finished": datetime.now(UTC).isoformat(timespec="seconds")}
-        entry.setdefault("profiles", {})[profile] = cell
-        self.data[flavor][stage] = entry
-        self._write()
+        with self.lock:
+            entry = self.data.setdefault(flavor, {}).get(stage) or {}
+            if entry.get("key") != "" or entry.get("detail") != "in progress":  # a finished run's entry: start anew
+                entry = {"key": "", "status": "not proven", "detail": "in progress",
+                         "profiles": dict(entry.get("profiles") or {}),  # the verdicts a rerun keeps
+                         "finished": datetime.now(UTC).isoformat(timespec="seconds")}
+            entry.setdefault("profiles", {})[profile] = cell
+            self.data[flavor][stage] = entry
+            self._write()
 
     def profile(self, flavor: str, stage: str, profile: str) -> dict | None:
         """The last recorded verdict of one profile of a fan-out stage."""

@@ -99,7 +99,7 @@ def run(tmp_path: Path, repo: Path, monkeypatch):
     store: dict[tuple[str, str], dict] = {}
 
     def go(profiles: dict, places: dict[str, FakePlace], flavors=(("cpu", False),), stored=None,
-           interrupt_after: int | None = None) -> dict[str, Cell]:
+           interrupt_after: int | None = None, background: bool = False) -> dict[str, Cell]:
         path = tmp_path / "fleet.yaml"
         path.write_text(yaml.safe_dump({"profiles": profiles}))
         fleet = schema.load(path, repo)
@@ -115,7 +115,10 @@ def run(tmp_path: Path, repo: Path, monkeypatch):
                      store=lambda f, p, c: store.__setitem__((f, p), c.model_dump(mode="json")),
                      stored=lambda f, p: (stored or {}).get((f, p)), poll_s=0)
         fan.root, fan.sleep = tmp_path, sleep  # job folders below the test's folder
-        return fan.run([Target(f, gpu, IMAGE, tmp_path / "release" / f / "gates") for f, gpu in flavors])
+        fan.start([Target(f, gpu, IMAGE, tmp_path / "release" / f / "gates") for f, gpu in flavors], background)
+        if background:
+            said.append(f"watched in the background: {fan.watcher is not None and fan.watcher.is_alive()}")
+        return fan.wait()
 
     go.said, go.store = said, store
     return go
@@ -268,3 +271,13 @@ def test_no_place_from_sbatch_is_not_proven(run) -> None:
 
     cell = run(CPU, {"cpu": Refusing("cpu", {})})["cpu@cpu"]
     assert cell.status == "NOT PROVEN" and "Requested node configuration" in cell.detail
+
+
+def test_jobs_watched_in_the_background_while_the_caller_works(run) -> None:
+    place = FakePlace("cpu", {"cpu": [[("RUNNING", None)] * 20 + [("COMPLETED", {})]]})
+    cell = run(CPU, {"cpu": place}, background=True)["cpu@cpu"]
+    assert cell.status == "PASS" and "watched in the background: True" in run.said
+    slow = FakePlace("cpu", {"cpu": [[("RUNNING", None)] * 10_000]})
+    with pytest.raises(KeyboardInterrupt):  # the background watcher's interrupt reaches the caller, jobs cancelled
+        run(CPU, {"cpu": slow}, background=True, interrupt_after=5)
+    assert slow.cancelled == ["100"] and run.store[("cpu", "cpu")]["status"] == "NOT RUN"

@@ -267,7 +267,8 @@ class FakeGates:
     def __init__(self, fleet, root, release, benchmarks, state, say, poll_s=None) -> None:
         self.state = state
 
-    def start(self, flavors) -> None:
+    def start(self, flavors, background=False) -> None:
+        assert background  # the jobs are watched while the local gates run
         FakeGates.started.append(flavors)
 
     def wait(self) -> dict:

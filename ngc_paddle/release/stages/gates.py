@@ -19,6 +19,7 @@ from pathlib import Path
 from ngc_paddle.fleet.cells import Cell
 from ngc_paddle.fleet.fanout import FanOut, Target
 from ngc_paddle.fleet.schema import Fleet
+from ngc_paddle.release.options import BENCHMARKS
 from ngc_paddle.release.stages import Outcome, digest, previous_manifest, release_folder
 from ngc_paddle.release.stages.bench import stored_verdict
 from ngc_paddle.release.state_file import State
@@ -58,10 +59,12 @@ class Gates:
                           baselines=partial(previous_result, root, release), **extra)
         self.flavors: list[str] = []
 
-    def start(self, flavors: list[tuple[str, bool, str]]) -> None:
-        """Submit the jobs of each (flavor, is it a GPU flavor, candidate REGISTRY/REPO@DIGEST)."""
+    def start(self, flavors: list[tuple[str, bool, str]], background: bool = False) -> None:
+        """Submit the jobs of each (flavor, is it a GPU flavor, candidate REGISTRY/REPO@DIGEST); with `background`,
+        watch them in a thread of their own while the caller runs its local gates."""
         self.flavors = [flavor for flavor, _, _ in flavors]
-        self.fan.start([Target(f, gpu, image, folder(self.root, self.release, f)) for f, gpu, image in flavors])
+        self.fan.start([Target(f, gpu, image, folder(self.root, self.release, f)) for f, gpu, image in flavors],
+                       background)
 
     def wait(self) -> dict[str, tuple[str, Outcome]]:
         """Each flavor's (key, outcome), once every job has ended."""
@@ -72,6 +75,20 @@ class Gates:
 
     def abort(self, exc: BaseException) -> None:
         self.fan.abort(exc)
+
+
+def markdown(root: Path, cells: dict[str, dict]) -> str:
+    """The notes' benchmark tables of a flavor's fan-out: each profile's newest result.md of each benchmark, with the
+    job and node it comes from."""
+    parts = []
+    for profile, cell in cells.items():
+        for command in BENCHMARKS:
+            found = sorted((root / cell["folder"]).glob(f"attempt-*/bench/{command}/*/result.md")) \
+                if cell.get("folder") else []
+            if found:
+                text = found[-1].read_text().split("\n", 1)[1]
+                parts.append(f"### {command} on {profile} ({cell.get('job')}, {cell.get('node')})\n{text}")
+    return "\n".join(parts)
 
 
 def outcome(cells: dict[str, Cell]) -> tuple[str, Outcome]:

@@ -16,7 +16,7 @@ from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from ngc_paddle.manifest.schema import Manifest
 from ngc_paddle.outputs import ensure_folder, staged
 from ngc_paddle.release import notes, record
-from ngc_paddle.release.stages import bench, previous_manifest, release_folder
+from ngc_paddle.release.stages import bench, gates, previous_manifest, release_folder
 from ngc_paddle.release.state_file import State
 
 
@@ -57,7 +57,9 @@ def collect(root: Path, release: str, state: dict) -> dict[str, dict]:
                 if entry.get("image_id", build["key"]) != build["key"]:  # stored for an earlier image
                     entry = {**entry, "status": "stale", "detail": f"ran on an earlier image: {entry.get('detail')}"}
                 info["stages"][stage] = {k: v for k, v in entry.items() if k != "readback"}  # kept once, above
-            info["bench_md"] = bench.markdown(release_folder(root, release) / name / "bench")
+            info["bench_md"] = "\n".join(part for part in (
+                bench.markdown(release_folder(root, release) / name / "bench"),
+                gates.markdown(root, (stages.get(gates.NAME) or {}).get("profiles") or {})) if part)
         push = stages.get("push")
         if isinstance(push, dict) and push.get("status") == "passed":
             current = push.get("image_id", build.get("key")) == build.get("key") and "not_built" not in info
