@@ -97,3 +97,27 @@ def test_the_benchmarks_a_profile_runs(repo: Path) -> None:
     assert benches_of(fleet.profiles["H100-SXM"], asked) == (("bench-rn50", ("--gpus", "8", "--precision",
                                                                              "tf32,amp")),)
     assert benches_of(fleet.profiles["V100"], ("bench-rn50",)) == (("bench-rn50", ()),)  # no bench: the release's
+
+
+def test_sigterm_stops_a_run_as_ctrl_c_does_with_exit_143(monkeypatch, capsys) -> None:
+    import os
+    import signal
+    import time
+
+    from ngc_paddle import cli
+
+    def command(args) -> int:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # interrupted at once
+        return 0
+
+    parser = cli.parser()
+    monkeypatch.setattr(cli, "parser", lambda: parser)
+    monkeypatch.setattr(parser, "parse_args", lambda argv: type("A", (), {"func": staticmethod(command)})())
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        assert cli.main(["gates"]) == 143
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert capsys.readouterr().err == ("error: terminated (SIGTERM); the release tag was not moved; rerun the same "
+                                       "command to resume\n")

@@ -119,3 +119,46 @@ def test_requeue_and_cancel_are_slurms_own() -> None:
     Slurm(fake).cancel(["57_0", "57_1"])
     assert fake.calls[-1] == ["scancel", "57_0", "57_1"]
     assert not Slurm(Fake({"scontrol": (1, "", "Requested operation is presently disabled")})).requeue("3")
+
+
+def test_flavors_that_share_a_profile_go_in_one_job_array(tmp_path: Path) -> None:
+    from ngc_paddle.fleet.payload import JobSpec
+    from ngc_paddle.fleet.runners.base import Placed
+    from ngc_paddle.fleet.runners.slurm import SlurmRunner
+
+    fake = Fake({"sbatch": (0, "300\n", "")})
+    runner = SlurmRunner("A100-80GB", SlurmPlace(partition="a100", gres="gpu:8"), Slurm(fake))
+    jobs = []
+    for flavor in ("gpu", "gpu-cu118"):
+        local = tmp_path / flavor / "gates" / "A100-80GB" / "run1"
+        (local / "inputs").mkdir(parents=True)
+        jobs.append(Placed(JobSpec(flavor, "A100-80GB", "A100-80GB", f"r/x@sha256:{'a' * 64}", local, gpus=8,
+                                   gres="gpu:8"), local))
+    assert runner.submit(jobs) == ["300_0", "300_1"]
+    assert len(fake.calls) == 1 and "--array=0-1" in fake.calls[0]
+    script = Path(fake.calls[0][-1])
+    assert script.name == "array-A100-80GB.sh" and "  1) NGC_CELL=gpu-cu118@A100-80GB " in script.read_text()
+    assert runner.describe("300_1") == "slurm job 300_1"
+
+
+def test_a_shared_folder_elsewhere_gets_the_inputs_and_gives_the_results_back(tmp_path: Path) -> None:
+    from ngc_paddle.fleet.payload import JobSpec
+    from ngc_paddle.fleet.runners.base import Placed
+    from ngc_paddle.fleet.runners.slurm import SlurmRunner
+
+    shared = tmp_path / "lustre"
+    runner = SlurmRunner("cpu", SlurmPlace(partition="cpu", shared_dir=str(shared)), Slurm(Fake({"sbatch": (0, "7\n",
+                                                                                                           "")})))
+    runner.root = tmp_path / "repo"
+    local = runner.root / "build" / "release" / "26.12" / "cpu" / "gates" / "cpu" / "run1"
+    (local / "inputs").mkdir(parents=True)
+    (local / "inputs" / "baseline-bench-rn50.json").write_text("{}")
+    node = runner.node_folder(local)
+    assert node == shared / "build" / "release" / "26.12" / "cpu" / "gates" / "cpu" / "run1"
+    job = Placed(JobSpec("cpu", "cpu", "cpu", f"r/x@sha256:{'a' * 64}", node), local)
+    assert runner.submit([job]) == ["7"]
+    assert (node / "inputs" / "baseline-bench-rn50.json").is_file() and (node / "job.sh").is_file()
+    (node / "attempt-1").mkdir()
+    (node / "attempt-1" / "outcome").write_text("done\n")
+    runner.fetch("7", job)
+    assert (local / "attempt-1" / "outcome").read_text() == "done\n" and not node.exists()

@@ -374,3 +374,16 @@ def test_a_stage_before_the_release_tag_can_block_it(tree: Path, faked: dict, mo
     with pytest.raises(release_pipeline.ReleaseBlocked, match="cpu: attest: the provenance signature does not"):
         release_pipeline.run(ReleaseOptions("26.12", ["cpu"], root=tree), say=lambda _l: None)
     assert seen == ["127.0.0.1:5000/ngc-paddle@sha256:" + "e" * 64] and faked["pushed"] == 0
+
+
+def test_the_baseline_of_a_profile_is_the_previous_releases_passing_result_on_that_profile(tree: Path) -> None:
+    runs = release_folder(tree, "26.12") / "cpu" / "gates"
+    assert fleet_gates.previous_result(tree, "27.01", "cpu", "cpu", "bench-rn50") is None
+    passing = runs / "cpu" / "20261201T000000000000Z" / "attempt-1" / "bench" / "bench-rn50" / "rn50-1" / "result.json"
+    passing.parent.mkdir(parents=True)
+    passing.write_text(json.dumps(bench_result("rn50")))
+    failing = runs / "cpu" / "20261202T000000000000Z" / "attempt-1" / "bench" / "bench-rn50" / "rn50-2" / "result.json"
+    failing.parent.mkdir(parents=True)
+    failing.write_text(json.dumps({**bench_result("rn50"), "verdict": "FAIL"}))  # newer, but no baseline
+    assert fleet_gates.previous_result(tree, "27.01", "cpu", "cpu", "bench-rn50") == passing
+    assert fleet_gates.previous_result(tree, "27.01", "cpu", "A100-80GB", "bench-rn50") is None  # per profile
