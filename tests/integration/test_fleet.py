@@ -74,9 +74,9 @@ def containers_of(job: str) -> list[str]:
                           capture_output=True, text=True, check=True).stdout.split()
 
 
-def efficiency(root: Path, cell: dict) -> float:
+def rn50(root: Path, cell: dict) -> dict:
     results = sorted((root / cell["folder"]).glob("attempt-*/bench/bench-rn50/*/result.json"))
-    return json.loads(results[-1].read_text())["results"]["train"]["fp32"]["efficiency"]
+    return json.loads(results[-1].read_text())
 
 
 def test_a_bad_fleet_file_is_one_line_and_submits_nothing(tmp_path: Path) -> None:
@@ -127,9 +127,16 @@ def test_the_cpu_gates_through_slurm_agree_with_the_same_gates_here(root: Path) 
     mine = cells(root)["cpu"]
     assert mine["runner"] == "local" and mine["job"].startswith("local pid ")
     assert (mine["status"], mine["validation"], mine["bench"]) == (cpu["status"], cpu["validation"], cpu["bench"])
-    a, b = efficiency(root, cpu), efficiency(root, mine)
+    assert mine["detail"].split(";")[0] == cpu["detail"].split(";")[0]  # the same checks passed, failed, skipped
+    there, here_ = rn50(root, cpu), rn50(root, mine)
+    assert there["config"] == here_["config"]  # the same run: threads, batch, sizes, steps
+    assert there["environment"]["hardware"] == here_["environment"]["hardware"]  # the same CPU and thread count
+    a, b = (r["results"]["train"]["fp32"]["efficiency"] for r in (there, here_))
     print(f"\ntrain fp32 efficiency: slurm {a:.3f}, here {b:.3f}; wall: slurm {slurm_s:.0f} s, here {local_s:.0f} s")
-    assert 0.5 < a / b < 2.0, (a, b)  # both on this host's 2 CPUs; other work on it moves each by up to ~2x
+    # Within noise: the efficiency is the training's FLOP/s over a peak probed just before it, and other work on this
+    # shared 2-core host moves one against the other (0.32-0.77 seen for the same run here); a job that ran on other
+    # hardware, another thread count or another configuration differs beyond that, or fails the assertions above.
+    assert 1 / 3 < a / b < 3, (a, b)
 
 
 def run_until(root: Path, fleet_file: Path, wanted: list[str], timeout: float = 600) -> tuple[subprocess.Popen, list]:
