@@ -13,18 +13,16 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ngc_paddle.errors import NgcPaddleError, NotProven
+from ngc_common import image_paths
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.image_build import engine
 from ngc_paddle.layer_checks import host_suite_args, layer_image, resolved_manifest
 from ngc_paddle.layers import TOP_LAYER
 
-SUITE_IN_IMAGE = "/opt/ngc-paddle/validation"
 
-
-class ValidationFailed(NgcPaddleError):
+class ValidationFailed(Failed):
     """Checks failed: exit 1, like a failed build or gate."""
-
-    exit_code = 1
 
 
 def default_output(root: Path, labels: dict[str, str], name: str) -> Path:
@@ -59,7 +57,7 @@ def validate(image: str | None, container: str | None, output: Path | None, root
     out = output or default_output(root, labels, image or container)
     try:
         with tempfile.TemporaryDirectory(prefix="ngc-validate-") as tmp:
-            copied = engine.docker("cp", f"{container}:{SUITE_IN_IMAGE}", tmp, check=False)
+            copied = engine.docker("cp", f"{container}:{image_paths.VALIDATION}", tmp, check=False)
             suite, layer_args = Path(tmp) / "validation", []
             if copied.returncode != 0:  # a layer image: the host's suite, the manifest from releases/
                 which = layer_image(labels, image or container)
@@ -71,11 +69,11 @@ def validate(image: str | None, container: str | None, output: Path | None, root
     finally:
         if started_here:
             engine.docker("rm", "-f", started_here, check=False)
-    if code == 1:
+    if code == ExitCode.FAIL:
         raise ValidationFailed(f"validation failed: see {out / 'validation.md'}")
-    if code == 3:
+    if code == ExitCode.NOT_PROVEN:
         raise NotProven(f"validation of {image or container} NOT PROVEN: its GPU checks could not run (no GPU "
                         f"visible); see {out / 'validation.md'}; fix: validate on a GPU host")
-    if code != 0:
+    if code != ExitCode.PASS:
         raise NgcPaddleError(f"the validation suite could not run (exit {code}); earlier reports in {out} were kept")
     return out

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ngc_common import image_paths
 from ngc_paddle.errors import BuildError, NgcPaddleError
 from ngc_paddle.image_build import engine, nochange
 from ngc_paddle.image_build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
@@ -33,7 +34,7 @@ ERROR_LINE = re.compile(r"NGC-PADDLE-ERROR (.*)")
 PROGRESS_LINE = re.compile(rf"^#\d+ (\[[^\]]+\] .*|.*\[({LAYER_PATTERN})\] .*)$")
 SMOKE_TEST = (
     "import json, paddle; "
-    "m = json.load(open('/opt/ngc-paddle/manifest.json')); "
+    f"m = json.load(open('{image_paths.MANIFEST}')); "
     "assert paddle.__version__ == m['components']['paddle']['version'], (paddle.__version__, m['release']); "
     "print('smoke test: paddle', paddle.__version__)"
 )

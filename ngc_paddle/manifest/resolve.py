@@ -11,17 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from ngc_common.error_line import one_line
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import image_driver_facts, nvidia_require_cuda
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.layers import BASE_LAYER, TOP_LAYER
 from ngc_paddle.manifest.schema import Component, Flavor, Manifest, Source
-from ngc_paddle.validation_line import one_line
 
 if TYPE_CHECKING:
     from ngc_paddle.lock.model import Lock
 
-IMAGE_MANIFEST_PATH = "/opt/ngc-paddle/manifest.json"
 
 
 def apply_source_overrides(manifest: Manifest, overrides: Mapping[str, str]) -> Manifest:
@@ -61,7 +60,7 @@ def source_location(source: Source) -> str:
 
 
 def image_manifest(manifest: Manifest, flavor_name: str) -> dict[str, Any]:
-    """The resolved manifest baked into the image at IMAGE_MANIFEST_PATH."""
+    """The resolved manifest baked into the image at ngc_common.image_paths.MANIFEST."""
     flavor = flavor_of(manifest, flavor_name)
     components = {}
     for name, comp in flavor.components.items():

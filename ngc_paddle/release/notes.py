@@ -12,6 +12,7 @@ import subprocess
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from ngc_common import image_paths
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import driver_sentence, requirement
 from ngc_paddle.manifest.schema import Flavor, Manifest
@@ -21,7 +22,7 @@ LABELS = {"os": "OS", "python": "Python", "cuda-runtime": "CUDA runtime", "cubla
 # GPU families of compute capability 6.0 and later that CUDA 11.8 and 12.x support.
 ARCHITECTURES = ("NVIDIA Pascal, NVIDIA Volta, NVIDIA Turing, NVIDIA Ampere architecture, NVIDIA Hopper, and "
                  "NVIDIA Ada Lovelace architecture families")
-PROBE = "/opt/ngc-paddle/validation/probes/distributions.py"
+PROBE = f"{image_paths.PROBES}/distributions.py"
 
 
 def read_back(image: str, flavor: Flavor) -> dict[str, str]:

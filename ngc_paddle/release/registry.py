@@ -10,7 +10,7 @@ import json
 import re
 import subprocess
 
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.errors import Failed, NgcPaddleError
 
 AUTH_ERRORS = ("no basic auth credentials", "unauthorized", "authentication required", "denied")
 PUSHED = re.compile(r"digest: (sha256:[0-9a-f]{64})")
@@ -20,8 +20,8 @@ class LoginRequired(NgcPaddleError):
     """The registry wants credentials the docker config does not hold (bad input: exit 2)."""
 
 
-class DigestMismatch(NgcPaddleError):
-    exit_code = 1
+class DigestMismatch(Failed):
+    """The registry holds another digest than the one pushed."""
 
 
 def host_of(ref: str) -> str:

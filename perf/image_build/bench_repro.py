@@ -32,6 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from ngc_common.exit_codes import ExitCode  # noqa: E402
 from ngc_paddle import outputs  # noqa: E402
 
 METADATA_FIELDS = ("mtime", "uid", "gid", "uname", "gname", "mode", "type", "linkname")
@@ -349,7 +350,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     for item in args.source:
         if "=" not in item or not item.split("=", 1)[0] or not item.split("=", 1)[1]:
-            parser.exit(2, f"error: --source: {item!r} is not NAME=URL|PATH; fix: e.g. --source pypi=https://m/simple\n")
+            parser.exit(ExitCode.BAD_INPUT, f"error: --source: {item!r} is not NAME=URL|PATH; fix: e.g. --source pypi=https://m/simple\n")
     return args
 
 
@@ -387,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
                       **compare_images(image_a, image_b, tmp)}
         except NgcPaddleError as exc:
             print(f"error: {exc}", file=sys.stderr)
-            return 2
+            return exc.exit_code
         finally:
             if built and not args.keep_images:
                 subprocess.run(["docker", "image", "rm", *built], capture_output=True, check=False)
@@ -415,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{result['identical_layers']} of {result['layers_total']} layers identical; "
           f"package sets {'identical' if result['packages_identical'] else 'DIFFER'}")
     print(f"results: {(out / 'repro.md').relative_to(REPO)}")
-    return 0 if result["packages_identical"] else 1
+    return ExitCode.PASS if result["packages_identical"] else ExitCode.FAIL
 
 
 if __name__ == "__main__":

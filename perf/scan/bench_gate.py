@@ -28,6 +28,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+from ngc_common.exit_codes import ExitCode  # noqa: E402
 from ngc_paddle.scan.vulnerabilities import tool_binary  # noqa: E402  (the trivy the gate itself runs)
 
 PHASES = ("save", "layers", "sbom", "trivy", "trivy_wait", "hadolint", "report")
@@ -73,7 +74,7 @@ def gate(image: str, work: Path, repo: Path) -> dict:
     proc = subprocess.run([sys.executable, "-m", "ngc_paddle.cli", "scan", image, "--output", str(out)],
                           cwd=repo, env=env, capture_output=True, text=True)
     total = time.perf_counter() - start
-    if proc.returncode not in (0, 1, 3):  # 1 blocked, 3 not proven: the gate still did all its work
+    if proc.returncode not in (ExitCode.PASS, ExitCode.FAIL, ExitCode.NOT_PROVEN):  # the gate did all its work
         tail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-1:] or ["no output"]
         sys.exit(f"error: gate: exit {proc.returncode}: {tail[0][-300:]}")
     report = json.loads((out / "scan.json").read_text()) if (out / "scan.json").exists() else {}

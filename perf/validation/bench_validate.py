@@ -18,6 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from ngc_common.exit_codes import ExitCode  # noqa: E402
 from ngc_paddle.manifest import load_manifest  # noqa: E402
 from ngc_paddle.manifest.loader import find_manifest, latest_release  # noqa: E402
 
@@ -28,7 +29,7 @@ def run(image: str, *args: str) -> tuple[float, dict]:
         proc = subprocess.run(["docker", "run", "--rm", "--network", "none", "-v", f"{out}:/report", image,
                                "validate", "--output", "/report", *args], capture_output=True, text=True)
         elapsed = time.monotonic() - started
-        if proc.returncode not in (0, 1):
+        if proc.returncode not in (ExitCode.PASS, ExitCode.FAIL):
             raise SystemExit(f"validate failed to run: {proc.stderr[-500:]}")
         return elapsed, json.loads((Path(out) / "validation.json").read_text())["counts"]
 

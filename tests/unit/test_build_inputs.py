@@ -106,7 +106,7 @@ def test_the_lock_and_the_base_change_what_they_feed(copy: Path) -> None:
 def test_context_follows_dockerignore(copy: Path) -> None:
     files = inputs.context_files(copy)
     assert "layers/os/install.sh" in files and "security/policy.yaml" in files
-    assert "ngc_paddle/scan/patterns.py" in files and "ngc_paddle/cli.py" not in files
+    assert "ngc_common/secret_patterns.py" in files and "ngc_paddle/cli.py" not in files
     assert "README.md" not in files and "Dockerfile" not in files and "releases/26.12.yaml" not in files
     assert not any("__pycache__" in f for f in files)
 
