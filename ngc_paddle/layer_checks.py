@@ -17,8 +17,8 @@ from pathlib import Path
 
 from ngc_common import image_paths
 from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.image_build import engine
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from ngc_paddle.manifest.resolve import flavor_of, image_manifest
 
@@ -63,7 +63,7 @@ def host_suite_args(root: Path, container: str, manifest: dict, layer: str, scra
     manifest_file.write_text(json.dumps(manifest, indent=2) + "\n")
     probes = image_paths.PROBES_IN_LAYER_IMAGE
     for source, target in ((root / "validation" / "probes", probes), (root / "ngc_common", f"{probes}/ngc_common")):
-        copied = engine.docker("cp", str(source), f"{container}:{target}", check=False)
+        copied = engine.copy(str(source), f"{container}:{target}")
         if copied.returncode != 0:
             raise NgcPaddleError(f"cannot copy the probes into container {container[:12]}: {copied.stderr.strip()}")
     return ["--manifest", str(manifest_file), "--layer", layer, "--probes", probes]
@@ -91,8 +91,7 @@ def check_layer(root: Path, image: str, manifest: dict, layer: str, output: Path
     """Run LAYER's own checks selected by MARKER against IMAGE (a fresh container); the build calls it
     right after building the layer. Checks of the layers below are not rerun: they passed when built."""
     started = time.monotonic()
-    proc = engine.docker("run", "-d", "--rm", *engine.run_flags(), "-e", "NGC_PADDLE_QUIET=1", image,
-                         "sleep", "infinity", check=False)
+    proc = engine.start(image, "sleep", "infinity", flags=[*engine.run_flags(), "-e", "NGC_PADDLE_QUIET=1"])
     if proc.returncode != 0:
         raise NgcPaddleError(f"cannot start a container from {image} to check layer {layer}: {proc.stderr.strip()}")
     container = proc.stdout.strip()
@@ -105,7 +104,7 @@ def check_layer(root: Path, image: str, manifest: dict, layer: str, output: Path
         code = run_host_suite(root, container, output, [*args, "--single", "--allow-empty", "-m", selection],
                               quiet=True)
     finally:
-        engine.docker("rm", "-f", container, check=False)
+        engine.remove_container(container)
     result = LayerCheckResult(layer, seconds=round(time.monotonic() - started, 1))
     if code not in (ExitCode.PASS, ExitCode.FAIL, ExitCode.NOT_PROVEN):
         raise NgcPaddleError(f"layer {layer}: its checks could not run (validation/run.py exit {code})")

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ngc_common import image_paths
 from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine
 from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
-from ngc_paddle.image_build import engine
 from ngc_paddle.layer_checks import host_suite_args, layer_image, resolved_manifest
 from ngc_paddle.layers import TOP_LAYER
 
@@ -44,20 +44,20 @@ def validate(image: str | None, container: str | None, output: Path | None, root
         labels = engine.image_labels(image)
         # As root: the hygiene walk must read every file (root's home too); the checks of the default,
         # non-root user read the image's USER with docker inspect and switch to it themselves.
-        proc = engine.docker("run", "-d", "--rm", "--user", "0:0", *engine.run_flags(), "-e", "NGC_PADDLE_QUIET=1",
-                             image, "sleep", "infinity", check=False)
+        proc = engine.start(image, "sleep", "infinity",
+                            flags=["--user", "0:0", *engine.run_flags(), "-e", "NGC_PADDLE_QUIET=1"])
         if proc.returncode != 0:
             raise NgcPaddleError(f"cannot start a container from {image}: {proc.stderr.strip()}")
         container = started_here = proc.stdout.strip()
     else:
-        inspect = engine.docker("inspect", "--format", "{{.Config.Image}}", container, check=False)
-        if inspect.returncode != 0:
+        running = engine.container_image(container)
+        if running is None:
             raise NgcPaddleError(f"container {container!r} not found; fix: name a running container (docker ps)")
-        labels = engine.image_labels(inspect.stdout.strip())
+        labels = engine.image_labels(running)
     out = output or default_output(root, labels, image or container)
     try:
         with tempfile.TemporaryDirectory(prefix="ngc-validate-") as tmp:
-            copied = engine.docker("cp", f"{container}:{image_paths.VALIDATION}", tmp, check=False)
+            copied = engine.copy(f"{container}:{image_paths.VALIDATION}", tmp)
             suite, layer_args = Path(tmp) / "validation", []
             if copied.returncode != 0:  # a layer image: the host's suite, the manifest from releases/
                 which = layer_image(labels, image or container)
@@ -68,7 +68,7 @@ def validate(image: str | None, container: str | None, output: Path | None, root
                                    "--output", str(out), *layer_args, *extra], check=False).returncode
     finally:
         if started_here:
-            engine.docker("rm", "-f", started_here, check=False)
+            engine.remove_container(started_here)
     if code == ExitCode.FAIL:
         raise ValidationFailed(f"validation failed: see {out / 'validation.md'}")
     if code == ExitCode.NOT_PROVEN:

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.image_build import engine, inputs, nochange, pipeline
+from ngc_paddle import engine
+from ngc_paddle.image_build import inputs, nochange, pipeline
 from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.lock.check import lock_for_build
 from ngc_paddle.manifest.loader import find_manifest, load_manifest

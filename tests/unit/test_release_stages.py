@@ -11,7 +11,7 @@ from typing import get_args
 
 import pytest
 
-from ngc_paddle.image_build import engine
+from ngc_paddle import engine
 from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.schema import MonthOverMonth

@@ -11,13 +11,12 @@ Report: `    bench: STATUS: COMMAND: VERDICT (N pass, N fail, N not run, N n/a, 
 """
 
 import os
-import subprocess
 from pathlib import Path
 
 from ngc_common import bench_result
 from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.image_build import engine
 from ngc_paddle.release.options import BENCHMARKS
 from ngc_paddle.release.stages import Built, Outcome, Step, digest, previous_manifest, release_folder
 
@@ -69,11 +68,11 @@ def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: 
             extra = ["--baseline", "/workspace/baseline.json"]
         name = f"ngc-release-bench-{os.getpid()}-{command}"
         try:
-            proc = subprocess.run(["docker", "run", "--rm", "--name", name, *engine.run_flags(writes_mounts=True), "-e",
-                                   "NGC_PADDLE_QUIET=1", *mounts, image, command, "--output",
-                                   f"/workspace/out/{command}", *extra], capture_output=True, text=True)
+            proc = engine.run(image, command, "--output", f"/workspace/out/{command}", *extra,
+                              flags=["--name", name, *engine.run_flags(writes_mounts=True), "-e", "NGC_PADDLE_QUIET=1",
+                                     *mounts])
         except BaseException:  # interrupted: the container must not run on and write into the next attempt
-            engine.docker("rm", "-f", name, check=False)
+            engine.remove_container(name)
             raise
         results = sorted(set(folder.glob("*/result.json")) - before)
         if proc.returncode not in BENCH_STATUS or not results:
