@@ -15,6 +15,7 @@ from ngc_common import crash
 from ngc_common.errors import OneLineError
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.flavor import resolve
 from ngc_paddle.image_build import pipeline
 from ngc_paddle.image_build.bakefile import write_build_inputs
 from ngc_paddle.lock.check import lock_status
@@ -41,9 +42,8 @@ def _load(release: str | None, root: Path):
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    request = pipeline.BuildRequest(args.release, args.flavor, _source_overrides(args.source), Path(args.root),
-                                    force=args.force)
-    pipeline.build(request, say=lambda line: print(line, flush=True))
+    flavor = resolve(Path(args.root), args.release, args.flavor, _source_overrides(args.source))
+    pipeline.build(flavor, force=args.force, say=lambda line: print(line, flush=True))
     return 0
 
 
@@ -172,13 +172,13 @@ def cmd_release(args: argparse.Namespace) -> int:
     if args.release == "notes":
         from ngc_paddle.release.stages.notes import render
 
-        release = args.target or _load(None, root).release
+        release = args.target or latest_release(root / "releases")
         print(render(root, release).relative_to(root))
         return 0
     from ngc_paddle.release.options import ReleaseOptions
     from ngc_paddle.release.pipeline import run
 
-    release = args.release or _load(None, root).release
+    release = args.release or latest_release(root / "releases")
     opts = ReleaseOptions(release, args.flavor, args.registry, Path(args.policy),
                           Path(args.osv_dir) if args.osv_dir else None,
                           tuple(args.bench) if args.bench is not None else ReleaseOptions.benchmarks, root,

@@ -14,6 +14,7 @@ from typing import Any
 
 from ngc_paddle import engine, outputs
 from ngc_paddle.errors import ManifestError, NgcPaddleError, ToolchainError
+from ngc_paddle.flavor import ResolvedFlavor, layer_repository, manifest_json
 from ngc_paddle.layers import bake_target, dockerfile_for
 from ngc_paddle.lock.check import lock_status
 from ngc_paddle.lock.layer_args import layer_args
@@ -25,10 +26,15 @@ from ngc_paddle.outputs import ensure_folder
 HCL = Path("docker-bake.hcl")
 
 
-def flavor_locks(manifest: Manifest, releases_dir: Path) -> dict[str, tuple[Lock | None, str]]:
-    """Each flavor's lock when it matches the manifest, else None and why (its pip layers then refuse to build)."""
+def flavor_locks(manifest: Manifest, releases_dir: Path,
+                 built: ResolvedFlavor | None = None) -> dict[str, tuple[Lock | None, str]]:
+    """Each flavor's lock when it matches the manifest, else None and why (its pip layers then refuse to build);
+    the lock of `built`, resolved already, as it has it."""
     locks: dict[str, tuple[Lock | None, str]] = {}
     for flavor_name in manifest.flavors:
+        if built is not None and built.name == flavor_name:
+            locks[flavor_name] = (built.lock, built.pending)
+            continue
         try:
             _status, lock = lock_status(manifest, flavor_name, releases_dir)
         except NgcPaddleError as exc:
@@ -90,21 +96,20 @@ def manifest_file(release: str, flavor_name: str) -> str:
     return f"build/manifests/{release}-{flavor_name}.json"
 
 
-def manifest_text(manifest: Manifest, flavor_name: str) -> str:
-    return json.dumps(image_manifest(manifest, flavor_name), indent=2, sort_keys=True) + "\n"
-
-
 def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, str] | None = None,
-                       labels: dict[str, dict[str, str]] | None = None) -> Path:
+                       labels: dict[str, dict[str, str]] | None = None, built: ResolvedFlavor | None = None) -> Path:
     """Write build/bake/<release>.json and build/manifests/<release>-<flavor>.json; return the bake file.
 
+    `built`: the flavor being built, already resolved (its image manifest and lock are taken from it; the
+    release's other flavors are resolved here, for the bake file that names them all).
     Everything is computed first and written only when all of it succeeded; unchanged files are
     left alone (their mtime too), and a symlink in build/ is replaced or refused, never written through.
     """
-    texts = {root / manifest_file(manifest.release, flavor_name): manifest_text(manifest, flavor_name)
-             for flavor_name in manifest.flavors}
+    texts = {root / manifest_file(manifest.release, flavor_name):
+             built.manifest_text if built and built.name == flavor_name else
+             manifest_json(image_manifest(manifest, flavor_name)) for flavor_name in manifest.flavors}
     bake_file = root / "build" / "bake" / f"{manifest.release}.json"
-    locks = flavor_locks(manifest, root / "releases")
+    locks = flavor_locks(manifest, root / "releases", built)
     definition = bake_definition(manifest, base_images, locks, labels)
     texts[bake_file] = json.dumps(definition, indent=2, sort_keys=True) + "\n"
     with outputs.staged() as stage:
@@ -113,12 +118,6 @@ def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, st
             if path.is_symlink() or not path.exists() or path.read_text() != text:
                 stage.write_text(path, text)
     return bake_file
-
-
-def layer_repository(manifest: Manifest) -> str:
-    """Where a release's intermediate layer images live: beside its image, so a scratch copy that
-    renames the image (tests, benchmarks) never retags or deletes the release's own layers."""
-    return f"{manifest.image}-layers"
 
 
 def bake_env(manifest: Manifest, extra: dict[str, str] | None = None) -> dict[str, str]:

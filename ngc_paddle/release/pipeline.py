@@ -3,8 +3,10 @@
 Per flavor: build, then the gates validate, bench, scan and month-over-month, then for every flavor
 at once push, with the notes written after the gates and again after the push. Each stage is one
 module in ngc_paddle/release/stages/, saying its inputs (its resume key), how it runs and how it
-reports; this module only orders them, keeps their results in build/release/<release>/state.json
-(written after every stage) and decides the push. A rerun skips a gate whose key is unchanged and
+reports. The release is resolved once (ngc_paddle.flavor: the manifest opened once, each flavor's lock
+and image names derived once) and passed to the build and every stage; this module only orders them,
+keeps their results in build/release/<release>/state.json (written after every stage) and decides
+the push. A rerun skips a gate whose key is unchanged and
 that passed, so it resumes after an interruption or a failure; the build itself always runs, its
 unchanged case answered from the images' labels. Any failed gate stops the push and is named; the
 registry then keeps the previous release. A gate that is NOT PROVEN (GPU checks or benchmarks of a
@@ -17,8 +19,8 @@ again. Containers the stages start get the host's GPUs where it has them (engine
 from collections.abc import Callable
 
 from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
-from ngc_paddle.manifest.loader import find_manifest, load_manifest
-from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
+from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.manifest.resolve import flavor_of
 from ngc_paddle.manifest.schema import Manifest
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import (
@@ -65,10 +67,9 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     a registry holding 26.12-cpu of this run beside 26.12-gpu of an older one would be a release nobody
     gated together. With `all`, a flavor whose build fails on this host (e.g. its index is unreachable) is
     reported as not built, with the build's one-line reason, and does not hold back the others."""
-    root = opts.root.resolve()
-    manifest = load_manifest(find_manifest(opts.release, root / "releases"))
+    release = ResolvedRelease.load(opts.root, opts.release, opts.sources)  # the one load of the manifest
+    root, manifest = release.root, release.manifest
     flavors, every = requested_flavors(manifest, opts.flavors)
-    apply_source_overrides(manifest, opts.sources)  # a mirror for a source the release lacks: bad input, first
     state = State(release_folder(root, manifest.release) / "state.json")
     failures: list[str] = []
     unproven: list[str] = []  # the failures that are NOT PROVEN gates: alone, they make the release NOT PROVEN
@@ -78,7 +79,7 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         say(f"=== release {manifest.release}: flavor {name}")
         info = infos[name] = {"stages": {}}
         try:
-            built, outcome = build.run(manifest, name, opts, root, say)
+            built, outcome = build.run(release, name, opts, say)
         except NgcPaddleError as exc:
             outcome = build.failed(exc)
             info["stages"][build.NAME] = state.record(name, build.NAME, "", outcome.status, outcome.detail)
@@ -96,7 +97,7 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     built_names = [name for name in flavors if name not in not_built]
     if not built_names:
         failures.append("no flavor could be built on this host")
-    notes.write(root, manifest, state)
+    notes.write(release, state)
     if failures:
         say("==> push skipped: " + "; ".join(failures))
         _summary(flavors, not_built, {}, say)
@@ -106,7 +107,7 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     push.ensure_registry(opts.registry)
     for name in built_names:
         infos[name]["digest"] = push.push(state, name, infos[name]["image"], opts.registry, say)
-    notes.write(root, manifest, state)
+    notes.write(release, state)
     say(f"==> release {manifest.release} pushed to {opts.registry}: "
         + ", ".join(f"{n} {infos[n]['digest'][:19]}" for n in built_names))
     _summary(flavors, not_built, {n: infos[n]["digest"] for n in built_names}, say)

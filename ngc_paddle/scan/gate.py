@@ -19,6 +19,7 @@ from pathlib import Path
 from ngc_paddle import outputs
 from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.fields import IMAGE_REF_RE
+from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.scan import freshness, layer_checks, policy, sbom, sources, vulnerabilities
 from ngc_paddle.scan.findings import Finding, dedupe, severity_rank
 from ngc_paddle.scan.inventory import Inventory, wants_content
@@ -89,7 +90,10 @@ def _timed(timings: dict[str, float], phase: str, work: Callable, *args):
 
 def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, reports: list[tuple[str, Path]],
         db_repository: str | None = None, today: date | None = None, root: Path = Path("."),
-        say: Callable[[str], None] = print, source_overrides: dict[str, str] | None = None) -> dict:
+        say: Callable[[str], None] = print, source_overrides: dict[str, str] | None = None,
+        resolved: ResolvedFlavor | None = None) -> dict:
+    """Scan IMAGE into OUTPUT (scan.json, scan.md, the SBOM); `resolved`: the image's flavor as a release run
+    resolved it (the freshness check then takes its manifest rather than reading it again)."""
     if not IMAGE_REF_RE.fullmatch(image):  # it reaches docker and grype as an argument
         raise NgcPaddleError(f"image {image[:80]!r}: (argument): not an image reference; "
                              "fix: name an image like ngc-paddle:26.12-cpu")
@@ -135,7 +139,8 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             timings["sbom"] = time.perf_counter() - mark
             say(f"    SBOM: {sbom.component_count(staged_sbom)} components -> {sbom_path}")
             mark = time.perf_counter()
-            fresh = freshness.check(packages, saved.config, manifest, root, source_overrides, say=say)
+            fresh = freshness.check(packages, saved.config, manifest, root, source_overrides, say=say,
+                                    resolved=resolved)
             findings += fresh.findings
             timings["freshness"] = time.perf_counter() - mark
             mark = time.perf_counter()

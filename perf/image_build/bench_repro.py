@@ -237,25 +237,22 @@ def save_image(image: str, folder: Path) -> Path:
 def cold_build(root: Path, release: str | None, flavor: str | None, up_to: str | None,
                sources: dict[str, str], logs: Path, say=print) -> tuple[str, str, list[str]]:
     """Build a flavor's layers (up to `up_to`) with `--no-cache`, logs in `logs`; return release, flavor, tags."""
+    from ngc_paddle.flavor import resolve
     from ngc_paddle.image_build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
     from ngc_paddle.layers import bake_target
     from ngc_paddle.lock.base_image import ensure_base_image
-    from ngc_paddle.lock.check import lock_for_build
-    from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
-    from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
 
-    release = release or latest_release(root / "releases")
-    manifest = apply_source_overrides(load_manifest(find_manifest(release, root / "releases")), sources)
-    flavor_name = flavor or manifest.default_flavor
-    flavor_spec = flavor_of(manifest, flavor_name)
+    resolved = resolve(root, release, flavor, sources)
+    manifest, flavor_name, flavor_spec = resolved.manifest, resolved.name, resolved.spec
+    release = resolved.release
     layers = list(flavor_spec.layers)
     if up_to is not None:
         layers = layers[:layers.index(up_to) + 1]
-    lock_for_build(manifest, flavor_name, root / "releases")
+    resolved.build_lock()  # a flavor without a lock stops here, in one line
     engine.ensure_engine()
     base = ensure_base_image(flavor_spec.components["os"], manifest.sources[flavor_spec.components["python"].source],
                              lambda _line: None)
-    bake_file = write_build_inputs(root, manifest, {flavor_name: base})
+    bake_file = write_build_inputs(root, manifest, {flavor_name: base}, built=resolved)
     env = bake_env(manifest)
     printed = resolved_group(root, bake_file, manifest, flavor_name, env)
     tags = []

@@ -22,6 +22,7 @@ from benchmarks.harness.spec import ModelSpec
 from ngc_common import bench_result as result_schema
 from ngc_paddle import cli
 from ngc_paddle.errors import ManifestError, NgcPaddleError
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.scan import gate, policy
@@ -474,11 +475,12 @@ def test_a_stored_result_that_is_no_result_stops_the_release(tmp_path: Path) -> 
     run = root / "build" / "release" / "26.11" / "cpu" / "bench" / "bench-rn50" / "rn50-20261101T000000Z"
     run.mkdir(parents=True)
     (run / "result.json").write_text(json.dumps(bench_result("rn50")))
-    assert bench_stage.previous_bench_results(root, "26.12", "cpu", ("bench-rn50",)) == {
+    previous = ResolvedRelease.load(root, "26.12").previous
+    assert bench_stage.previous_bench_results(root, previous, "cpu", ("bench-rn50",)) == {
         "bench-rn50": run / "result.json"}
     (run / "result.json").write_text(json.dumps({"verdict": 1}))
     with pytest.raises(NgcPaddleError) as info:
-        bench_stage.previous_bench_results(root, "26.12", "cpu", ("bench-rn50",))
+        bench_stage.previous_bench_results(root, previous, "cpu", ("bench-rn50",))
     assert_one_line(str(info.value), run / "result.json")
     assert f"fix: delete {run} (the previous release's run of it then gives no baseline)" in str(info.value)
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ngc_paddle.errors import ManifestError
-from ngc_paddle.lock.check import lock_for_build, lock_status
+from ngc_paddle.flavor import resolve
+from ngc_paddle.lock.check import lock_status
 from ngc_paddle.lock.model import lock_path, read_lock
 from ngc_paddle.lock.pip_lock import SourceUnreachable, assign_layers, check_reachable, lock_pip, platform_tags
 from ngc_paddle.manifest import load_manifest
@@ -96,7 +97,7 @@ def test_missing_lock_names_the_file_and_build_refuses_a_pending_flavor(releases
         lock_status(manifest, "gpu-cu118", releases)
     assert one_line(exc).startswith(f"{releases / '26.12-gpu-cu118.lock.json'}: (file): no lock for flavor gpu-cu118")
     with pytest.raises(ManifestError) as exc:
-        lock_for_build(manifest, "gpu", releases)
+        resolve(releases.parent, "26.12", "gpu").build_lock()
     assert "flavor gpu has no lock yet (needs NVIDIA's index" in one_line(exc)
 
 

@@ -5,6 +5,7 @@ All on the host: no engine (the build, the image's facts and each gate's work ar
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import get_args
@@ -12,10 +13,10 @@ from typing import get_args
 import pytest
 
 from ngc_paddle import engine
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.schema import MonthOverMonth
-from ngc_paddle.release import notes as release_notes
 from ngc_paddle.release import pipeline as release_pipeline
 from ngc_paddle.release import state_file
 from ngc_paddle.release.new import create
@@ -46,9 +47,13 @@ def tree(tmp_path: Path, repo: Path) -> Path:
 
 
 def built(root: Path, release: str = "27.01", image_id: str = "sha256:aaa", spec=None, **opts) -> Built:
-    manifest = load_manifest(root / "releases" / f"{release}.yaml")
-    return Built(release, "cpu", spec or manifest.flavors["cpu"], f"ngc-paddle:{release}-cpu", image_id, 2 * GB,
-                 release_folder(root, release) / "cpu", root, ReleaseOptions(release, root=root, **opts))
+    loaded = ResolvedRelease.load(root, release)
+    resolved = loaded.flavor("cpu")
+    if spec is not None:  # the flavor as another manifest would say it
+        flavors = {**resolved.manifest.flavors, "cpu": spec}
+        resolved = replace(resolved, manifest=resolved.manifest.model_copy(update={"flavors": flavors}))
+    return Built(resolved, loaded.previous, image_id, 2 * GB, release_folder(root, release) / "cpu",
+                 ReleaseOptions(release, root=root, **opts))
 
 
 def test_the_stage_names_are_those_of_the_state_model(tree: Path) -> None:
@@ -148,12 +153,12 @@ def faked(tree: Path, monkeypatch) -> dict:
         return Outcome("passed", "scan ran")
 
     gate = month_over_month.run_gate
-    monkeypatch.setattr(image_pipeline, "build", lambda request, say: SimpleNamespace(
-        image=f"ngc-paddle:{request.release}-{request.flavor}", layers=[SimpleNamespace(status="built")]))
+    monkeypatch.setattr(image_pipeline, "build", lambda flavor, say: SimpleNamespace(
+        image=flavor.image, layers=[SimpleNamespace(status="built")]))
     monkeypatch.setattr(engine, "image_id", lambda image: seen["image_id"])
     monkeypatch.setattr(engine, "image_size", lambda image: 2 * GB)
     monkeypatch.setattr(engine, "host_has_nvidia_gpus", lambda: seen["gpu_host"])
-    monkeypatch.setattr(release_notes, "read_back", lambda image, flavor: {})
+    monkeypatch.setattr(build, "read_back", lambda image, flavor: {})
     monkeypatch.setattr(validate, "run_validation", count("validate"))
     monkeypatch.setattr(bench, "run_benchmarks", count("bench"))
     monkeypatch.setattr(scan, "run_scan", fake_scan)

@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("driver",),  # driver figures of a CUDA version
     ("manifest",),  # the release manifest: schema, checks, loading, the image's resolved view
     ("lock",),  # locks, the base image, each layer's build arguments
+    ("flavor",),  # a release and its flavors resolved once per run
     ("layer_checks",),  # the validation suite's layer checks from the host
     ("image_build", "validate", "image_ref", "scan"),  # the commands' own machinery
     ("release",),  # the monthly pipeline

@@ -17,8 +17,9 @@ from ngc_common import bench_result
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.manifest.schema import Manifest
 from ngc_paddle.release.options import BENCHMARKS
-from ngc_paddle.release.stages import Built, Outcome, Step, digest, previous_manifest, release_folder
+from ngc_paddle.release.stages import Built, Outcome, Step, digest, release_folder
 
 NAME = "bench"
 # The benchmark's exit code, as a stage status (any other: the benchmark could not run).
@@ -31,16 +32,16 @@ class BenchResultError(NgcPaddleError):
 
 def plan(built: Built) -> Step:
     commands = built.opts.benchmarks
-    baselines = previous_bench_results(built.root, built.release, built.flavor, commands)
+    baselines = previous_bench_results(built.root, built.previous, built.flavor, commands)
     return Step(NAME, digest(built.image_id, commands, "gpu" if built.gpu_host else "no gpu",
                                 sorted(map(str, baselines.values()))),
                 lambda: run_benchmarks(built.image, built.folder / "bench", commands, baselines))
 
 
-def previous_bench_results(root: Path, release: str, flavor: str, commands: tuple[str, ...]) -> dict[str, Path]:
+def previous_bench_results(root: Path, previous: Manifest | None, flavor: str,
+                           commands: tuple[str, ...]) -> dict[str, Path]:
     """The newest stored result.json of each benchmark in the previous release's run of this flavor, on this
     host: the baseline its regressions are gated against (the benchmark refuses other hardware itself)."""
-    previous = previous_manifest(root, release)
     found = {}
     for command in commands if previous else ():
         folder = release_folder(root, previous.release) / flavor / "bench" / command
