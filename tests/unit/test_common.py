@@ -161,6 +161,10 @@ def test_the_bounded_reader_raises_the_callers_error_type(tmp_path: Path) -> Non
     (tmp_path / "deep.json").write_text("[" * (bounded_read.MAX_DEPTH + 1) + "]" * (bounded_read.MAX_DEPTH + 1))
     with pytest.raises(InputError, match="nests deeper than 64 levels"):
         bounded_read.load_json(tmp_path / "deep.json")
+    for depth in (100, 5000):  # the constructor's limit, and libyaml's own (1000 levels) before any recursion
+        (tmp_path / "deep.yaml").write_text("x: " + "[" * depth + "]" * depth + "\n")
+        with pytest.raises(InputError, match=r"deep.yaml: \(file\): nests deeper than 64 levels; fix: flatten"):
+            bounded_read.load_yaml(tmp_path / "deep.yaml")
     (tmp_path / "ok.json").write_text(json.dumps({"a": [1, 2]}))
     assert bounded_read.load_json(tmp_path / "ok.json", max_bytes=20) == {"a": [1, 2]}
     with pytest.raises(InputError, match="more than the limit of 5"):
