@@ -1,8 +1,9 @@
 """`ngc-paddle`: the command line, one subcommand per job (build, manifest, lock, validate, scan, release...).
 
 Why: make targets, CI and release engineers all go through one entry point that turns every
-failure into one line on stderr and a distinct exit code (1: a build or gate failed, 2: bad input
-or toolchain, 3: not proven, 4: an internal error, its traceback saved to a file named in the line).
+failure into one line on stderr and a distinct exit code (ngc_common.exit_codes: 1 a build or gate
+failed, 2 bad input or toolchain, 3 not proven, 4 an internal error, its traceback saved to a file
+named in the line, 130 interrupted).
 """
 
 import argparse
@@ -10,7 +11,9 @@ import json
 import sys
 from pathlib import Path
 
-from ngc_paddle import crash
+from ngc_common import crash
+from ngc_common.errors import OneLineError
+from ngc_common.exit_codes import ExitCode
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.image_build import pipeline
 from ngc_paddle.image_build.bakefile import write_build_inputs
@@ -68,7 +71,7 @@ def cmd_manifest_check(args: argparse.Namespace) -> int:
             locks.append(f"{flavor_name} {'locked' if status == 'ok' else 'lock pending' + pending}")
         if failed == before:
             print(f"ok: {manifest.release} (flavors: {'; '.join(locks)})")
-    return 2 if failed else 0
+    return ExitCode.BAD_INPUT if failed else ExitCode.PASS
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
@@ -275,12 +278,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except NgcPaddleError as exc:
+    except OneLineError as exc:  # NgcPaddleError, or an image-side reader's InputError
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("error: interrupted; the release tag was not moved", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
     except Exception as exc:  # a bug, not a verdict: never exit 1 ("blocked") or 2 ("bad input") for it
         return crash.report(exc, "ngc-paddle")
 

@@ -9,16 +9,16 @@ build/bake/<release>.json, merged on top (`-f docker-bake.hcl -f build/bake/<rel
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from ngc_paddle import outputs
+from ngc_paddle import engine, outputs
 from ngc_paddle.errors import ManifestError, NgcPaddleError, ToolchainError
 from ngc_paddle.layers import bake_target, dockerfile_for
 from ngc_paddle.lock.check import lock_status
+from ngc_paddle.lock.layer_args import layer_args
 from ngc_paddle.lock.model import Lock
-from ngc_paddle.manifest.resolve import image_manifest, layer_args
+from ngc_paddle.manifest.resolve import image_manifest
 from ngc_paddle.manifest.schema import Manifest
 from ngc_paddle.outputs import ensure_folder
 
@@ -129,10 +129,8 @@ def bake_env(manifest: Manifest, extra: dict[str, str] | None = None) -> dict[st
 def resolved_group(root: Path, bake_file: Path, manifest: Manifest, flavor: str,
                    env: dict[str, str] | None = None) -> dict[str, Any]:
     """`bake --print` of a flavor's group (the generated targets resolved against docker-bake.hcl)."""
-    proc = subprocess.run(
-        ["docker", "buildx", "bake", "-f", str(HCL), "-f", str(bake_file.relative_to(root)), "--print", flavor],
-        cwd=root, env=env or bake_env(manifest), capture_output=True, text=True, check=False,
-    )
+    proc = engine.docker("buildx", "bake", "-f", str(HCL), "-f", str(bake_file.relative_to(root)), "--print", flavor,
+                         cwd=root, env=env or bake_env(manifest), check=False)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise ToolchainError(f"docker buildx bake --print failed: {last}")
@@ -154,8 +152,9 @@ def resolved_group(root: Path, bake_file: Path, manifest: Manifest, flavor: str,
 _TRANSLATED = {"context", "dockerfile", "args", "labels", "tags", "secret", "network", "target"}
 
 
-def build_command(target_name: str, target: dict[str, Any]) -> list[str]:
-    """`docker buildx build` flags equivalent to one resolved bake target, on the host network.
+def build_command(target_name: str, target: dict[str, Any], flags: tuple[str, ...] = ()) -> list[str]:
+    """`docker buildx build` arguments (after `docker`; run them with ngc_paddle.engine) equivalent to one
+    resolved bake target, on the host network, with `flags` (e.g. --progress plain) added.
 
     Written by hand because buildx 0.13 (the newest this kind of build host can install) ignores a
     target's `network` in bake files, and the daemon here has no bridge network; `bake --print`
@@ -167,7 +166,7 @@ def build_command(target_name: str, target: dict[str, Any]) -> list[str]:
     # No attestation manifests on the loaded image: with the containerd image store buildx attaches a
     # provenance attestation by default, which turns the image into an index whose digest changes with
     # every build (timestamps) and breaks the layer-by-layer cache answer and the push's digest read-back.
-    cmd = ["docker", "buildx", "build", "--network", target.get("network", "host"), "--load", "--provenance=false"]
+    cmd = ["buildx", "build", *flags, "--network", target.get("network", "host"), "--load", "--provenance=false"]
     cmd += ["--file", target.get("dockerfile", "Dockerfile")]
     for key, value in sorted(target.get("args", {}).items()):
         cmd += ["--build-arg", f"{key}={value}"]

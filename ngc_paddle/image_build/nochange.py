@@ -11,15 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngc_paddle import engine
 from ngc_paddle.errors import ToolchainError
-from ngc_paddle.image_build import engine
 from ngc_paddle.image_build.bakefile import layer_repository, manifest_file, manifest_text
-from ngc_paddle.image_build.base_image import present_base_image
 from ngc_paddle.image_build.inputs import LABEL, FlavorInputs, flavor_inputs, short
 from ngc_paddle.image_build.report import BuildReport, LayerResult, human
 from ngc_paddle.layers import bake_target
+from ngc_paddle.lock.base_image import present_base_image
+from ngc_paddle.lock.layer_args import layer_args
 from ngc_paddle.lock.model import Lock, lock_path
-from ngc_paddle.manifest.resolve import flavor_of, image_manifest, layer_args
+from ngc_paddle.manifest.resolve import flavor_of, image_manifest
 from ngc_paddle.manifest.schema import Manifest
 
 

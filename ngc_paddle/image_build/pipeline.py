@@ -14,14 +14,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ngc_common import image_paths
+from ngc_paddle import engine
 from ngc_paddle.errors import BuildError, NgcPaddleError
-from ngc_paddle.image_build import engine, nochange
+from ngc_paddle.image_build import nochange
 from ngc_paddle.image_build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
-from ngc_paddle.image_build.base_image import ensure_base_image
 from ngc_paddle.image_build.report import BuildReport, LayerResult, human
 from ngc_paddle.layer_checks import check_layer
 from ngc_paddle.layers import LAYER_PATTERN, bake_target
 from ngc_paddle.lock.base import compare_base
+from ngc_paddle.lock.base_image import ensure_base_image
 from ngc_paddle.lock.check import lock_for_build
 from ngc_paddle.lock.model import lock_path
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
@@ -33,7 +35,7 @@ ERROR_LINE = re.compile(r"NGC-PADDLE-ERROR (.*)")
 PROGRESS_LINE = re.compile(rf"^#\d+ (\[[^\]]+\] .*|.*\[({LAYER_PATTERN})\] .*)$")
 SMOKE_TEST = (
     "import json, paddle; "
-    "m = json.load(open('/opt/ngc-paddle/manifest.json')); "
+    f"m = json.load(open('{image_paths.MANIFEST}')); "
     "assert paddle.__version__ == m['components']['paddle']['version'], (paddle.__version__, m['release']); "
     "print('smoke test: paddle', paddle.__version__)"
 )
@@ -98,7 +100,8 @@ def build(request: BuildRequest, say: Callable[[str], None] = print) -> BuildRep
             say(f"--> [{index}/{len(flavor.layers)}] {layer}: building {result.tag}")
             # The final image's candidate tag is removed after promotion: compare with the release tag.
             previous = release_tags(manifest, flavor_name)[0] if layer == flavor.layers[-1] else result.tag
-            _build_layer(root, build_command(target, printed["target"][target]), env, result, previous, logs_dir, say)
+            _build_layer(root, build_command(target, printed["target"][target], ("--progress", "plain")), env, result,
+                         previous, logs_dir, say)
             result.size_bytes = engine.image_size(result.tag)
             result.size_added_bytes = result.size_bytes - engine.image_size(below)
             say(f"    [{index}/{len(flavor.layers)}] {layer}: {result.status} in {result.duration_s:.1f}s, "
@@ -132,11 +135,9 @@ def _build_layer(root: Path, cmd: list[str], env: dict[str, str], result: LayerR
     log_path = logs_dir / f"{result.layer}.log"
     result.log = str(log_path.relative_to(root))
     before = engine.image_id(previous)
-    cmd = [*cmd[:3], "--progress", "plain", *cmd[3:]]
     t0 = time.monotonic()
     errors: list[str] = []
-    with log_path.open("w") as log:
-        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with log_path.open("w") as log, engine.stream(*cmd, cwd=root, env=env) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             log.write(line)
@@ -184,10 +185,7 @@ def _check_layer(root: Path, resolved: dict, result: LayerResult, step: str, log
 
 
 def _smoke_test(image: str, say: Callable[[str], None]) -> None:
-    proc = subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", image, "python", "-c", SMOKE_TEST],
-        capture_output=True, text=True, check=False,
-    )
+    proc = engine.run(image, "python", "-c", SMOKE_TEST, flags=("--network", "none", "-e", "NGC_PADDLE_QUIET=1"))
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise BuildError(f"smoke test of {image} failed ({tail}); the release tag was not moved")

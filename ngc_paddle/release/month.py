@@ -17,9 +17,9 @@ from packaging.version import InvalidVersion
 from packaging.version import Version as PipVersion
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ngc_paddle import safe_read
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.validation_line import one_line
 
 MAX_GROWTH = 0.10
 
@@ -37,7 +37,7 @@ class _Sbom(BaseModel):
 def packages(sbom: Path) -> dict[str, str]:
     """'pypi:NAME' / 'deb:NAME' -> version (several installed copies: their versions joined by ', ')."""
     try:
-        data = _Sbom.model_validate(safe_read.load_json(sbom, NgcPaddleError))
+        data = _Sbom.model_validate(bounded_read.load_json(sbom, NgcPaddleError))
     except ValidationError as exc:
         raise NgcPaddleError(one_line(sbom, exc, "rerun the scan stage to write it again")) from None
     found: dict[str, set[str]] = {}

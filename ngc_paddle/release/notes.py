@@ -7,11 +7,12 @@ file per release) and the image digests.
 """
 
 import json
-import subprocess
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from ngc_common import image_paths
+from ngc_paddle import engine
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import driver_sentence, requirement
 from ngc_paddle.manifest.schema import Flavor, Manifest
@@ -21,14 +22,13 @@ LABELS = {"os": "OS", "python": "Python", "cuda-runtime": "CUDA runtime", "cubla
 # GPU families of compute capability 6.0 and later that CUDA 11.8 and 12.x support.
 ARCHITECTURES = ("NVIDIA Pascal, NVIDIA Volta, NVIDIA Turing, NVIDIA Ampere architecture, NVIDIA Hopper, and "
                  "NVIDIA Ada Lovelace architecture families")
-PROBE = "/opt/ngc-paddle/validation/probes/distributions.py"
+PROBE = f"{image_paths.PROBES}/distributions.py"
 
 
 def read_back(image: str, flavor: Flavor) -> dict[str, str]:
     """Each component's version as installed in the image (pip distributions, Python, OS release)."""
-    proc = subprocess.run(["docker", "run", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", image, "bash",
-                           "-c", f"python {PROBE}; . /etc/os-release; echo \"$VERSION_ID\""],
-                          capture_output=True, text=True, check=True)
+    proc = engine.run(image, "bash", "-c", f"python {PROBE}; . /etc/os-release; echo \"$VERSION_ID\"",
+                      flags=("--network", "none", "-e", "NGC_PADDLE_QUIET=1"), check=True)
     lines = proc.stdout.strip().splitlines()
     dists, os_version = json.loads(lines[-2]), lines[-1]
     found = {}

@@ -16,7 +16,7 @@ again. Containers the stages start get the host's GPUs where it has them (engine
 
 from collections.abc import Callable
 
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
 from ngc_paddle.manifest.schema import Manifest
@@ -40,14 +40,12 @@ GATES: tuple[Callable[[Built], Step], ...] = (validate.plan, bench.plan, scan.pl
 PASSING = ("passed", "accepted unproven")
 
 
-class ReleaseBlocked(NgcPaddleError):
-    exit_code = 1
+class ReleaseBlocked(Failed):
+    """A gate failed: nothing is pushed (exit 1)."""
 
 
-class ReleaseNotProven(ReleaseBlocked):
+class ReleaseNotProven(NotProven, ReleaseBlocked):
     """Held back only by gates without evidence (e.g. GPU gates on a host without a GPU): NOT PROVEN, exit 3."""
-
-    exit_code = 3
 
 
 def requested_flavors(manifest: Manifest, names: list[str]) -> tuple[list[str], bool]:

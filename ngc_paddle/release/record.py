@@ -11,9 +11,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ngc_paddle import safe_read
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.validation_line import one_line
 
 FIX = "regenerate it with 'make release' or restore it with 'git checkout'"
 
@@ -47,7 +47,7 @@ def load(path: Path) -> dict:
     """The record as plain data (empty when there is none yet); a damaged one is one line, exit 2."""
     if not path.exists():
         return {"release": path.stem, "flavors": {}}
-    return check(safe_read.load_json(path, NgcPaddleError), path)
+    return check(bounded_read.load_json(path, NgcPaddleError), path)
 
 
 def check(data: object, path: Path | str) -> dict:

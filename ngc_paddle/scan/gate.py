@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ngc_paddle import outputs
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.fields import IMAGE_REF_RE
 from ngc_paddle.scan import freshness, layer_checks, policy, sbom, sources, vulnerabilities
 from ngc_paddle.scan.findings import Finding, dedupe, severity_rank
@@ -27,17 +27,13 @@ from ngc_paddle.scan.saved_image import SavedImage, save
 HADOLINT_LEVEL = {"error": "HIGH", "warning": "MEDIUM", "info": "LOW", "style": "LOW"}
 
 
-class Blocked(NgcPaddleError):
-    """The gate blocks the release."""
-
-    exit_code = 1
+class Blocked(Failed):
+    """The gate blocks the release (exit 1)."""
 
 
-class VulnerabilitiesNotRun(NgcPaddleError):
+class VulnerabilitiesNotRun(NotProven):
     """A part of the gate had no evidence: no vulnerability source consulted for an ecosystem of the image
-    (and no waiver accepts that), or the freshness check could not read an archive or index."""
-
-    exit_code = 3
+    (and no waiver accepts that), or the freshness check could not read an archive or index (exit 3)."""
 
 
 def vulnerability_evidence(rules: policy.Policy, packages: list, consulted: list[sources.Source],

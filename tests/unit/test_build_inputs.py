@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.image_build import engine, inputs, nochange, pipeline
+from ngc_paddle import engine
+from ngc_paddle.image_build import inputs, nochange, pipeline
 from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.lock.check import lock_for_build
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
@@ -106,7 +107,7 @@ def test_the_lock_and_the_base_change_what_they_feed(copy: Path) -> None:
 def test_context_follows_dockerignore(copy: Path) -> None:
     files = inputs.context_files(copy)
     assert "layers/os/install.sh" in files and "security/policy.yaml" in files
-    assert "ngc_paddle/scan/patterns.py" in files and "ngc_paddle/cli.py" not in files
+    assert "ngc_common/secret_patterns.py" in files and "ngc_paddle/cli.py" not in files
     assert "README.md" not in files and "Dockerfile" not in files and "releases/26.12.yaml" not in files
     assert not any("__pycache__" in f for f in files)
 

@@ -223,11 +223,11 @@ def test_a_rebootstrapped_base_is_reported_as_different(monkeypatch) -> None:
     locked = read_lock(LOCK).base
     said: list[str] = []
     same = {"RootFS": {"Layers": [f"sha256:{locked.rootfs_sha256}"]}, "Config": {"Labels": {}}, "Id": "sha256:x"}
-    monkeypatch.setattr(base_module, "_inspect", lambda ref: same)
+    monkeypatch.setattr(base_module.engine, "inspect_image", lambda ref: same)
     assert base_module.compare_base("ngc-paddle-base:bookworm", locked, said.append)
     other = {"RootFS": {"Layers": ["sha256:" + "e" * 64]},
              "Config": {"Labels": {base_module.SNAPSHOT_LABEL: "Sat, 01 Jan 2028 00:00:00 UTC"}}, "Id": "sha256:y"}
-    monkeypatch.setattr(base_module, "_inspect", lambda ref: other)
+    monkeypatch.setattr(base_module.engine, "inspect_image", lambda ref: other)
     assert not base_module.compare_base("ngc-paddle-base:bookworm", locked, said.append)
     assert "matches the lock" in said[0]
     assert "differs from the lock" in said[1] and "Sat, 01 Jan 2028" in said[1] and locked.snapshot in said[1]
@@ -256,7 +256,7 @@ def test_release_new_locks_every_flavor_not_pending(releases: Path, monkeypatch)
 
 
 def test_a_bootstrapped_base_records_the_archive_snapshot(monkeypatch) -> None:
-    from ngc_paddle.image_build import base_image
+    from ngc_paddle.lock import base_image
 
     manifest = load_manifest(REPO / "releases" / "26.12.yaml")
     commands: list[list[str]] = []

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.image_build import engine
 from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release import month

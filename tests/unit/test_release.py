@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from ngc_paddle import engine
 from ngc_paddle.errors import BuildError, ManifestError, NgcPaddleError
-from ngc_paddle.image_build import engine
 from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release import notes as release_notes
@@ -275,7 +275,7 @@ def _fake_docker(monkeypatch, answers: dict[str, tuple[int, str, str]]) -> list[
         code, out, err = answers[key]
         return subprocess.CompletedProcess(command, code, out, err)
 
-    monkeypatch.setattr(registry.subprocess, "run", run)
+    monkeypatch.setattr(engine.subprocess, "run", run)  # the engine adapter is the one caller of docker
     return calls
 
 

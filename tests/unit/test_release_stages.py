@@ -11,7 +11,7 @@ from typing import get_args
 
 import pytest
 
-from ngc_paddle.image_build import engine
+from ngc_paddle import engine
 from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.schema import MonthOverMonth
@@ -77,7 +77,7 @@ def test_the_bench_key_changes_with_the_benchmarks_and_the_baselines(tree: Path,
 
     failing = stored / "rn50-20261202T000000Z" / "result.json"  # newer, but a failed run is no baseline
     failing.parent.mkdir()
-    failing.write_text(json.dumps({**bench_result("rn50"), "verdict": "FAIL"}))
+    failing.write_text(json.dumps({**bench_result("rn50"), "verdict": "FAIL", "passed": False}))
     assert bench.plan(built(tree)).key == with_baseline
     newer = stored / "rn50-20261203T000000Z" / "result.json"
     newer.parent.mkdir()

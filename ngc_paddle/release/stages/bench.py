@@ -11,17 +11,22 @@ Report: `    bench: STATUS: COMMAND: VERDICT (N pass, N fail, N not run, N n/a, 
 """
 
 import os
-import subprocess
 from pathlib import Path
 
+from ngc_common import bench_result
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.image_build import engine
-from ngc_paddle.release import bench_result
 from ngc_paddle.release.options import BENCHMARKS
 from ngc_paddle.release.stages import Built, Outcome, Step, digest, previous_manifest, release_folder
 
 NAME = "bench"
-BENCH_STATUS = {0: "passed", 1: "failed", 3: "not proven"}  # the benchmark's exit code
+# The benchmark's exit code, as a stage status (any other: the benchmark could not run).
+BENCH_STATUS = {ExitCode.PASS: "passed", ExitCode.FAIL: "failed", ExitCode.NOT_PROVEN: "not proven"}
+
+
+class BenchResultError(NgcPaddleError):
+    """A stored or new result.json that cannot be used (exit 2)."""
 
 
 def plan(built: Built) -> Step:
@@ -48,7 +53,7 @@ def previous_bench_results(root: Path, release: str, flavor: str, commands: tupl
 def stored_verdict(result: Path) -> str:
     """The verdict of a stored result; one that cannot be read is bad input (exit 2), not a silently lost baseline."""
     fix = f"delete {result.parent} (the previous release's run of it then gives no baseline) or restore the file"
-    return bench_result.read(result, fix).verdict
+    return bench_result.read(result, fix, BenchResultError).verdict
 
 
 def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: dict[str, Path]) -> Outcome:
@@ -63,17 +68,17 @@ def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: 
             extra = ["--baseline", "/workspace/baseline.json"]
         name = f"ngc-release-bench-{os.getpid()}-{command}"
         try:
-            proc = subprocess.run(["docker", "run", "--rm", "--name", name, *engine.run_flags(writes_mounts=True), "-e",
-                                   "NGC_PADDLE_QUIET=1", *mounts, image, command, "--output",
-                                   f"/workspace/out/{command}", *extra], capture_output=True, text=True)
+            proc = engine.run(image, command, "--output", f"/workspace/out/{command}", *extra,
+                              flags=["--name", name, *engine.run_flags(writes_mounts=True), "-e", "NGC_PADDLE_QUIET=1",
+                                     *mounts])
         except BaseException:  # interrupted: the container must not run on and write into the next attempt
-            engine.docker("rm", "-f", name, check=False)
+            engine.remove_container(name)
             raise
         results = sorted(set(folder.glob("*/result.json")) - before)
         if proc.returncode not in BENCH_STATUS or not results:
             return Outcome("failed", f"{command} could not run (exit {proc.returncode}): {proc.stderr.strip()[-200:]}")
         try:  # written by the image's benchmark just now: one it cannot have written fails the stage
-            result = bench_result.read(results[-1], "check the benchmark in the image")
+            result = bench_result.read(results[-1], "check the benchmark in the image", BenchResultError)
         except NgcPaddleError as exc:
             return Outcome("failed", f"{command} wrote a result.json that cannot be read: {exc}")
         gates = result.gates

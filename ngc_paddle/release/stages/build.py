@@ -13,8 +13,8 @@ Report: progress: the image build's own lines; a failure `    not built: REASON`
 from collections.abc import Callable
 from pathlib import Path
 
+from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.image_build import engine
 from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest.schema import Manifest
 from ngc_paddle.release import notes
