@@ -162,7 +162,10 @@ def build_command(target_name: str, target: dict[str, Any], flags: tuple[str, ..
     unknown = sorted(set(target) - _TRANSLATED)
     if unknown:
         raise ToolchainError(f"bake target {target_name} uses {unknown}, which ngc-paddle cannot pass to buildx build")
-    cmd = ["buildx", "build", *flags, "--network", target.get("network", "host"), "--load"]
+    # No attestation manifests on the loaded image: with the containerd image store buildx attaches a
+    # provenance attestation by default, which turns the image into an index whose digest changes with
+    # every build (timestamps) and breaks the layer-by-layer cache answer and the push's digest read-back.
+    cmd = ["buildx", "build", *flags, "--network", target.get("network", "host"), "--load", "--provenance=false"]
     cmd += ["--file", target.get("dockerfile", "Dockerfile")]
     for key, value in sorted(target.get("args", {}).items()):
         cmd += ["--build-arg", f"{key}={value}"]
