@@ -16,7 +16,7 @@ RUN --mount=type=tmpfs,target=/tmp \
     --mount=type=cache,id=ngc-pip-cache,target=/tmp/ngc/pip-cache,sharing=locked \
     --mount=type=secret,id=ca,target=/tmp/ngc/secrets/ca \
     --mount=type=bind,source=layers/lib,target=/tmp/ngc/lib \
-    --mount=type=bind,source=validation/probes/pep503.py,target=/tmp/ngc/shared/pep503.py \
+    --mount=type=bind,source=ngc_common/pep503.py,target=/tmp/ngc/shared/pep503.py \
     --mount=type=bind,source=wheelhouse,target=/tmp/ngc/wheelhouse \
     start=$(date +%s) \
     && python /tmp/ngc/lib/install_pip_layer.py \
@@ -28,8 +28,9 @@ ENV NGC_PADDLE_HOME=/opt/ngc-paddle \
     PATH=/opt/ngc-paddle/bin:/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 # The suite's own files: image/ (entrypoint, commands), the validation suite, the benchmarks, the resolved
-# manifest, and one source for what the hygiene checks and the scan gate allow and look for: the release
-# policy (setuid allowlist, key fixtures) and the secret patterns, importable by the in-image probes.
+# manifest, the release policy (setuid allowlist, key fixtures: what the hygiene checks and the scan gate
+# allow), and ngc_common, installed into the image's Python: what the host tooling and the image share (exit
+# codes, errors, the bounded reader, the result schema, PEP 503, the secret patterns, these paths).
 # Copied in a RUN from the build context bind-mounted at /tmp/ngc/layer (under a tmpfs at /tmp, as in every
 # layer) rather than with COPY, for a reproducible layer: COPY in dockerd 20.10's BuildKit stamps the folders
 # it creates or fills with the build time, and no step can clamp a COPY layer afterwards
@@ -44,7 +45,8 @@ RUN --mount=type=tmpfs,target=/tmp \
     && cp -R "$c/benchmarks/." /opt/ngc-paddle/benchmarks/ \
     && cp "$c/${MANIFEST_FILE}" /opt/ngc-paddle/manifest.json \
     && cp "$c/security/policy.yaml" /opt/ngc-paddle/security/policy.yaml \
-    && cp "$c/ngc_paddle/scan/patterns.py" /opt/ngc-paddle/validation/probes/patterns.py \
+    && site=$(python -B -c 'import sysconfig; print(sysconfig.get_path("purelib"))') \
+    && cp -R "$c/ngc_common" "$site/ngc_common" \
     && bash "$c/layers/lib/clamp-mtimes.sh" "$start"
 
 # Nothing to remove here: no step leaves a mount point, secret stub or cache in the image (each mounts

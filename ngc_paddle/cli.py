@@ -1,9 +1,10 @@
 """`ngc-paddle`: the command line, one subcommand per job (build, manifest, lock, validate, scan, gates, release...).
 
 Why: make targets, CI and release engineers all go through one entry point that turns every
-failure into one line on stderr and a distinct exit code (1: a build or gate failed, 2: bad input
-or toolchain, 3: not proven, 4: an internal error, its traceback saved to a file named in the line).
-SIGTERM stops a run as Ctrl-C does (jobs a fan-out submitted are cancelled first), exit 143 (130 for Ctrl-C).
+failure into one line on stderr and a distinct exit code (ngc_common.exit_codes: 1 a build or gate
+failed, 2 bad input or toolchain, 3 not proven, 4 an internal error, its traceback saved to a file
+named in the line, 130 interrupted). SIGTERM stops a run as Ctrl-C does (jobs a fan-out submitted are
+cancelled first), 143.
 """
 
 import argparse
@@ -12,8 +13,11 @@ import signal
 import sys
 from pathlib import Path
 
-from ngc_paddle import crash
+from ngc_common import crash
+from ngc_common.errors import OneLineError
+from ngc_common.exit_codes import ExitCode
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.flavor import resolve
 from ngc_paddle.image_build import pipeline
 from ngc_paddle.image_build.bakefile import write_build_inputs
 from ngc_paddle.lock.check import lock_status
@@ -40,9 +44,8 @@ def _load(release: str | None, root: Path):
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    request = pipeline.BuildRequest(args.release, args.flavor, _source_overrides(args.source), Path(args.root),
-                                    force=args.force)
-    pipeline.build(request, say=lambda line: print(line, flush=True))
+    flavor = resolve(Path(args.root), args.release, args.flavor, _source_overrides(args.source))
+    pipeline.build(flavor, force=args.force, say=lambda line: print(line, flush=True))
     return 0
 
 
@@ -70,7 +73,7 @@ def cmd_manifest_check(args: argparse.Namespace) -> int:
             locks.append(f"{flavor_name} {'locked' if status == 'ok' else 'lock pending' + pending}")
         if failed == before:
             print(f"ok: {manifest.release} (flavors: {'; '.join(locks)})")
-    return 2 if failed else 0
+    return ExitCode.BAD_INPUT if failed else ExitCode.PASS
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
@@ -171,13 +174,13 @@ def cmd_release(args: argparse.Namespace) -> int:
     if args.release == "notes":
         from ngc_paddle.release.stages.notes import render
 
-        release = args.target or _load(None, root).release
+        release = args.target or latest_release(root / "releases")
         print(render(root, release).relative_to(root))
         return 0
     from ngc_paddle.release.options import ReleaseOptions
     from ngc_paddle.release.pipeline import run
 
-    release = args.release or _load(None, root).release
+    release = args.release or latest_release(root / "releases")
     opts = ReleaseOptions(release, args.flavor, args.registry, Path(args.policy),
                           Path(args.osv_dir) if args.osv_dir else None,
                           tuple(args.bench) if args.bench is not None else ReleaseOptions.benchmarks, root,
@@ -315,13 +318,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     try:
         return args.func(args)
-    except NgcPaddleError as exc:
+    except OneLineError as exc:  # NgcPaddleError, or an image-side reader's InputError
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:
         what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         print(f"error: {what}; the release tag was not moved; rerun the same command to resume", file=sys.stderr)
-        return 143 if isinstance(exc, Terminated) else 130
+        return ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
     except Exception as exc:  # a bug, not a verdict: never exit 1 ("blocked") or 2 ("bad input") for it
         return crash.report(exc, "ngc-paddle")
 

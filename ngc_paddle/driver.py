@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
-from ngc_paddle.manifest.schema import CudaSpec
+from ngc_paddle.cuda import CudaSpec
 
 # CUDA major -> the oldest Linux driver that runs any toolkit of that major (minor-version compatibility).
 MINOR_COMPAT_MINIMUM: dict[int, str] = {11: "450.80.02", 12: "525.60.13"}

@@ -13,7 +13,7 @@ import unicodedata
 from typing import Annotated
 
 from packaging.requirements import Requirement
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 _HOST = r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::[0-9]{1,5})?"
 _PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
@@ -81,3 +81,9 @@ ImageRef = Annotated[str, _rule(IMAGE_REF_RE, "an image reference (e.g. debian:b
 Token = Annotated[str, _rule(TOKEN_RE, "a printable ASCII word without spaces")]
 RelPath = Annotated[str, AfterValidator(_rel_path)]
 Text = Annotated[str, AfterValidator(_text)]
+
+
+class Strict(BaseModel):
+    """Unknown keys are errors; no coercion (a bool is not an int, a float not a str)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)

@@ -11,8 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.image_build import engine
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
 from ngc_paddle.manifest.resolve import flavor_of
 

@@ -15,12 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngc_common import image_paths
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.image_build import engine
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from ngc_paddle.manifest.resolve import flavor_of, image_manifest
 
-PROBES_IN_CONTAINER = "/opt/ngc-paddle-probes"  # docker cp needs the parent (/opt) to exist
 LABELS = ("ngc-paddle.release", "ngc-paddle.flavor", "ngc-paddle.layer")
 
 
@@ -35,7 +36,7 @@ def layer_image(labels: dict[str, str], image: str) -> LayerImage:
     """Release, flavor and layer of an image built by this project, from its labels."""
     missing = [key for key in LABELS if not labels.get(key)]
     if missing:
-        raise NgcPaddleError(f"{image}: labels: no {', '.join(missing)} and no /opt/ngc-paddle/validation; "
+        raise NgcPaddleError(f"{image}: labels: no {', '.join(missing)} and no {image_paths.VALIDATION}; "
                              "fix: name an image built by ngc-paddle (a release image or one of its layers)")
     return LayerImage(*(labels[key] for key in LABELS))
 
@@ -55,15 +56,17 @@ def host_suite_args(root: Path, container: str, manifest: dict, layer: str, scra
     """Prepare CONTAINER for the host's suite; return run.py's arguments for it.
 
     The manifest goes to a file on the host (conftest reads it there); the probes are copied into the
-    container, since they run with the image's Python.
+    container, since they run with the image's Python, and ngc_common beside them (their sys.path[0]),
+    since a layer image has it not installed.
     """
     manifest_file = scratch / "manifest.json"
     manifest_file.write_text(json.dumps(manifest, indent=2) + "\n")
-    copied = engine.docker("cp", str(root / "validation" / "probes"), f"{container}:{PROBES_IN_CONTAINER}",
-                           check=False)
-    if copied.returncode != 0:
-        raise NgcPaddleError(f"cannot copy the probes into container {container[:12]}: {copied.stderr.strip()}")
-    return ["--manifest", str(manifest_file), "--layer", layer, "--probes", PROBES_IN_CONTAINER]
+    probes = image_paths.PROBES_IN_LAYER_IMAGE
+    for source, target in ((root / "validation" / "probes", probes), (root / "ngc_common", f"{probes}/ngc_common")):
+        copied = engine.copy(str(source), f"{container}:{target}")
+        if copied.returncode != 0:
+            raise NgcPaddleError(f"cannot copy the probes into container {container[:12]}: {copied.stderr.strip()}")
+    return ["--manifest", str(manifest_file), "--layer", layer, "--probes", probes]
 
 
 def run_host_suite(root: Path, container: str, output: Path, args: list[str], quiet: bool = False) -> int:
@@ -88,8 +91,7 @@ def check_layer(root: Path, image: str, manifest: dict, layer: str, output: Path
     """Run LAYER's own checks selected by MARKER against IMAGE (a fresh container); the build calls it
     right after building the layer. Checks of the layers below are not rerun: they passed when built."""
     started = time.monotonic()
-    proc = engine.docker("run", "-d", "--rm", *engine.run_flags(), "-e", "NGC_PADDLE_QUIET=1", image,
-                         "sleep", "infinity", check=False)
+    proc = engine.start(image, "sleep", "infinity", flags=[*engine.run_flags(), "-e", "NGC_PADDLE_QUIET=1"])
     if proc.returncode != 0:
         raise NgcPaddleError(f"cannot start a container from {image} to check layer {layer}: {proc.stderr.strip()}")
     container = proc.stdout.strip()
@@ -102,9 +104,9 @@ def check_layer(root: Path, image: str, manifest: dict, layer: str, output: Path
         code = run_host_suite(root, container, output, [*args, "--single", "--allow-empty", "-m", selection],
                               quiet=True)
     finally:
-        engine.docker("rm", "-f", container, check=False)
+        engine.remove_container(container)
     result = LayerCheckResult(layer, seconds=round(time.monotonic() - started, 1))
-    if code not in (0, 1, 3):
+    if code not in (ExitCode.PASS, ExitCode.FAIL, ExitCode.NOT_PROVEN):
         raise NgcPaddleError(f"layer {layer}: its checks could not run (validation/run.py exit {code})")
     if not stale.exists():  # nothing selected: the layer has no checks of this kind
         return result

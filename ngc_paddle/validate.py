@@ -13,18 +13,16 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ngc_paddle.errors import NgcPaddleError, NotProven
-from ngc_paddle.image_build import engine
+from ngc_common import image_paths
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine
+from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.layer_checks import host_suite_args, layer_image, resolved_manifest
 from ngc_paddle.layers import TOP_LAYER
 
-SUITE_IN_IMAGE = "/opt/ngc-paddle/validation"
 
-
-class ValidationFailed(NgcPaddleError):
+class ValidationFailed(Failed):
     """Checks failed: exit 1, like a failed build or gate."""
-
-    exit_code = 1
 
 
 def default_output(root: Path, labels: dict[str, str], name: str) -> Path:
@@ -46,20 +44,20 @@ def validate(image: str | None, container: str | None, output: Path | None, root
         labels = engine.image_labels(image)
         # As root: the hygiene walk must read every file (root's home too); the checks of the default,
         # non-root user read the image's USER with docker inspect and switch to it themselves.
-        proc = engine.docker("run", "-d", "--rm", "--user", "0:0", *engine.run_flags(), "-e", "NGC_PADDLE_QUIET=1",
-                             image, "sleep", "infinity", check=False)
+        proc = engine.start(image, "sleep", "infinity",
+                            flags=["--user", "0:0", *engine.run_flags(), "-e", "NGC_PADDLE_QUIET=1"])
         if proc.returncode != 0:
             raise NgcPaddleError(f"cannot start a container from {image}: {proc.stderr.strip()}")
         container = started_here = proc.stdout.strip()
     else:
-        inspect = engine.docker("inspect", "--format", "{{.Config.Image}}", container, check=False)
-        if inspect.returncode != 0:
+        running = engine.container_image(container)
+        if running is None:
             raise NgcPaddleError(f"container {container!r} not found; fix: name a running container (docker ps)")
-        labels = engine.image_labels(inspect.stdout.strip())
+        labels = engine.image_labels(running)
     out = output or default_output(root, labels, image or container)
     try:
         with tempfile.TemporaryDirectory(prefix="ngc-validate-") as tmp:
-            copied = engine.docker("cp", f"{container}:{SUITE_IN_IMAGE}", tmp, check=False)
+            copied = engine.copy(f"{container}:{image_paths.VALIDATION}", tmp)
             suite, layer_args = Path(tmp) / "validation", []
             if copied.returncode != 0:  # a layer image: the host's suite, the manifest from releases/
                 which = layer_image(labels, image or container)
@@ -70,12 +68,12 @@ def validate(image: str | None, container: str | None, output: Path | None, root
                                    "--output", str(out), *layer_args, *extra], check=False).returncode
     finally:
         if started_here:
-            engine.docker("rm", "-f", started_here, check=False)
-    if code == 1:
+            engine.remove_container(started_here)
+    if code == ExitCode.FAIL:
         raise ValidationFailed(f"validation failed: see {out / 'validation.md'}")
-    if code == 3:
+    if code == ExitCode.NOT_PROVEN:
         raise NotProven(f"validation of {image or container} NOT PROVEN: its GPU checks could not run (no GPU "
                         f"visible); see {out / 'validation.md'}; fix: validate on a GPU host")
-    if code != 0:
+    if code != ExitCode.PASS:
         raise NgcPaddleError(f"the validation suite could not run (exit {code}); earlier reports in {out} were kept")
     return out

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Make sure a one-node Slurm cluster answers on this host: munge, slurmctld and slurmd from Debian's packages.
 #
-# Why: the release's gates fan out to Slurm (ngc_paddle/fleet/); its tests need a real scheduler, not a fake
+# Why: the release's gates fan out to Slurm (ngc_paddle/release/fleet/); its tests need a real scheduler, not a fake
 # one, and nothing installed by hand survives on a fresh build host. Where `sinfo` already shows this cluster's
 # node ready with this configuration, nothing is done. Otherwise, as root on Debian: install slurmctld, slurmd,
 # slurm-client and munge (Debian 12: Slurm 22.05, munge 0.5.15), write /etc/slurm/slurm.conf for one node on

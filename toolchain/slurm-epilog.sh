@@ -4,7 +4,7 @@
 # Why: `docker run` hands the container to dockerd, outside the job's processes and cgroups; when a job is
 # killed (scancel, time limit, a SIGKILL) its script's trap may never run and the container would keep the
 # node's GPUs. Every container a gate job starts carries the label ngc-paddle.slurm-job=<cluster>/<job id>
-# (ngc_paddle/fleet/job.py); slurmd runs this script as root after every job on the node, and it removes
+# (ngc_paddle/release/fleet/job.py); slurmd runs this script as root after every job on the node, and it removes
 # exactly those. Install it as the Epilog (slurm.conf `Epilog=`) on nodes of partitions that run the
 # `docker` container runtime; /etc/slurm/epilog-ngc-paddle.env may list the engines to sweep
 # (DOCKER_HOSTS="unix:///var/run/docker.sock ..."). Always exits 0: an Epilog failure drains the node.

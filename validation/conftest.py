@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 import testinfra
 
+from ngc_common import image_paths
+
 pytest_plugins = ["ngc_report"]
 
-MANIFEST_PATH = "/opt/ngc-paddle/manifest.json"
-VALIDATION_HOME = "/opt/ngc-paddle/validation"
 # Where the probes are in the system under test (an intermediate layer image gets them copied in).
-PROBES = os.environ.get("NGC_PADDLE_PROBES", f"{VALIDATION_HOME}/probes")
+PROBES = os.environ.get("NGC_PADDLE_PROBES", image_paths.PROBES)
 HERE = Path(__file__).resolve().parent
 SUITE_LAYER = "suite"
 
@@ -48,7 +48,7 @@ def read_manifest(config: pytest.Config) -> dict:
     passed_in = os.environ.get("NGC_PADDLE_MANIFEST_FILE")
     if passed_in:
         return json.loads(Path(passed_in).read_text())
-    path = os.environ.get("NGC_PADDLE_MANIFEST", MANIFEST_PATH)
+    path = os.environ.get("NGC_PADDLE_MANIFEST", image_paths.MANIFEST)
     container = _docker_target(config)
     if container:
         out = subprocess.run(["docker", "exec", container, "cat", path], capture_output=True, text=True, check=True)

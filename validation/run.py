@@ -9,8 +9,9 @@ verdict, so a crashed run never replaces an earlier report.
 
   run.py [--output DIR] [--serial | --single] [--hosts docker://NAME] [-m EXPR] [--smoke]
          [--manifest FILE --layer NAME --probes DIR] [--allow-empty] [pytest args...]
-Exit: 0 all checks passed (skips that do not apply to the flavor allowed), 1 a check failed, 2 the
-suite could not run, 3 NOT PROVEN: a GPU flavor whose GPU checks could not run (no GPU visible), 4 a crash.
+Exit (ngc_common.exit_codes): 0 all checks passed (skips that do not apply to the flavor allowed), 1 a check
+failed, 2 the suite could not run, 3 NOT PROVEN: a GPU flavor whose GPU checks could not run (no GPU
+visible), 4 a crash.
 --smoke only collects the checks: does the suite start here (pytest, testinfra, the manifest)?
 The checks of every layer of the flavor up to --layer run (default: all), each reported with its
 layer. A layer image has no manifest and no probes of its own: --manifest names the flavor's
@@ -29,12 +30,16 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from pytest import ExitCode as PytestExit
+
+from ngc_common import crash, image_paths
+from ngc_common.exit_codes import ExitCode, for_verdict
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from ngc_report import count, in_layer_order, markdown, per_layer, title, verdict  # noqa: E402
 
-EXIT_CODES = {"PASS": 0, "FAIL": 1, "NOT PROVEN": 3}
 # Each layer's checks (layers/<layer>/, and layers/ itself for checks shared by every layer), then the suite's.
 CHECK_FOLDERS = [str(HERE / "layers"), str(HERE / "checks")]
 
@@ -99,7 +104,7 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="collect the checks only: does the suite start here?")
     parser.add_argument("--manifest", help="the flavor's resolved manifest on this machine (for a layer image)")
     parser.add_argument("--layer", help="the image's own layer: run the checks of the layers up to it (default: all)")
-    parser.add_argument("--probes", help="the probes' folder in the image (default: /opt/ngc-paddle/validation/probes)")
+    parser.add_argument("--probes", help=f"the probes' folder in the image (default: {image_paths.PROBES})")
     parser.add_argument("--allow-empty", action="store_true", help="no check selected: exit 0, write no report")
     args, extra = parser.parse_known_args()
     if args.smoke:
@@ -114,17 +119,18 @@ def main() -> int:
     if args.single:  # one run, one process: the selection is small, and nothing else shares the machine
         phases = {"single": args.marker}
     codes = {name: phase(name, marker, args, extra, scratch) for name, marker in phases.items()}
-    verdicts = {0, 1, 5}  # passed, failed, nothing selected
-    if args.allow_empty and all(code == 5 for code in codes.values()):
+    empty = PytestExit.NO_TESTS_COLLECTED
+    verdicts = {PytestExit.OK, PytestExit.TESTS_FAILED, empty}
+    if args.allow_empty and all(code == empty for code in codes.values()):
         shutil.rmtree(scratch, ignore_errors=True)
         print("== validate: no checks selected")
         return 0
-    if any(code not in verdicts for code in codes.values()) or all(code == 5 for code in codes.values()):
+    if any(code not in verdicts for code in codes.values()) or all(code == empty for code in codes.values()):
         shutil.rmtree(scratch, ignore_errors=True)
         print(f"error: the validation suite could not run (pytest exit codes {codes}); "
               f"earlier reports in {output} were kept", file=sys.stderr)
-        return 2
-    summary = merge(scratch, [n for n, c in codes.items() if c != 5], started)
+        return ExitCode.BAD_INPUT
+    summary = merge(scratch, [n for n, c in codes.items() if c != empty], started)
     for name in ("validation.json", "validation.md", "validation.xml"):
         (scratch / name).replace(output / name)
     shutil.rmtree(scratch, ignore_errors=True)
@@ -143,7 +149,7 @@ def main() -> int:
     for reason in summary["verdict_reasons"]:
         print(f"   NOT PROVEN: {reason}")
     print(f"   reports: {output}/validation.json, validation.md, validation.xml")
-    return EXIT_CODES[summary["verdict"]]
+    return for_verdict(summary["verdict"])
 
 
 def smoke(args: argparse.Namespace, extra: list[str]) -> int:
@@ -154,20 +160,17 @@ def smoke(args: argparse.Namespace, extra: list[str]) -> int:
     if proc.returncode != 0:
         print(f"error: the validation suite cannot start (pytest exit {proc.returncode}): "
               f"{(proc.stdout + proc.stderr).strip().splitlines()[-1:]}", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
     print(f"validate --smoke: {proc.stdout.strip().splitlines()[-1]}")
     return 0
 
 
 def entry() -> int:
     """main(), with a crash as exit 4 and one line (the traceback in a file): 1 means a check failed, 2 bad
-    input; the handler is the benchmarks' (a sibling folder in the image and in the repository)."""
+    input."""
     try:
         return main()
     except Exception as exc:
-        sys.path.insert(0, str(HERE.parent))
-        from benchmarks.harness import crash
-
         return crash.report(exc, "validate")
 
 

@@ -1,7 +1,7 @@
 """The command line shared by bench-rn50 and bench-hgnet: its options, input files and exit codes.
 
-Exit codes: 0 every acceptance gate that applies passed (or --smoke ran through), 1 a gate
-failed, 2 bad input (an option the hardware cannot honour, a missing data folder, a gates file or
+Exit codes (ngc_common.exit_codes): 0 every acceptance gate that applies passed (or --smoke ran through),
+1 a gate failed, 2 bad input (an option the hardware cannot honour, a missing data folder, a gates file or
 baseline that is not one), 3 NOT PROVEN (no acceptance gate could run: a GPU image without a GPU,
 a back end missing, no gate for this hardware and configuration), 4 an internal error (one line
 naming the file that holds the traceback).
@@ -12,9 +12,11 @@ import os
 import sys
 from pathlib import Path
 
-from benchmarks.harness import crash, gates, inputs, result_file
+from benchmarks.harness import gates
 from benchmarks.harness.hardware import set_threads
 from benchmarks.harness.spec import ModelSpec
+from ngc_common import bench_result, crash
+from ngc_common.errors import InputError
 
 TRAIN_PRECISIONS = ("fp32", "tf32", "amp", "amp-o2", "bf16")
 INFER_PRECISIONS = ("fp32", "fp16", "int8")
@@ -105,9 +107,9 @@ def main(spec: ModelSpec, argv: list[str] | None = None) -> int:
     args = parser(spec).parse_args(argv)
     try:
         return _main(spec, args)
-    except inputs.InputError as exc:
+    except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     except Exception as exc:
         output = Path(args.output)
         return crash.report(exc, f"bench-{spec.name}", [output] if output.is_dir() else [])
@@ -119,7 +121,7 @@ def _main(spec: ModelSpec, args: argparse.Namespace) -> int:
     from benchmarks.harness.runner import run
 
     args.gates_table = gates.load(Path(args.gates))
-    args.baseline_data = result_file.read_baseline(Path(args.baseline), spec.name) if args.baseline else None
+    args.baseline_data = bench_result.read_baseline(Path(args.baseline), spec.name) if args.baseline else None
     if args.asp:  # Paddle's ASP works on the legacy program representation only (must precede the import)
         os.environ["FLAGS_enable_pir_api"] = "0"  # noqa: SIM112 - Paddle's flag names are case-sensitive
     set_threads(args)  # imports Paddle

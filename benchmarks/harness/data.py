@@ -11,6 +11,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ngc_common.errors import InputError
+
 MEAN = [0.485, 0.456, 0.406]
 STD = [0.229, 0.224, 0.225]
 
@@ -66,7 +68,7 @@ def dali(root: str, batch: int, image_size: int, data_format: str, gpu: bool, tr
                 empty = False
                 yield data[0]["image"], data[0]["label"].astype("int64")
             if empty:
-                raise SystemExit(f"error: --data {root}: fewer images than one batch of {batch} per GPU; fix: "
+                raise InputError(f"--data {root}: fewer images than one batch of {batch} per GPU; fix: "
                                  "lower --batch-size or add images")
     while True:
         images, labels = p.run()

@@ -8,8 +8,9 @@ import subprocess
 from pathlib import Path
 
 from benchmarks.harness import cpus
+from ngc_common import image_paths
 
-MANIFEST = Path(os.environ.get("NGC_PADDLE_MANIFEST", "/opt/ngc-paddle/manifest.json"))
+MANIFEST = Path(os.environ.get("NGC_PADDLE_MANIFEST", image_paths.MANIFEST))
 
 
 def cpu_model() -> str:

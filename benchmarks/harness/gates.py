@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import gates_file
+from ngc_common.exit_codes import ExitCode, for_verdict
 
 GATES_FILE = Path(__file__).resolve().parents[1] / "gates.yaml"
 PEAK_TOLERANCE = 0.15  # throughput is compared with a baseline only when the probed peaks agree this well
-EXIT_CODES = {"PASS": 0, "FAIL": 1, "NOT PROVEN": 3, "SMOKE": 0}
 
 
 @dataclass
@@ -47,13 +47,13 @@ class Outcome:
     reasons: list[str] = field(default_factory=list)
 
     @property
-    def exit_code(self) -> int:
-        return EXIT_CODES[self.verdict]
+    def exit_code(self) -> ExitCode:
+        return for_verdict(self.verdict)
 
 
 def load(path: Path = GATES_FILE) -> dict:
     """The gates file, read with bounds and checked against its schema (gates_file.GatesFile); a file that is
-    not one raises inputs.InputError, one line naming the file and the field (the command exits 2)."""
+    not one raises ngc_common.errors.InputError, one line naming the file and the field (the command exits 2)."""
     return gates_file.read(path)
 
 

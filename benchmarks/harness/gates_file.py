@@ -12,9 +12,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, FiniteFloat, ValidationError, model_validator
 
-from benchmarks.harness import inputs
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
+from ngc_common.errors import InputError, line
 
 FIX = "see benchmarks/gates.yaml for the format"
+MAX_GATES_BYTES = 1024 * 1024  # the gates file is a few kB
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 METRIC_RE = re.compile(r"(train|infer|eval)(\.[A-Za-z0-9_-]{1,64}){1,6}")
 PRECISIONS = Literal["fp32", "tf32", "fp16", "bf16", "int8"]
@@ -116,12 +119,12 @@ def _meaning(table: GatesFile) -> tuple[str, str, str] | None:
 
 def read(path: Path) -> dict[str, Any]:
     """The gates file as a plain mapping, after the schema accepted it; InputError in one line otherwise."""
-    data = inputs.load_yaml(path)
+    data = bounded_read.load_yaml(path, InputError, MAX_GATES_BYTES)
     try:
         table = GatesFile.model_validate(data)
     except ValidationError as exc:
-        raise inputs.one_line(path, exc, FIX) from None
+        raise InputError(one_line(path, exc, FIX)) from None
     problem = _meaning(table)
     if problem:
-        raise inputs.error(path, *problem)
+        raise InputError(line(path, *problem))
     return data

@@ -15,12 +15,7 @@ from pathlib import Path
 
 from benchmarks.harness import cpus
 from benchmarks.harness.spec import ModelSpec
-
-
-class BadInput(SystemExit):
-    def __init__(self, message: str) -> None:
-        print(f"error: {message}", file=sys.stderr)
-        super().__init__(2)
+from ngc_common.errors import InputError
 
 
 def visible_gpus() -> int:
@@ -76,7 +71,7 @@ def resolve(args: argparse.Namespace, spec: ModelSpec) -> argparse.Namespace:
     if args.gpus is None:
         args.gpus = min(available, 1) if args.smoke else available
     if args.gpus > available:
-        raise BadInput(f"--gpus {args.gpus} asked for, but {available} CUDA GPU(s) are visible"
+        raise InputError(f"--gpus {args.gpus} asked for, but {available} CUDA GPU(s) are visible"
                        f"{' (cpu flavor, or the container was started without --gpus all)' if not available else ''}"
                        "; fix: lower --gpus or run on a GPU host with the NVIDIA Container Toolkit")
     gpu = args.gpus > 0
@@ -97,18 +92,18 @@ def resolve(args: argparse.Namespace, spec: ModelSpec) -> argparse.Namespace:
     if not gpu:
         wrong = [p for p in args.precision if p in ("tf32", "amp", "amp-o2")]
         if wrong:
-            raise BadInput(f"--precision {wrong[0]} needs a GPU; fix: use fp32 (or bf16 where the CPU supports it)")
+            raise InputError(f"--precision {wrong[0]} needs a GPU; fix: use fp32 (or bf16 where the CPU supports it)")
     if "bf16" in args.precision:
         import paddle
 
         if not paddle.amp.is_bfloat16_supported():
-            raise BadInput("--precision bf16 is not supported on this device; fix: use fp32/tf32 or amp")
+            raise InputError("--precision bf16 is not supported on this device; fix: use fp32/tf32 or amp")
     if args.data and not Path(args.data).is_dir():
-        raise BadInput(f"--data {args.data}: no such folder; fix: mount an ImageNet-style folder or drop --data")
+        raise InputError(f"--data {args.data}: no such folder; fix: mount an ImageNet-style folder or drop --data")
     if args.baseline and not Path(args.baseline).is_file():
-        raise BadInput(f"--baseline {args.baseline}: no such file; fix: point at a result.json of an earlier run")
+        raise InputError(f"--baseline {args.baseline}: no such file; fix: point at a result.json of an earlier run")
     if args.asp and any(p in ("amp-o2",) for p in args.precision):
-        raise BadInput("--asp with amp-o2 is not supported by Paddle's ASP; fix: use amp (O1) with --asp")
+        raise InputError("--asp with amp-o2 is not supported by Paddle's ASP; fix: use amp (O1) with --asp")
     return args
 
 

@@ -9,8 +9,8 @@ import os
 import subprocess
 import sys
 
-from benchmarks.harness.hardware import BadInput
 from benchmarks.harness.spec import ModelSpec
+from ngc_common.errors import InputError
 
 
 def relaunch_distributed(args: argparse.Namespace, spec: ModelSpec) -> int | None:
@@ -20,7 +20,7 @@ def relaunch_distributed(args: argparse.Namespace, spec: ModelSpec) -> int | Non
     cmd = [sys.executable, "-m", "paddle.distributed.launch", "--gpus", ",".join(map(str, range(args.gpus)))]
     if args.nnodes > 1:
         if not args.master:
-            raise BadInput("--nnodes > 1 needs --master IP:PORT of the first node")
+            raise InputError("--nnodes > 1 needs --master IP:PORT of the first node")
         cmd += ["--nnodes", str(args.nnodes), "--master", args.master]
     cmd += ["-m", f"benchmarks.{spec.name}", *sys.argv[1:]]
     return subprocess.run(cmd, check=False).returncode

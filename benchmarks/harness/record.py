@@ -1,7 +1,7 @@
 """What result.json records about a run: the configuration it was asked for and what it ran on.
 
 Why: a baseline is comparable only with a run of the same configuration on the same hardware, so
-both are written into every result (their schema: result_file.Config and result_file.Environment),
+both are written into every result (their schema: ngc_common.bench_result.Config and .Environment),
 the hardware key included.
 """
 

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from benchmarks.harness.timing import StepTimer
+from ngc_common.errors import InputError
 
 AMP = {"amp": ("float16", "O1"), "amp-o2": ("float16", "O2"), "bf16": ("bfloat16", "O1")}
 
@@ -181,7 +182,7 @@ def load_checkpoint(folder: str, model, optimizer) -> int:
     path = Path(folder)
     meta = path / "checkpoint.json"
     if not meta.exists():
-        raise SystemExit(f"error: --resume {folder}: no checkpoint.json there; fix: point at a --checkpoint-dir "
+        raise InputError(f"--resume {folder}: no checkpoint.json there; fix: point at a --checkpoint-dir "
                          "of an earlier run")
     model.set_state_dict(paddle.load(str(path / "model.pdparams")))
     optimizer.set_state_dict(paddle.load(str(path / "model.pdopt")))

@@ -9,6 +9,7 @@ import sys
 
 from benchmarks.harness.cli import main
 from benchmarks.harness.spec import ModelSpec
+from ngc_common.errors import InputError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,8 +27,7 @@ def before_run(args: argparse.Namespace) -> int | None:
 
         return classify(args.classify, args.model, args.weights)
     if args.eval_data and not args.weights:
-        print("error: --eval-data needs --weights (trained PaddleClas weights); fix: add --weights FILE", flush=True)
-        return 2
+        raise InputError("--eval-data: needs --weights (trained PaddleClas weights); fix: add --weights FILE")
     return None
 
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from benchmarks.hgnet.model import pphgnet
 from benchmarks.hgnet.preprocess import DEPLOY_RESIZE_SHORT, EVAL_RESIZE_SHORT, preprocess, preprocess_eval, top_k
+from ngc_common.errors import InputError
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
 
@@ -22,12 +23,12 @@ def load_model(variant: str, weights: str | None, data_format: str = "NCHW"):
         missing = sorted(set(own) - set(state))
         unexpected = sorted(set(state) - set(own))
         if missing or unexpected:
-            raise SystemExit(f"error: {weights} does not fit PP-HGNet {variant}: {len(missing)} missing "
+            raise InputError(f"{weights} does not fit PP-HGNet {variant}: {len(missing)} missing "
                              f"(e.g. {missing[:2]}), {len(unexpected)} unexpected (e.g. {unexpected[:2]}); "
                              f"fix: pass the PPHGNet_{variant} weights or the matching --model")
         shapes = [k for k in own if tuple(own[k].shape) != tuple(state[k].shape)]
         if shapes:
-            raise SystemExit(f"error: {weights}: shape mismatch for {shapes[0]}; fix: pass PPHGNet_{variant} weights")
+            raise InputError(f"{weights}: shape mismatch for {shapes[0]}; fix: pass PPHGNet_{variant} weights")
         model.set_state_dict(state)
     model.eval()
     return model
@@ -38,8 +39,7 @@ def classify(paths: list[str], variant: str, weights: str | None) -> int:
 
     missing = [p for p in paths if not Path(p).is_file()]
     if missing:
-        print(f"error: --classify {missing[0]}: no such file; fix: pass image files", flush=True)
-        return 2
+        raise InputError(f"--classify {missing[0]}: no such file; fix: pass image files")
     model = load_model(variant, weights)
     if not weights:
         print(f"note: PP-HGNet {variant} with random weights (no --weights): the labels below come from the "
@@ -61,7 +61,7 @@ def accuracy(folder: str, variant: str, weights: str, batch: int = 32, limit: in
 
     classes = sorted(d.name for d in Path(folder).iterdir() if d.is_dir())
     if len(classes) != 1000:
-        raise SystemExit(f"error: --eval-data {folder} has {len(classes)} class folders, not 1000; fix: mount "
+        raise InputError(f"--eval-data {folder} has {len(classes)} class folders, not 1000; fix: mount "
                          "the ImageNet-1k validation set in class sub-folders")
     items = [(str(p), label) for label, c in enumerate(classes) for p in sorted((Path(folder) / c).iterdir())
              if p.suffix.lower() in IMAGE_SUFFIXES][:limit]

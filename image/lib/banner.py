@@ -3,7 +3,8 @@
 import json
 import os
 
-MANIFEST = "/opt/ngc-paddle/manifest.json"
+from ngc_common.image_paths import MANIFEST
+
 # Components shown in the banner, in this order, when the flavor has them.
 KEY_COMPONENTS = [
     ("paddle", "PaddlePaddle"), ("cuda-runtime", "CUDA runtime"), ("cudnn", "cuDNN"), ("cublas", "cuBLAS"),

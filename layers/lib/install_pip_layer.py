@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-# The image side's one PEP 503 rule (validation/probes/pep503.py): bind-mounted at /tmp/ngc/shared by the
-# layer Dockerfiles at build time; in the repository (the unit tests) it is found in validation/probes.
-for _folder in (Path("/tmp/ngc/shared"), Path(__file__).resolve().parents[2] / "validation" / "probes"):
+# The image side's one PEP 503 rule (ngc_common/pep503.py): bind-mounted at /tmp/ngc/shared by the layer
+# Dockerfiles at build time (nothing is installed yet); in the repository (the unit tests) found in ngc_common.
+for _folder in (Path("/tmp/ngc/shared"), Path(__file__).resolve().parents[2] / "ngc_common"):
     if (_folder / "pep503.py").is_file():
         sys.path.insert(0, str(_folder))
         break

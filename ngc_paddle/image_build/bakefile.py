@@ -9,26 +9,32 @@ build/bake/<release>.json, merged on top (`-f docker-bake.hcl -f build/bake/<rel
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from ngc_paddle import outputs
+from ngc_paddle import engine, outputs
 from ngc_paddle.errors import ManifestError, NgcPaddleError, ToolchainError
+from ngc_paddle.flavor import ResolvedFlavor, layer_repository, manifest_json
 from ngc_paddle.layers import bake_target, dockerfile_for
 from ngc_paddle.lock.check import lock_status
+from ngc_paddle.lock.layer_args import layer_args
 from ngc_paddle.lock.model import Lock
-from ngc_paddle.manifest.resolve import image_manifest, layer_args
+from ngc_paddle.manifest.resolve import image_manifest
 from ngc_paddle.manifest.schema import Manifest
 from ngc_paddle.outputs import ensure_folder
 
 HCL = Path("docker-bake.hcl")
 
 
-def flavor_locks(manifest: Manifest, releases_dir: Path) -> dict[str, tuple[Lock | None, str]]:
-    """Each flavor's lock when it matches the manifest, else None and why (its pip layers then refuse to build)."""
+def flavor_locks(manifest: Manifest, releases_dir: Path,
+                 built: ResolvedFlavor | None = None) -> dict[str, tuple[Lock | None, str]]:
+    """Each flavor's lock when it matches the manifest, else None and why (its pip layers then refuse to build);
+    the lock of `built`, resolved already, as it has it."""
     locks: dict[str, tuple[Lock | None, str]] = {}
     for flavor_name in manifest.flavors:
+        if built is not None and built.name == flavor_name:
+            locks[flavor_name] = (built.lock, built.pending)
+            continue
         try:
             _status, lock = lock_status(manifest, flavor_name, releases_dir)
         except NgcPaddleError as exc:
@@ -90,21 +96,20 @@ def manifest_file(release: str, flavor_name: str) -> str:
     return f"build/manifests/{release}-{flavor_name}.json"
 
 
-def manifest_text(manifest: Manifest, flavor_name: str) -> str:
-    return json.dumps(image_manifest(manifest, flavor_name), indent=2, sort_keys=True) + "\n"
-
-
 def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, str] | None = None,
-                       labels: dict[str, dict[str, str]] | None = None) -> Path:
+                       labels: dict[str, dict[str, str]] | None = None, built: ResolvedFlavor | None = None) -> Path:
     """Write build/bake/<release>.json and build/manifests/<release>-<flavor>.json; return the bake file.
 
+    `built`: the flavor being built, already resolved (its image manifest and lock are taken from it; the
+    release's other flavors are resolved here, for the bake file that names them all).
     Everything is computed first and written only when all of it succeeded; unchanged files are
     left alone (their mtime too), and a symlink in build/ is replaced or refused, never written through.
     """
-    texts = {root / manifest_file(manifest.release, flavor_name): manifest_text(manifest, flavor_name)
-             for flavor_name in manifest.flavors}
+    texts = {root / manifest_file(manifest.release, flavor_name):
+             built.manifest_text if built and built.name == flavor_name else
+             manifest_json(image_manifest(manifest, flavor_name)) for flavor_name in manifest.flavors}
     bake_file = root / "build" / "bake" / f"{manifest.release}.json"
-    locks = flavor_locks(manifest, root / "releases")
+    locks = flavor_locks(manifest, root / "releases", built)
     definition = bake_definition(manifest, base_images, locks, labels)
     texts[bake_file] = json.dumps(definition, indent=2, sort_keys=True) + "\n"
     with outputs.staged() as stage:
@@ -115,12 +120,6 @@ def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, st
     return bake_file
 
 
-def layer_repository(manifest: Manifest) -> str:
-    """Where a release's intermediate layer images live: beside its image, so a scratch copy that
-    renames the image (tests, benchmarks) never retags or deletes the release's own layers."""
-    return f"{manifest.image}-layers"
-
-
 def bake_env(manifest: Manifest, extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**os.environ, "RELEASE": manifest.release, "IMAGE": manifest.image,
             "LAYER_REPO": layer_repository(manifest), **(extra or {})}
@@ -129,10 +128,8 @@ def bake_env(manifest: Manifest, extra: dict[str, str] | None = None) -> dict[st
 def resolved_group(root: Path, bake_file: Path, manifest: Manifest, flavor: str,
                    env: dict[str, str] | None = None) -> dict[str, Any]:
     """`bake --print` of a flavor's group (the generated targets resolved against docker-bake.hcl)."""
-    proc = subprocess.run(
-        ["docker", "buildx", "bake", "-f", str(HCL), "-f", str(bake_file.relative_to(root)), "--print", flavor],
-        cwd=root, env=env or bake_env(manifest), capture_output=True, text=True, check=False,
-    )
+    proc = engine.docker("buildx", "bake", "-f", str(HCL), "-f", str(bake_file.relative_to(root)), "--print", flavor,
+                         cwd=root, env=env or bake_env(manifest), check=False)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise ToolchainError(f"docker buildx bake --print failed: {last}")
@@ -154,8 +151,9 @@ def resolved_group(root: Path, bake_file: Path, manifest: Manifest, flavor: str,
 _TRANSLATED = {"context", "dockerfile", "args", "labels", "tags", "secret", "network", "target"}
 
 
-def build_command(target_name: str, target: dict[str, Any]) -> list[str]:
-    """`docker buildx build` flags equivalent to one resolved bake target, on the host network.
+def build_command(target_name: str, target: dict[str, Any], flags: tuple[str, ...] = ()) -> list[str]:
+    """`docker buildx build` arguments (after `docker`; run them with ngc_paddle.engine) equivalent to one
+    resolved bake target, on the host network, with `flags` (e.g. --progress plain) added.
 
     Written by hand because buildx 0.13 (the newest this kind of build host can install) ignores a
     target's `network` in bake files, and the daemon here has no bridge network; `bake --print`
@@ -164,7 +162,10 @@ def build_command(target_name: str, target: dict[str, Any]) -> list[str]:
     unknown = sorted(set(target) - _TRANSLATED)
     if unknown:
         raise ToolchainError(f"bake target {target_name} uses {unknown}, which ngc-paddle cannot pass to buildx build")
-    cmd = ["docker", "buildx", "build", "--network", target.get("network", "host"), "--load"]
+    # No attestation manifests on the loaded image: with the containerd image store buildx attaches a
+    # provenance attestation by default, which turns the image into an index whose digest changes with
+    # every build (timestamps) and breaks the layer-by-layer cache answer and the push's digest read-back.
+    cmd = ["buildx", "build", *flags, "--network", target.get("network", "host"), "--load", "--provenance=false"]
     cmd += ["--file", target.get("dockerfile", "Dockerfile")]
     for key, value in sorted(target.get("args", {}).items()):
         cmd += ["--build-arg", f"{key}={value}"]

@@ -9,18 +9,16 @@ the normal build path, which sets the labels again.
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
+from ngc_paddle import engine
 from ngc_paddle.errors import ToolchainError
-from ngc_paddle.image_build import engine
-from ngc_paddle.image_build.bakefile import layer_repository, manifest_file, manifest_text
-from ngc_paddle.image_build.base_image import present_base_image
+from ngc_paddle.flavor import ResolvedFlavor
+from ngc_paddle.image_build.bakefile import manifest_file
 from ngc_paddle.image_build.inputs import LABEL, FlavorInputs, flavor_inputs, short
 from ngc_paddle.image_build.report import BuildReport, LayerResult, human
 from ngc_paddle.layers import bake_target
-from ngc_paddle.lock.model import Lock, lock_path
-from ngc_paddle.manifest.resolve import flavor_of, image_manifest, layer_args
-from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.lock.base_image import present_base_image
+from ngc_paddle.lock.layer_args import layer_args
 
 
 @dataclass(frozen=True)
@@ -30,15 +28,13 @@ class Expected:
     digest: str
 
 
-def compute_inputs(root: Path, manifest: Manifest, flavor_name: str, lock: Lock, base_ref: str,
-                   base_id: str) -> FlavorInputs:
+def compute_inputs(flavor: ResolvedFlavor, base_ref: str, base_id: str) -> FlavorInputs:
     """The inputs digests of a flavor built on this base, from the same args the bake file gets."""
-    flavor = flavor_of(manifest, flavor_name)
-    args = {layer: layer_args(manifest, flavor_name, layer, base_ref, lock, "") for layer in flavor.layers}
-    return flavor_inputs(root, flavor_name, flavor.layers, args, base_id,
-                         lock_path(root / "releases", manifest.release, flavor_name),
-                         image_manifest(manifest, flavor_name),
-                         {manifest_file(manifest.release, flavor_name): manifest_text(manifest, flavor_name)})
+    lock = flavor.build_lock()
+    layers = flavor.spec.layers
+    args = {layer: layer_args(flavor.manifest, flavor.name, layer, base_ref, lock, "") for layer in layers}
+    return flavor_inputs(flavor.root, flavor.name, layers, args, base_id, flavor.lock_file, flavor.image_manifest,
+                         {manifest_file(flavor.release, flavor.name): flavor.manifest_text})
 
 
 def layer_labels(flavor_name: str, inputs: FlavorInputs) -> dict[str, dict[str, str]]:
@@ -46,12 +42,9 @@ def layer_labels(flavor_name: str, inputs: FlavorInputs) -> dict[str, dict[str, 
     return {bake_target(layer, flavor_name): {LABEL: digest} for layer, digest in inputs.layers.items()}
 
 
-def expected_images(manifest: Manifest, flavor_name: str, inputs: FlavorInputs, final_tag: str) -> list[Expected]:
+def expected_images(flavor: ResolvedFlavor, inputs: FlavorInputs) -> list[Expected]:
     """Each layer's tag (as docker-bake.hcl names them; the top one is the release tag) and its digest."""
-    layers = list(inputs.layers)
-    return [Expected(layer, final_tag if layer == layers[-1] else
-                     f"{layer_repository(manifest)}:{manifest.release}-{flavor_name}-{layer}", digest)
-            for layer, digest in inputs.layers.items()]
+    return [Expected(layer, flavor.layer_tags[layer], digest) for layer, digest in inputs.layers.items()]
 
 
 def compare(expected: list[Expected], aliases: list[str], found: dict[str, dict]) -> tuple[bool, list[str]]:
@@ -81,17 +74,17 @@ def compare(expected: list[Expected], aliases: list[str], found: dict[str, dict]
     return same, lines
 
 
-def try_unchanged(root: Path, manifest: Manifest, flavor_name: str, lock: Lock, tags: list[str], started: str,
-                  say: Callable[[str], None]) -> BuildReport | None:
+def try_unchanged(flavor: ResolvedFlavor, started: str, say: Callable[[str], None]) -> BuildReport | None:
     """The report of a no-change build when every image carries today's inputs digest, else None (build)."""
     t0 = time.monotonic()
-    flavor = flavor_of(manifest, flavor_name)
-    base = present_base_image(flavor.components["os"], manifest.sources[flavor.components["python"].source])
+    root, flavor_name, tags = flavor.root, flavor.name, list(flavor.tags)
+    components = flavor.spec.components
+    base = present_base_image(components["os"], flavor.manifest.sources[components["python"].source])
     if base is None:
         say("==> no base image here yet (or no engine answering): building")
         return None
-    inputs = compute_inputs(root, manifest, flavor_name, lock, *base)
-    expected = expected_images(manifest, flavor_name, inputs, tags[0])
+    inputs = compute_inputs(flavor, *base)
+    expected = expected_images(flavor, inputs)
     found = engine.inspect_images([e.tag for e in expected] + tags[1:] + [base[0]])
     same, lines = compare(expected, tags[1:], found)
     for line in lines:
@@ -99,7 +92,7 @@ def try_unchanged(root: Path, manifest: Manifest, flavor_name: str, lock: Lock, 
     if not same:
         say("==> inputs differ from the images' labels: building")
         return None
-    report = BuildReport(manifest.release, flavor_name, base[0], started, status="unchanged",
+    report = BuildReport(flavor.release, flavor_name, base[0], started, status="unchanged",
                          image=tags[0], tags=list(tags), inputs_digest=inputs.image)
     below = found.get(base[0], {}).get("Size", 0)
     for want in expected:
@@ -111,7 +104,7 @@ def try_unchanged(root: Path, manifest: Manifest, flavor_name: str, lock: Lock, 
         below = info.get("Size", 0)
     report.image_size_bytes = report.layers[-1].size_bytes
     report.duration_s = round(time.monotonic() - t0, 1)
-    json_path, _ = report.write(root / "build" / "reports" / f"{manifest.release}-{flavor_name}")
+    json_path, _ = report.write(root / "build" / "reports" / f"{flavor.release}-{flavor_name}")
     say(f"==> unchanged {', '.join(tags)} (image {found[tags[0]]['Id'].removeprefix('sha256:')[:12]}, "
         f"{human(report.image_size_bytes)}, inputs {short(inputs.image)}): nothing built, checked or retagged, "
         f"{time.monotonic() - t0:.2f}s; report: {json_path.relative_to(root)} (FORCE=1 / --force rebuilds)")
@@ -127,7 +120,7 @@ def check_printed(printed: dict, flavor_name: str, inputs: FlavorInputs) -> None
         if resolved != {k: v for k, v in inputs.args[layer].items() if k != "BASE_IMAGE"}:
             raise ToolchainError(f"bake target {bake_target(layer, flavor_name)} resolves other build args than "
                                  "its inputs digest was computed from; fix: set a target's args only in "
-                                 "build/bake/<release>.json (ngc_paddle/manifest/resolve.py), not in docker-bake.hcl")
+                                 "build/bake/<release>.json (ngc_paddle/lock/layer_args.py), not in docker-bake.hcl")
         if target.get("labels", {}).get(LABEL) != digest:
             raise ToolchainError(f"bake target {bake_target(layer, flavor_name)} lost its {LABEL} label; "
                                  "fix: keep the labels of build/bake/<release>.json mergeable in docker-bake.hcl")

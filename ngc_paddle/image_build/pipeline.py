@@ -9,76 +9,53 @@ check named, and move the release tag only once the final image has started and 
 import re
 import subprocess
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ngc_common import image_paths
+from ngc_paddle import engine
 from ngc_paddle.errors import BuildError, NgcPaddleError
-from ngc_paddle.image_build import engine, nochange
+from ngc_paddle.flavor import ResolvedFlavor
+from ngc_paddle.image_build import nochange
 from ngc_paddle.image_build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
-from ngc_paddle.image_build.base_image import ensure_base_image
 from ngc_paddle.image_build.report import BuildReport, LayerResult, human
 from ngc_paddle.layer_checks import check_layer
 from ngc_paddle.layers import LAYER_PATTERN, bake_target
 from ngc_paddle.lock.base import compare_base
-from ngc_paddle.lock.check import lock_for_build
+from ngc_paddle.lock.base_image import ensure_base_image
 from ngc_paddle.lock.model import lock_path
-from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
-from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest
-from ngc_paddle.manifest.schema import Manifest
 
 ERROR_LINE = re.compile(r"NGC-PADDLE-ERROR (.*)")
 # BuildKit plain-progress lines worth echoing: step headers and our own install messages.
 PROGRESS_LINE = re.compile(rf"^#\d+ (\[[^\]]+\] .*|.*\[({LAYER_PATTERN})\] .*)$")
 SMOKE_TEST = (
     "import json, paddle; "
-    "m = json.load(open('/opt/ngc-paddle/manifest.json')); "
+    f"m = json.load(open('{image_paths.MANIFEST}')); "
     "assert paddle.__version__ == m['components']['paddle']['version'], (paddle.__version__, m['release']); "
     "print('smoke test: paddle', paddle.__version__)"
 )
 
 
-@dataclass(frozen=True)
-class BuildRequest:
-    release: str | None = None
-    flavor: str | None = None
-    sources: Mapping[str, str] | None = None
-    root: Path = Path(".")
-    force: bool = False  # build even when the images' inputs digests say nothing changed
-
-
-def release_tags(manifest: Manifest, flavor: str) -> list[str]:
-    """Tags the finished image takes: RELEASE-FLAVOR, and RELEASE for the default flavor."""
-    tags = [f"{manifest.image}:{manifest.release}-{flavor}"]
-    if flavor == manifest.default_flavor:
-        tags.append(f"{manifest.image}:{manifest.release}")
-    return tags
-
-
-def build(request: BuildRequest, say: Callable[[str], None] = print) -> BuildReport:
-    root = request.root.resolve()
-    release = request.release or latest_release(root / "releases")
-    manifest = load_manifest(find_manifest(release, root / "releases"))
-    manifest = apply_source_overrides(manifest, request.sources or {})
-    flavor_name = request.flavor or manifest.default_flavor
-    flavor = flavor_of(manifest, flavor_name)
-    lock = lock_for_build(manifest, flavor_name, root / "releases")  # nothing is resolved at build time
+def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], None] = print) -> BuildReport:
+    """Build the resolved flavor; `force`: build even when the images' inputs digests say nothing changed."""
+    root, manifest, flavor_name, flavor = resolved.root, resolved.manifest, resolved.name, resolved.spec
+    lock = resolved.build_lock()  # nothing is resolved at build time
 
     say(f"==> ngc-paddle {manifest.release}-{flavor_name}: layers {' -> '.join(flavor.layers)}; "
         f"lock {lock_path(Path('releases'), manifest.release, flavor_name)}: {len(lock.pip)} wheels, "
         f"{len(lock.debian)} Debian packages")
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
-    if not request.force and (unchanged := nochange.try_unchanged(
-            root, manifest, flavor_name, lock, release_tags(manifest, flavor_name), started_at, say)):
+    if not force and (unchanged := nochange.try_unchanged(resolved, started_at, say)):
         return unchanged
-    if request.force:
+    if force:
         say("==> --force: building without comparing the images' inputs digests")
     engine.ensure_engine()
     base = ensure_base_image(flavor.components["os"], manifest.sources[flavor.components["python"].source], say)
     compare_base(base, lock.base, say)
-    inputs = nochange.compute_inputs(root, manifest, flavor_name, lock, base, engine.image_id(base) or base)
-    bake_file = write_build_inputs(root, manifest, {flavor_name: base}, nochange.layer_labels(flavor_name, inputs))
+    inputs = nochange.compute_inputs(resolved, base, engine.image_id(base) or base)
+    bake_file = write_build_inputs(root, manifest, {flavor_name: base}, nochange.layer_labels(flavor_name, inputs),
+                                   resolved)
     env = bake_env(manifest, _source_labels(root))
     printed = resolved_group(root, bake_file, manifest, flavor_name, env)
     nochange.check_printed(printed, flavor_name, inputs)
@@ -88,7 +65,7 @@ def build(request: BuildRequest, say: Callable[[str], None] = print) -> BuildRep
     logs_dir = root / "build" / "logs" / f"{manifest.release}-{flavor_name}"
     started = time.monotonic()
     below = base
-    resolved = image_manifest(manifest, flavor_name)  # what the checks expect (the final image carries it too)
+    expected = resolved.image_manifest  # what the checks expect (the final image carries it too)
     try:
         for index, layer in enumerate(flavor.layers, start=1):
             target = bake_target(layer, flavor_name)
@@ -97,20 +74,21 @@ def build(request: BuildRequest, say: Callable[[str], None] = print) -> BuildRep
             report.layers.append(result)
             say(f"--> [{index}/{len(flavor.layers)}] {layer}: building {result.tag}")
             # The final image's candidate tag is removed after promotion: compare with the release tag.
-            previous = release_tags(manifest, flavor_name)[0] if layer == flavor.layers[-1] else result.tag
-            _build_layer(root, build_command(target, printed["target"][target]), env, result, previous, logs_dir, say)
+            previous = resolved.image if layer == flavor.layers[-1] else result.tag
+            _build_layer(root, build_command(target, printed["target"][target], ("--progress", "plain")), env, result,
+                         previous, logs_dir, say)
             result.size_bytes = engine.image_size(result.tag)
             result.size_added_bytes = result.size_bytes - engine.image_size(below)
             say(f"    [{index}/{len(flavor.layers)}] {layer}: {result.status} in {result.duration_s:.1f}s, "
                 f"+{human(result.size_added_bytes)}")
-            _check_layer(root, resolved, result, f"[{index}/{len(flavor.layers)}]", logs_dir, say)
+            _check_layer(root, expected, result, f"[{index}/{len(flavor.layers)}]", logs_dir, say)
             below = result.tag
         candidate = report.layers[-1].tag
         _smoke_test(candidate, say)
-        for final in release_tags(manifest, flavor_name):
+        for final in resolved.tags:
             engine.tag(candidate, final)
         engine.untag(candidate)
-        report.tags = release_tags(manifest, flavor_name)
+        report.tags = list(resolved.tags)
         report.image = report.tags[0]
         report.image_size_bytes = engine.image_size(report.image)
         report.status = "success"
@@ -132,11 +110,9 @@ def _build_layer(root: Path, cmd: list[str], env: dict[str, str], result: LayerR
     log_path = logs_dir / f"{result.layer}.log"
     result.log = str(log_path.relative_to(root))
     before = engine.image_id(previous)
-    cmd = [*cmd[:3], "--progress", "plain", *cmd[3:]]
     t0 = time.monotonic()
     errors: list[str] = []
-    with log_path.open("w") as log:
-        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with log_path.open("w") as log, engine.stream(*cmd, cwd=root, env=env) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             log.write(line)
@@ -184,10 +160,7 @@ def _check_layer(root: Path, resolved: dict, result: LayerResult, step: str, log
 
 
 def _smoke_test(image: str, say: Callable[[str], None]) -> None:
-    proc = subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", image, "python", "-c", SMOKE_TEST],
-        capture_output=True, text=True, check=False,
-    )
+    proc = engine.run(image, "python", "-c", SMOKE_TEST, flags=("--network", "none", "-e", "NGC_PADDLE_QUIET=1"))
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise BuildError(f"smoke test of {image} failed ({tail}); the release tag was not moved")

@@ -8,13 +8,12 @@ so a base bootstrapped again later differs: the build then says so and by how ma
 layer's packages stay pinned by the lock either way.
 """
 
-import json
 import urllib.request
 from collections.abc import Callable
 
 from debian.deb822 import Release
 
-from ngc_paddle.image_build import engine
+from ngc_paddle import engine
 from ngc_paddle.lock.model import Base, DebianEntry
 from ngc_paddle.manifest.schema import Source
 
@@ -28,13 +27,9 @@ def release_date(debian: Source, timeout: float = 30) -> str:
         return str(Release(resp.read().decode("utf-8", "replace"))["Date"])
 
 
-def _inspect(ref: str) -> dict:
-    return json.loads(engine.docker("image", "inspect", "--format", "{{json .}}", ref).stdout)
-
-
 def base_facts(ref: str, debian: Source, packages: list[DebianEntry]) -> Base:
     """What the base image `ref` is, for the lock."""
-    info = _inspect(ref)
+    info = engine.inspect_image(ref)
     labels = (info.get("Config") or {}).get("Labels") or {}
     layers = (info.get("RootFS") or {}).get("Layers") or []
     if str(labels.get("ngc-paddle.base", "")).startswith("debootstrap:"):
@@ -48,7 +43,7 @@ def base_facts(ref: str, debian: Source, packages: list[DebianEntry]) -> Base:
 
 def compare_base(ref: str, locked: Base, say: Callable[[str], None]) -> bool:
     """Say whether the base the build starts from is the locked one; True when it is."""
-    info = _inspect(ref)
+    info = engine.inspect_image(ref)
     if locked.kind == "image":
         digests = [d.split("@", 1)[1] for d in info.get("RepoDigests") or []] + [info["Id"]]
         same = locked.digest in digests

@@ -78,14 +78,3 @@ def lock_status(manifest: Manifest, flavor_name: str, releases_dir: Path) -> tup
         raise ManifestError(f"{path}: {problem}; fix: {fix}")
     return "ok", lock
 
-
-def lock_for_build(manifest: Manifest, flavor_name: str, releases_dir: Path) -> Lock:
-    """The flavor's lock, matching its manifest; a pending or missing lock stops the build in one line."""
-    _status, lock = lock_status(manifest, flavor_name, releases_dir)
-    if lock is None:
-        reason = manifest.flavors[flavor_name].lock.pending  # type: ignore[union-attr]
-        path = lock_path(releases_dir, manifest.release, flavor_name)
-        raise ManifestError(f"{path}: (file): flavor {flavor_name} has no lock yet ({reason}); fix: run "
-                            f"'ngc-paddle lock {manifest.release} --flavor {flavor_name} [--source NAME=URL]' on a "
-                            f"host that reaches its sources, commit the lock and drop lock.pending")
-    return lock

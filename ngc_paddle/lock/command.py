@@ -10,10 +10,9 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ngc_paddle import outputs
-from ngc_paddle.image_build import engine
-from ngc_paddle.image_build.base_image import ensure_base_image
+from ngc_paddle import engine, outputs
 from ngc_paddle.lock.base import base_facts
+from ngc_paddle.lock.base_image import ensure_base_image
 from ngc_paddle.lock.check import lock_inputs
 from ngc_paddle.lock.debian_lock import lock_debian
 from ngc_paddle.lock.model import LOCK_VERSION, Lock, lock_path

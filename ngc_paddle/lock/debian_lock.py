@@ -8,12 +8,12 @@ The venv it makes says which pip and setuptools `python3 -m venv` seeds from Deb
 """
 
 import json
-import subprocess
 from pathlib import Path
 
+from ngc_paddle import engine
 from ngc_paddle.errors import ManifestError
+from ngc_paddle.lock.layer_args import layer_args
 from ngc_paddle.lock.model import DebianEntry, SeedEntry
-from ngc_paddle.manifest.resolve import layer_args
 from ngc_paddle.manifest.schema import Manifest
 
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -59,14 +59,12 @@ def parse_output(text: str) -> tuple[list[DebianEntry], list[DebianEntry], list[
 def lock_debian(manifest: Manifest, flavor_name: str, base: str, root: Path):
     """Run the os layer's install on `base` in a throwaway container; return its package lists."""
     args = layer_args(manifest, flavor_name, "os", base)  # no lock: the manifest's package names, unpinned
-    cmd = ["docker", "run", "--rm", "--network", "host",
-           "-v", f"{(root / 'layers' / 'os').resolve()}:/tmp/ngc/layer:ro"]
+    flags = ["--network", "host", "-v", f"{(root / 'layers' / 'os').resolve()}:/tmp/ngc/layer:ro"]
     if CA_BUNDLE.is_file():
-        cmd += ["-v", f"{CA_BUNDLE}:/tmp/ngc/secrets/ca:ro"]  # where the os layer's build mounts its CA secret
+        flags += ["-v", f"{CA_BUNDLE}:/tmp/ngc/secrets/ca:ro"]  # where the os layer's build mounts its CA secret
     for key in ("APT_MIRROR", "APT_SUITE", "APT_SECURITY", "APT_PACKAGES", "APT_UPGRADE", "PYTHON_VERSION"):
-        cmd += ["-e", f"{key}={args[key]}"]
-    proc = subprocess.run([*cmd, base, "bash", "-c", SCRIPT], capture_output=True, text=True, check=False,
-                          timeout=1800)
+        flags += ["-e", f"{key}={args[key]}"]
+    proc = engine.run(base, "bash", "-c", SCRIPT, flags=flags, timeout=1800)
     if proc.returncode != 0:
         tail = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:] or ["no output"]
         raise ManifestError(f"releases/{manifest.release}.yaml: flavors.{flavor_name}.components.python: the os "

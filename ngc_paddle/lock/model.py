@@ -3,7 +3,7 @@
 Why: the manifest pins the components; the lock pins everything that ends up in the image (every
 Python distribution with the sha256 of its wheel and the source it must come from, every Debian
 package the os layer installs, the base). Builds install only what it says. It is written by
-`ngc-paddle lock` and read here through safe_read and a strict model, so a hand-edited or corrupt
+`ngc-paddle lock` and read here through ngc_common.bounded_read and a strict model, so a hand-edited or corrupt
 lock ends in one line naming the file and the field. JSON rather than YAML: it is machine-written,
 diffs line by line (one entry per distribution) and needs no anchors.
 """
@@ -16,11 +16,11 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ngc_paddle import safe_read
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.fields import DebianName, DebianSuite, ImageRef, PipName, Text, Token, Url, check
 from ngc_paddle.manifest.schema import DEBIAN_VERSION_RE, NAME_RE, RELEASE_RE, LayerName
-from ngc_paddle.validation_line import one_line
 
 LOCK_VERSION = 1
 MAX_LOCK_BYTES = 2 * 1024 * 1024  # a lock is ~30 kB for 60 distributions and 100 Debian packages
@@ -155,7 +155,7 @@ def lock_path(releases_dir: Path, release: str, flavor: str) -> Path:
 
 def read_lock(path: Path) -> Lock:
     """Parse and validate one lock file; every problem is one line naming the file and the field."""
-    data = safe_read.load_json(path, ManifestError, MAX_LOCK_BYTES)
+    data = bounded_read.load_json(path, ManifestError, MAX_LOCK_BYTES)
     try:
         return Lock.model_validate(data)
     except ValidationError as exc:

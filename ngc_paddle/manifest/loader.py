@@ -8,11 +8,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ngc_paddle import safe_read
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.manifest import consistency
 from ngc_paddle.manifest.schema import RELEASE_RE, Manifest
-from ngc_paddle.validation_line import one_line
 
 RELEASES_DIR = Path("releases")
 MAX_MANIFEST_BYTES = 1024 * 1024  # a manifest is a few kB; also bounds `release new`, which reloads it per proposal
@@ -42,7 +42,7 @@ def latest_release(releases_dir: Path = RELEASES_DIR) -> str:
 
 def load_manifest(path: Path) -> Manifest:
     """Parse, validate and consistency-check one manifest file."""
-    data = safe_read.load_yaml(path, ManifestError, MAX_MANIFEST_BYTES)
+    data = bounded_read.load_yaml(path, ManifestError, MAX_MANIFEST_BYTES)
     if not isinstance(data, dict):
         raise ManifestError(f"{path}: (top level): the manifest must be a mapping of keys; fix: see releases/README.md")
     # Top-level `x-*` keys only hold YAML anchors shared by flavors (as in Compose files).

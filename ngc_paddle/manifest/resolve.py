@@ -1,27 +1,20 @@
-"""Turn one flavor of a manifest into what the build and the image need.
+"""Turn one flavor of a manifest into what the image carries, and apply a build's source mirrors.
 
-Why: the build never restates a version; it takes every argument of every layer from here,
-and the image carries the same resolved view as JSON for the banner, validation and notes.
+Why: the build never restates a version: the image carries the flavor's resolved view as JSON for
+the banner, validation and notes (image_manifest); each layer's build arguments come from the
+manifest and the flavor's lock together (ngc_paddle/lock/layer_args.py).
 """
 
-import json
 from collections.abc import Mapping
-from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
+from ngc_common.error_line import one_line
 from ngc_paddle.distro import from_base_image
-from ngc_paddle.driver import image_driver_facts, nvidia_require_cuda
+from ngc_paddle.driver import image_driver_facts
 from ngc_paddle.errors import ManifestError
-from ngc_paddle.layers import BASE_LAYER, TOP_LAYER
 from ngc_paddle.manifest.schema import Component, Flavor, Manifest, Source
-from ngc_paddle.validation_line import one_line
-
-if TYPE_CHECKING:
-    from ngc_paddle.lock.model import Lock
-
-IMAGE_MANIFEST_PATH = "/opt/ngc-paddle/manifest.json"
 
 
 def apply_source_overrides(manifest: Manifest, overrides: Mapping[str, str]) -> Manifest:
@@ -61,7 +54,7 @@ def source_location(source: Source) -> str:
 
 
 def image_manifest(manifest: Manifest, flavor_name: str) -> dict[str, Any]:
-    """The resolved manifest baked into the image at IMAGE_MANIFEST_PATH."""
+    """The resolved manifest baked into the image at ngc_common.image_paths.MANIFEST."""
     flavor = flavor_of(manifest, flavor_name)
     components = {}
     for name, comp in flavor.components.items():
@@ -96,76 +89,3 @@ def image_manifest(manifest: Manifest, flavor_name: str) -> dict[str, Any]:
 
 def layer_components(flavor: Flavor, layer: str) -> dict[str, Component]:
     return {name: comp for name, comp in flavor.components.items() if comp.layer == layer}
-
-
-def source_date_epoch(lock: "Lock | None") -> str | None:
-    """The time every file a layer writes is clamped to (SOURCE_DATE_EPOCH): the lock's Debian snapshot.
-
-    Why: a layer tar records each file's mtime, so two builds of one lock differ in every file they
-    write; the install scripts clamp what they wrote to this (layers/lib/clamp-mtimes.sh) and Python
-    writes hash-based .pyc under it. The Release date of the archive the lock was made against is
-    fixed by the lock (a pulled base has none: then 0, still the same for every build).
-    """
-    if lock is None:
-        return None
-    if lock.base.snapshot:
-        return str(int(parsedate_to_datetime(lock.base.snapshot).timestamp()))
-    return "0"
-
-
-def layer_args(manifest: Manifest, flavor_name: str, layer: str, base_image: str | None = None,
-               lock: "Lock | None" = None, pending: str | None = None) -> dict[str, str]:
-    """The build arguments of one layer target, all derived from the manifest and the flavor's lock.
-
-    Without a lock (`pending` says why) the pip layers get no entries and refuse to build, and the
-    os layer installs its packages unpinned (only `ngc-paddle lock` builds it that way, to read them).
-    """
-    flavor = flavor_of(manifest, flavor_name)
-    when = source_date_epoch(lock)
-    epoch = {"SOURCE_DATE_EPOCH": when} if when is not None else {}  # layers/lib/clamp-mtimes.sh, hash-based .pyc
-    if layer == BASE_LAYER:
-        return {**_os_args(manifest, flavor, base_image, lock), **epoch}
-    spec = _pip_spec(manifest, flavor_name, layer, lock, pending or "no lock")
-    args = {"LAYER_SPEC": json.dumps(spec, sort_keys=True)}
-    if layer == "cuda" and flavor.cuda is not None:
-        args["CUDA_VERSION"] = flavor.cuda.version
-        args["NVIDIA_REQUIRE_CUDA"] = nvidia_require_cuda(flavor.cuda)
-    if layer == TOP_LAYER:
-        args["MANIFEST_FILE"] = f"build/manifests/{manifest.release}-{flavor_name}.json"
-    return {**args, **epoch}
-
-
-def _os_args(manifest: Manifest, flavor: Flavor, base_image: str | None, lock: "Lock | None") -> dict[str, str]:
-    os_comp, python = flavor.components["os"], flavor.components["python"]
-    debian = manifest.sources[python.source]
-    packages = [f"{p.package}={p.version}" for p in lock.debian] if lock is not None else \
-        [str(python.package), *python.extra_packages]
-    return {
-        "BASE_IMAGE": base_image or str(os_comp.image),
-        "APT_MIRROR": str(debian.url),
-        "APT_SUITE": str(debian.suite),
-        "APT_SECURITY": debian.security_url or "",
-        "APT_PACKAGES": " ".join(packages),
-        "APT_UPGRADE": "0" if lock is not None else "1",  # unlocked: resolve with -updates/-security applied
-        "PYTHON_VERSION": python.version,
-    }
-
-
-def _pip_spec(manifest: Manifest, flavor_name: str, layer: str, lock: "Lock | None", pending: str) -> dict[str, Any]:
-    """What install_pip_layer.py installs: the lock's entries for this layer and where each source is."""
-    entries = lock.layer_entries(layer) if lock is not None else []
-    sources = {}  # only those this layer installs from: a mirror for another source must not bust its cache
-    for name in sorted({e.source for e in entries}):
-        source = manifest.sources[name]
-        sources[name] = {"kind": source.kind, "location": source.path if source.kind == "wheel-dir" else source.url}
-    return {
-        "release": manifest.release,
-        "flavor": flavor_name,
-        "layer": layer,
-        "manifest": f"releases/{manifest.release}.yaml",
-        "lock": f"releases/{manifest.release}-{flavor_name}.lock.json",
-        "pending": None if lock is not None else pending,
-        "sources": sources,
-        "packages": [{"name": e.name, "version": e.version, "sha256": e.sha256, "source": e.source,
-                      "component": e.component} for e in entries],
-    }

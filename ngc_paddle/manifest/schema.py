@@ -9,14 +9,16 @@ import re
 from typing import Annotated, Any, Literal
 
 from packaging.version import InvalidVersion, Version
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from ngc_paddle.cuda import CudaSpec
 from ngc_paddle.fields import (
     DebianName,
     DebianSuite,
     ImageName,
     ImageRef,
     RelPath,
+    Strict,
     Text,
     Token,
     Url,
@@ -40,12 +42,6 @@ VersionPrefix = Annotated[str, AfterValidator(lambda v: check(v, VERSION_PREFIX_
 
 PACKAGE_KEY_RE = re.compile(r"^(pypi|deb):[a-z0-9][a-z0-9+._-]*$")  # as the SBOM's package URLs name them
 LayerName = Literal[LAYER_ORDER]  # the names of ngc_paddle/layers.py, in stacking order
-
-
-class Strict(BaseModel):
-    """Unknown keys are errors; no coercion (a bool is not an int, a float not a str)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Source(Strict):
@@ -117,27 +113,6 @@ class Component(Strict):
     def requirement(self) -> str:
         """The pip requirement string that pins this component."""
         return f"{self.package}=={self.version}"
-
-
-class CudaSpec(Strict):
-    """The CUDA release a GPU flavor is based on; the drivers that run it follow from ngc_paddle/driver.py."""
-
-    version: str
-
-    @field_validator("version")
-    @classmethod
-    def _cuda_version(cls, v: str) -> str:
-        if not re.match(r"^[0-9]{2}\.[0-9](\.[0-9]{1,4})?\Z", v):
-            raise ValueError(f"CUDA version {v!r} must look like 12.6 or 12.6.3")
-        return v
-
-    @property
-    def major(self) -> int:
-        return int(self.version.split(".")[0])
-
-    @property
-    def major_minor(self) -> str:
-        return ".".join(self.version.split(".")[:2])
 
 
 class LockPolicy(Strict):

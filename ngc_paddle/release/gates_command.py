@@ -13,34 +13,33 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.fleet import schema
-from ngc_paddle.image_build import engine
-from ngc_paddle.manifest.loader import find_manifest, load_manifest
+from ngc_paddle import engine
+from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.outputs import staged
-from ngc_paddle.release import notes
+from ngc_paddle.release.fleet import schema
 from ngc_paddle.release.pipeline import requested_flavors
-from ngc_paddle.release.stages import candidate, gates, push, release_folder
+from ngc_paddle.release.stages import candidate, gates, notes, push, release_folder
 from ngc_paddle.release.state_file import State
 
 
-class GatesFailed(NgcPaddleError):
-    exit_code = 1
+class GatesFailed(Failed):
+    """A profile's gates failed (exit 1)."""
 
 
-class GatesNotProven(NgcPaddleError):
-    exit_code = 3
+class GatesNotProven(NotProven):
+    """A profile's gates did not run, had no place or no evidence (exit 3)."""
 
 
 def run(root: Path, release: str, flavor_names: list[str], fleet_file: Path | None, registry: str,
         benchmarks: tuple[str, ...], accept_unproven: str | None, say: Callable[[str], None] = print) -> dict:
-    root = root.resolve()
-    manifest = load_manifest(find_manifest(release, root / "releases"))
+    resolved = ResolvedRelease.load(root, release)  # the one load of the manifest
+    root, manifest = resolved.root, resolved.manifest
     flavors, _ = requested_flavors(manifest, flavor_names)
     fleet = schema.load(fleet_file, root) if fleet_file else schema.LOCAL  # a bad fleet file: exit 2, nothing done
     images = {}
     for name in flavors:
-        image = f"{manifest.image}:{manifest.release}-{name}"
+        image = resolved.flavor(name).image
         if engine.image_id(image) is None:
             raise NgcPaddleError(f"image {image} not found; fix: build it first (make image RELEASE={manifest.release} "
                                  f"FLAVOR={name})")
@@ -48,7 +47,7 @@ def run(root: Path, release: str, flavor_names: list[str], fleet_file: Path | No
     state = State(release_folder(root, manifest.release) / "state.json")
     push.ensure_registry(registry)
     refs = {name: candidate.push(state, name, image, registry, say) for name, image in images.items()}
-    fan = gates.Gates(fleet, root, manifest.release, benchmarks, state, say)
+    fan = gates.Gates(fleet, root, manifest.release, resolved.previous, benchmarks, state, say)
     say(f"==> gates of {manifest.release} on {fleet_file or 'this host'}: {', '.join(flavors)}")
     fan.start([(name, manifest.flavors[name].cuda is not None, refs[name]) for name in flavors])
     fanned = fan.wait()

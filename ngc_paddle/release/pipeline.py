@@ -3,12 +3,14 @@
 Per flavor: build, then the candidate pushed under its candidate tag (the gates run it by digest), then the
 gates validate, bench, scan and month-over-month; with a fleet file the validate and bench stages are one
 `gates` stage fanned out per hardware profile (Slurm, SSH hosts, this host), submitted before the local gates
-run and collected after them. Then the stages that must pass on the gated digest before it may carry a release
-tag (BEFORE_RELEASE_TAG: issue 21's attestations), then for every flavor at once push (the release tag moved to
-the gated digest), with the notes written after the gates and again after the push. Each stage is one
+run and watched while they run. Then the stages that must pass on the gated digest before it may carry a
+release tag (BEFORE_RELEASE_TAG: issue 21's attestations), then for every flavor at once push (the release tag
+moved to the gated digest), with the notes written after the gates and again after the push. Each stage is one
 module in ngc_paddle/release/stages/, saying its inputs (its resume key), how it runs and how it
-reports; this module only orders them, keeps their results in build/release/<release>/state.json
-(written after every stage) and decides the push. A rerun skips a gate whose key is unchanged and
+reports. The release is resolved once (ngc_paddle.flavor: the manifest opened once, each flavor's lock
+and image names derived once) and passed to the build and every stage; this module only orders them,
+keeps their results in build/release/<release>/state.json (written after every stage) and decides
+the push. A rerun skips a gate whose key is unchanged and
 that passed, so it resumes after an interruption or a failure; the build itself always runs, its
 unchanged case answered from the images' labels. Any failed gate stops the push and is named; the
 registry then keeps the previous release. A gate that is NOT PROVEN (GPU checks or benchmarks of a
@@ -18,13 +20,14 @@ the notes print in the gate table; a gate NOT PROVEN with the same key is then t
 again. Containers the stages start get the host's GPUs where it has them (engine.run_flags).
 """
 
+import dataclasses
 from collections.abc import Callable
 
-from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.fleet import schema as fleet_schema
-from ngc_paddle.manifest.loader import find_manifest, load_manifest
-from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
+from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
+from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.manifest.resolve import flavor_of
 from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.release.fleet import schema as fleet_schema
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import (
     Built,
@@ -47,21 +50,19 @@ from ngc_paddle.release.state_file import State
 GATES: tuple[Callable[[Built], Step], ...] = (validate.plan, bench.plan, scan.plan, month_over_month.plan)
 # With a fleet, validate and bench run as the fan-out (stages/gates.py); these stay on this host.
 LOCAL_GATES: tuple[Callable[[Built], Step], ...] = (scan.plan, month_over_month.plan)
-# Stages that must pass on a flavor's gated digest (REGISTRY/REPO@sha256:...) after its gates and before the
-# release tag moves to it. Issue 21's `attest` (signed provenance, SBOM, lock and verdict attestations, verified
-# by read-back) goes here; each returns an Outcome, and anything but passed blocks the push like a gate.
-BEFORE_RELEASE_TAG: tuple[Callable[[Built, str, State], Outcome], ...] = ()
+# Stages that must pass on a flavor's gated digest (built.resolved.reference: REGISTRY/REPO@sha256:...) after its
+# gates and before the release tag moves to it. Issue 21's `attest` (signed provenance, SBOM, lock and verdict
+# attestations, verified by read-back) goes here; each returns an Outcome, anything but passed blocks the push.
+BEFORE_RELEASE_TAG: tuple[Callable[[Built, State], Outcome], ...] = ()
 PASSING = ("passed", "accepted unproven")
 
 
-class ReleaseBlocked(NgcPaddleError):
-    exit_code = 1
+class ReleaseBlocked(Failed):
+    """A gate failed: nothing is pushed (exit 1)."""
 
 
-class ReleaseNotProven(ReleaseBlocked):
+class ReleaseNotProven(NotProven, ReleaseBlocked):
     """Held back only by gates without evidence (e.g. GPU gates on a host without a GPU): NOT PROVEN, exit 3."""
-
-    exit_code = 3
 
 
 def requested_flavors(manifest: Manifest, names: list[str]) -> tuple[list[str], bool]:
@@ -81,10 +82,9 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     a registry holding 26.12-cpu of this run beside 26.12-gpu of an older one would be a release nobody
     gated together. With `all`, a flavor whose build fails on this host (e.g. its index is unreachable) is
     reported as not built, with the build's one-line reason, and does not hold back the others."""
-    root = opts.root.resolve()
-    manifest = load_manifest(find_manifest(opts.release, root / "releases"))
+    release = ResolvedRelease.load(opts.root, opts.release, opts.sources)  # the one load of the manifest
+    root, manifest = release.root, release.manifest
     flavors, every = requested_flavors(manifest, opts.flavors)
-    apply_source_overrides(manifest, opts.sources)  # a mirror for a source the release lacks: bad input, first
     fleet = fleet_schema.load(opts.fleet, root) if opts.fleet else None  # a bad fleet file: exit 2, nothing pushed
     state = State(release_folder(root, manifest.release) / "state.json")
     failures: list[str] = []
@@ -96,7 +96,7 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         say(f"=== release {manifest.release}: flavor {name}")
         info = infos[name] = {"stages": {}}
         try:
-            built, outcome = build.run(manifest, name, opts, root, say)
+            built, outcome = build.run(release, name, opts, say)
         except NgcPaddleError as exc:
             outcome = build.failed(exc)
             info["stages"][build.NAME] = state.record(name, build.NAME, "", outcome.status, outcome.detail)
@@ -111,14 +111,14 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         if not builts:
             push.ensure_registry(opts.registry)
         # The gates run this digest; a registry that refuses the push stops the run here (a login: exit 2).
-        info["candidate"] = candidate.push(state, name, built.image, opts.registry, say)
-        builts.append(built)
-    fan = gates.Gates(fleet, root, manifest.release, opts.benchmarks, state, say) if fleet else None
+        ref = candidate.push(state, name, built.image, opts.registry, say)
+        builts.append(dataclasses.replace(built, resolved=built.resolved.with_digest(ref)))
+    fan = gates.Gates(fleet, root, manifest.release, release.previous, opts.benchmarks, state, say) if fleet else None
     try:
         if fan:
             say(f"==> gates on fleet {opts.fleet}: validation and benchmarks of "
                 f"{', '.join(b.flavor for b in builts) or 'no flavor'} per hardware profile")
-            fan.start([(b.flavor, b.spec.cuda is not None, infos[b.flavor]["candidate"]) for b in builts],
+            fan.start([(b.flavor, b.resolved.needs_gpu, b.resolved.reference) for b in builts],
                       background=True)  # its progress shows while the local gates run
         for built in builts:
             say(f"=== gates of {built.flavor}" + (" on this host (scan, month-over-month)" if fan else ""))
@@ -144,20 +144,20 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     if not failures:
         for built in builts:
             for hook in BEFORE_RELEASE_TAG:
-                outcome = hook(built, infos[built.flavor]["candidate"], state)
+                outcome = hook(built, state)
                 if outcome.status != "passed":
                     failures.append(f"{built.flavor}: {outcome.detail}")
-    notes.write(root, manifest, state)
+    notes.write(release, state)
     if failures:
         say("==> push skipped: " + "; ".join(failures))
         _summary(flavors, not_built, {}, say)
         blocked = ReleaseNotProven if len(unproven) == len(failures) else ReleaseBlocked
         raise blocked(f"release {manifest.release} blocked by: {'; '.join(failures)}; the registry keeps "
                       "the previous release")
+    gated = {b.flavor: b.resolved.reference.rsplit("@", 1)[1] for b in builts}
     for name in built_names:
-        gated = infos[name]["candidate"].rsplit("@", 1)[1]
-        infos[name]["digest"] = push.push(state, name, infos[name]["image"], opts.registry, say, gated=gated)
-    notes.write(root, manifest, state)
+        infos[name]["digest"] = push.push(state, name, infos[name]["image"], opts.registry, say, gated=gated[name])
+    notes.write(release, state)
     say(f"==> release {manifest.release} pushed to {opts.registry}: "
         + ", ".join(f"{n} {infos[n]['digest'][:19]}" for n in built_names))
     _summary(flavors, not_built, {n: infos[n]["digest"] for n in built_names}, say)

@@ -5,13 +5,12 @@ and TLS settings (`/etc/docker/certs.d/HOST/ca.crt`), as every real registry nee
 plain-HTTP request fails against any of them.
 """
 
-import hashlib
 import ipaddress
 import json
 import re
-import subprocess
 
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle import engine
+from ngc_paddle.errors import Failed, NgcPaddleError
 
 AUTH_ERRORS = ("no basic auth credentials", "unauthorized", "authentication required", "denied")
 PUSHED = re.compile(r"digest: (sha256:[0-9a-f]{64})")
@@ -21,8 +20,8 @@ class LoginRequired(NgcPaddleError):
     """The registry wants credentials the docker config does not hold (bad input: exit 2)."""
 
 
-class DigestMismatch(NgcPaddleError):
-    exit_code = 1
+class DigestMismatch(Failed):
+    """The registry holds another digest than the one pushed."""
 
 
 def host_of(ref: str) -> str:
@@ -53,7 +52,7 @@ def _check_login(ref: str, stderr: str, action: str, stdout: str = "") -> None:
 
 def push(ref: str) -> str:
     """`docker push REF`; the digest it pushed (printed by docker push itself)."""
-    proc = subprocess.run(["docker", "push", ref], capture_output=True, text=True)
+    proc = engine.push(ref)
     if proc.returncode != 0:
         _check_login(ref, proc.stderr, "docker push", proc.stdout)
         raise NgcPaddleError(f"docker push {ref} failed: {_last_line(proc.stderr)[:200]}; fix: check that the "
@@ -68,25 +67,15 @@ def served_digest(ref: str) -> str | None:
     """The manifest digest the registry serves for REF (None when it serves none), read with
     `docker manifest inspect --verbose`. A loopback registry may speak plain HTTP, which the docker CLI
     only tries with `--insecure` (dockerd treats 127.0.0.0/8 as insecure the same way): TLS is tried first."""
-    attempts = ([], ["--insecure"]) if _loopback(host_of(ref)) else ([],)
-    for extra in attempts:
-        proc = subprocess.run(["docker", "manifest", "inspect", "--verbose", *extra, ref], capture_output=True,
-                              text=True, timeout=120)
+    attempts = (False, True) if _loopback(host_of(ref)) else (False,)
+    for insecure in attempts:
+        proc = engine.manifest_inspect(ref, insecure)
         if proc.returncode == 0:
             data = json.loads(proc.stdout)
-            # A single-platform image gives one object; an index (what the containerd image store pushes: the
-            # image and its attestation manifest) gives its entries, not its own digest: that is the digest of
-            # the index's bytes as the registry serves them.
-            return data.get("Descriptor", {}).get("digest") if isinstance(data, dict) else _index_digest(ref)
+            # A single-platform image gives one object; a manifest list gives its entries, not its own digest.
+            return data.get("Descriptor", {}).get("digest") if isinstance(data, dict) else None
         _check_login(ref, proc.stderr, "docker manifest inspect")
     return None
-
-
-def _index_digest(ref: str) -> str | None:
-    """The digest of an index REF, from its raw bytes (`docker buildx imagetools inspect --raw`)."""
-    proc = subprocess.run(["docker", "buildx", "imagetools", "inspect", "--raw", ref], capture_output=True,
-                          timeout=120)
-    return f"sha256:{hashlib.sha256(proc.stdout).hexdigest()}" if proc.returncode == 0 and proc.stdout else None
 
 
 def push_and_verify(ref: str) -> str:

@@ -16,10 +16,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from ngc_paddle import safe_read
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import Token
-from ngc_paddle.fleet.cells import Cell
+from ngc_paddle.release.fleet.cells import Cell
 
 MAX_STATE_BYTES = 4 * 1024 * 1024  # a few kB per release
 Stage = Literal["build", "candidate", "validate", "bench", "gates", "scan", "month-over-month", "push"]
@@ -75,29 +76,14 @@ def read(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = safe_read.load_json(path, StateError, MAX_STATE_BYTES)
+        data = bounded_read.load_json(path, StateError, MAX_STATE_BYTES)
     except StateError as exc:  # same line, with this file's fix
         raise StateError(f"{str(exc).rsplit('; fix: ', 1)[0]}; fix: {fix(path)}") from None
     try:
         StateFile.model_validate({"flavors": data})
     except ValidationError as exc:
-        raise StateError(written_file_line(path, exc, fix(path), skip=1)) from None
+        raise StateError(one_line(path, exc, fix(path), skip=1, written=True)) from None
     return data
-
-
-def written_file_line(path: Path, exc: ValidationError, fix: str, skip: int = 0) -> str:
-    """One line for a file the pipeline or a benchmark wrote: whatever is wrong, the fix is the same (`fix`);
-    `skip` leading parts of each error's location are the caller's wrapping, not the file's."""
-    errors = exc.errors(include_url=False)
-    err = errors[0]
-    where = ".".join(str(part) for part in err["loc"][skip:]) or "(top level)"
-    what = {"extra_forbidden": "unknown key", "missing": "required key is missing"}.get(
-        err["type"], err["msg"].removeprefix("Value error, "))
-    if err["type"].endswith("_type") or err["type"] in ("literal_error", "string_pattern_mismatch"):
-        shown = repr(err.get("input"))
-        what += f", not {shown if len(shown) <= 60 else shown[:60] + '...'}"
-    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-    return " ".join(f"{path}: {where[:120]}: {what}; fix: {fix}{more}".split())
 
 
 class State:

@@ -49,6 +49,7 @@ from packaging.version import Version as PyVersion
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ngc_paddle.errors import ManifestError
+from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides
 from ngc_paddle.manifest.schema import Manifest, Source
@@ -457,18 +458,21 @@ def release_manifest(labels: Mapping[str, str], image_manifest: dict | None, roo
 
 def check(packages: list[Package], config: dict, image_manifest: dict | None, root: Path,
           overrides: Mapping[str, str] | None = None, cache_dir: Path | None = None,
-          keyring: Path | None = KEYRING, say: Callable[[str], None] = print) -> Freshness:
+          keyring: Path | None = KEYRING, say: Callable[[str], None] = print,
+          resolved: ResolvedFlavor | None = None) -> Freshness:
     """Compare the image's Debian packages with its archive and look up its pinned Python releases.
 
     `config` is the image's config (as `docker save` or `docker image inspect` give it: its labels
-    name the release and flavor, its architecture the Debian index to read).
+    name the release and flavor, its architecture the Debian index to read). `resolved`: the flavor as
+    the release run resolved it (its manifest, mirrors applied), instead of reading the manifest again.
     """
     start = time.monotonic()
     labels = (config.get("config") or config.get("Config") or {}).get("Labels") or {}
     arch = config.get("architecture") or config.get("Architecture")
     result = Freshness()
     try:
-        manifest, flavor = release_manifest(labels, image_manifest, root, overrides or {})
+        manifest, flavor = ((resolved.manifest, resolved.name) if resolved is not None else
+                            release_manifest(labels, image_manifest, root, overrides or {}))
     except Unavailable as exc:
         result.not_run = {"deb": str(exc), "pypi": str(exc)}
         result.seconds = time.monotonic() - start

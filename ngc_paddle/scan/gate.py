@@ -17,8 +17,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ngc_paddle import outputs
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.fields import IMAGE_REF_RE
+from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.scan import freshness, layer_checks, policy, sbom, sources, vulnerabilities
 from ngc_paddle.scan.findings import Finding, dedupe, severity_rank
 from ngc_paddle.scan.inventory import Inventory, wants_content
@@ -27,17 +28,13 @@ from ngc_paddle.scan.saved_image import SavedImage, save
 HADOLINT_LEVEL = {"error": "HIGH", "warning": "MEDIUM", "info": "LOW", "style": "LOW"}
 
 
-class Blocked(NgcPaddleError):
-    """The gate blocks the release."""
-
-    exit_code = 1
+class Blocked(Failed):
+    """The gate blocks the release (exit 1)."""
 
 
-class VulnerabilitiesNotRun(NgcPaddleError):
+class VulnerabilitiesNotRun(NotProven):
     """A part of the gate had no evidence: no vulnerability source consulted for an ecosystem of the image
-    (and no waiver accepts that), or the freshness check could not read an archive or index."""
-
-    exit_code = 3
+    (and no waiver accepts that), or the freshness check could not read an archive or index (exit 3)."""
 
 
 def vulnerability_evidence(rules: policy.Policy, packages: list, consulted: list[sources.Source],
@@ -93,7 +90,10 @@ def _timed(timings: dict[str, float], phase: str, work: Callable, *args):
 
 def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, reports: list[tuple[str, Path]],
         db_repository: str | None = None, today: date | None = None, root: Path = Path("."),
-        say: Callable[[str], None] = print, source_overrides: dict[str, str] | None = None) -> dict:
+        say: Callable[[str], None] = print, source_overrides: dict[str, str] | None = None,
+        resolved: ResolvedFlavor | None = None) -> dict:
+    """Scan IMAGE into OUTPUT (scan.json, scan.md, the SBOM); `resolved`: the image's flavor as a release run
+    resolved it (the freshness check then takes its manifest rather than reading it again)."""
     if not IMAGE_REF_RE.fullmatch(image):  # it reaches docker and grype as an argument
         raise NgcPaddleError(f"image {image[:80]!r}: (argument): not an image reference; "
                              "fix: name an image like ngc-paddle:26.12-cpu")
@@ -139,7 +139,8 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             timings["sbom"] = time.perf_counter() - mark
             say(f"    SBOM: {sbom.component_count(staged_sbom)} components -> {sbom_path}")
             mark = time.perf_counter()
-            fresh = freshness.check(packages, saved.config, manifest, root, source_overrides, say=say)
+            fresh = freshness.check(packages, saved.config, manifest, root, source_overrides, say=say,
+                                    resolved=resolved)
             findings += fresh.findings
             timings["freshness"] = time.perf_counter() - mark
             mark = time.perf_counter()

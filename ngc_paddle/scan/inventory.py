@@ -13,6 +13,7 @@ from email.parser import Parser
 
 from debian.deb822 import Deb822
 
+from ngc_common import image_paths
 from ngc_paddle.distro import Distro, from_image_manifest, from_os_release
 from ngc_paddle.scan.saved_image import Entry
 
@@ -34,7 +35,7 @@ class Package:
     extra: dict = field(default_factory=dict)
 
 
-IMAGE_MANIFEST = "/opt/ngc-paddle/manifest.json"
+IMAGE_MANIFEST = image_paths.MANIFEST
 _SINGLE_FILES = (DPKG_STATUS, IMAGE_MANIFEST, *OS_RELEASE)
 
 

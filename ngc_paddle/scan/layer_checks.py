@@ -2,7 +2,7 @@
 
 Written here because they must see each layer separately (a key deleted in a later layer is still
 in the image) and the build metadata (ENV, labels, the arguments recorded in the history), which
-file scanners do not read as a whole. What counts as a key or a credential is ngc_paddle/scan/patterns.py,
+file scanners do not read as a whole. What counts as a key or a credential is ngc_common/secret_patterns.py,
 shared with the in-image hygiene checks; what is allowed (setuid paths, key fixtures) is the policy.
 """
 
@@ -10,7 +10,7 @@ import hashlib
 import stat
 from dataclasses import dataclass, field
 
-from ngc_paddle.scan import patterns
+from ngc_common import secret_patterns as patterns
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.saved_image import Entry, SavedImage, split_build_args
 

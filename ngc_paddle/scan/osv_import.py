@@ -19,10 +19,11 @@ from pathlib import Path
 
 from pydantic import RootModel, ValidationError
 
-from ngc_paddle import outputs, safe_read
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
+from ngc_paddle import outputs
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.scan.report_models import OsvAdvisory, timestamp
-from ngc_paddle.validation_line import one_line
 
 ECOSYSTEM_RE = re.compile(r"PyPI|Debian:[0-9]{1,3}|Ubuntu:[0-9]{2}\.[0-9]{2}(:LTS)?")  # see ngc_paddle/distro.py
 MEMBER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}\.json")  # OSV ids: GHSA-..., PYSEC-..., DEBIAN-CVE-...
@@ -118,7 +119,7 @@ def import_zip(source: str, ecosystem: str, into: Path, say=print) -> Imported:
                 target = stage / info.filename
                 with archive.open(info) as src, target.open("wb") as out:
                     out.write(src.read(MAX_MEMBER_BYTES + 1))
-                data = safe_read.load_json(target, OsvImportError, MAX_MEMBER_BYTES)
+                data = bounded_read.load_json(target, OsvImportError, MAX_MEMBER_BYTES)
                 records = data if isinstance(data, list) else [data]
                 try:
                     _RECORDS.model_validate(records)

@@ -15,11 +15,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from ngc_paddle import safe_read
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import Text, Token
 from ngc_paddle.scan.findings import SEVERITIES, Finding, severity_rank
-from ngc_paddle.validation_line import one_line
 
 DEFAULT_POLICY = Path("security/policy.yaml")
 ALWAYS_BLOCK = {"secret", "private-key", "credential", "setuid", "world-writable", "security-update",
@@ -104,7 +104,7 @@ class _AllowEntryModel(_Strict):
 class _KeyFixtureModel(_Strict):
     """A private key that a package ships on purpose (a test fixture), known by its content, not its path."""
 
-    # sha256 of each key block ("-----BEGIN" to the END line's "-----"): python -m ngc_paddle.scan.patterns FILE
+    # sha256 of each key block ("-----BEGIN" to the END line's "-----"): python -m ngc_common.secret_patterns FILE
     sha256: Annotated[list[Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]], Field(min_length=1)]
     path: Annotated[str, Field(max_length=4096), AfterValidator(_absolute)]
     reason: Annotated[Text, Field(min_length=1)]
@@ -131,7 +131,7 @@ KEYS = set(_PolicyModel.model_fields)
 
 
 def load(path: Path) -> Policy:
-    data = safe_read.load_yaml(path, PolicyError, MAX_POLICY_BYTES)
+    data = bounded_read.load_yaml(path, PolicyError, MAX_POLICY_BYTES)
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -11,13 +11,13 @@ Each layer is attributed to the ngc-paddle build layer that made it, from the im
 import json
 import re
 import shutil
-import subprocess
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.layers import BASE_LAYER, LAYER_PATTERN, TOP_LAYER
 
@@ -57,15 +57,14 @@ class Entry:
 
 def save(image: str, target: Path) -> Path:
     """`docker save` into `target`, refused up front (one line) when its disk cannot hold the image."""
-    proc = subprocess.run(["docker", "image", "inspect", "--format", "{{.Size}}", image], capture_output=True,
-                          text=True)
-    if proc.returncode != 0:
+    size = engine.image_size_or_none(image)
+    if size is None:
         raise NgcPaddleError(f"image {image!r} not found; fix: build it (make image) or name a local image")
-    size, free = int(proc.stdout.strip() or 0), shutil.disk_usage(target.parent).free
+    free = shutil.disk_usage(target.parent).free
     if size * 1.05 > free:  # the tar is the uncompressed layers plus a little; a multi-GB save fails late otherwise
         raise NgcPaddleError(f"no room to save {image} in {target.parent}: it needs about {size / 1e9:.1f} GB, "
                              f"{free / 1e9:.1f} GB free; fix: free disk space or set TMPDIR to a larger disk")
-    out = subprocess.run(["docker", "save", "-o", str(target), image], capture_output=True, text=True)
+    out = engine.save(image, target)
     if out.returncode != 0:
         raise NgcPaddleError(f"docker save {image} failed: {out.stderr.strip()}")
     return target

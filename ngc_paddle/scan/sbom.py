@@ -15,7 +15,6 @@ from cyclonedx.model.component import Component, ComponentType
 from cyclonedx.model.license import DisjunctiveLicense
 from cyclonedx.output.json import JsonV1Dot6
 from cyclonedx.schema import SchemaVersion
-from cyclonedx.validation.json import JsonStrictValidator
 from packageurl import PackageURL
 from packaging.utils import canonicalize_name
 
@@ -79,6 +78,10 @@ def build(image: str, release_manifest: dict | None, packages: list[Package], di
 
 
 def write(bom: Bom, path: Path) -> Path:
+    # Imported here: the validator's JSON-schema format checkers take a second to import (a grammar
+    # compiled at import time), which every command and test that merely imports this module paid.
+    from cyclonedx.validation.json import JsonStrictValidator
+
     text = JsonV1Dot6(bom).output_as_string(indent=2)
     errors = JsonStrictValidator(SchemaVersion.V1_6).validate_str(text)
     if errors is not None:

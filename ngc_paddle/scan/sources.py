@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ngc_paddle import safe_read
+from ngc_common import bounded_read
 from ngc_paddle.distro import NAMES, Distro
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import Text
@@ -103,7 +103,7 @@ def trivy_db(cache: Path, scanned: str, db_repository: str | None) -> Source:
     built = None
     if meta_path.exists():
         try:
-            meta = _TrivyDbMetadata.model_validate(safe_read.load_json(meta_path, SourceError, 64 * 1024))
+            meta = _TrivyDbMetadata.model_validate(bounded_read.load_json(meta_path, SourceError, 64 * 1024))
             built = _day(meta.UpdatedAt)
         except ValidationError:
             built = None

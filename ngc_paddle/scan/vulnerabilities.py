@@ -19,7 +19,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion
 from pydantic import BaseModel, RootModel, ValidationError
 
-from ngc_paddle import safe_read
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
 from ngc_paddle.distro import Distro
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.scan.findings import Finding
@@ -32,7 +33,6 @@ from ngc_paddle.scan.report_models import (
     applies,
     parse_version,
 )
-from ngc_paddle.validation_line import one_line
 
 M = TypeVar("M", bound=BaseModel)
 _OSV_FILE = RootModel[list[OsvAdvisory]]
@@ -155,7 +155,7 @@ def read_grype(path: Path) -> list[Finding]:
 
 
 def _load_json(path: Path, tool: str) -> Any:
-    return safe_read.load_json(Path(path), ReportError)
+    return bounded_read.load_json(Path(path), ReportError)
 
 
 def _validate(model: type[M], data: Any, path: Path, fix: str) -> M:
@@ -220,7 +220,7 @@ def load_osv(folder: Path) -> list[dict]:
                           "fix: point at a folder of OSV JSON advisories")
     advisories = []
     for path in sorted(folder.rglob("*.json")):
-        data = safe_read.load_json(path, ReportError)
+        data = bounded_read.load_json(path, ReportError)
         records = data if isinstance(data, list) else [data]
         _validate(_OSV_FILE, records, path, "replace it from the OSV dump")
         advisories += records

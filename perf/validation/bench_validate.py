@@ -9,7 +9,6 @@ of IMAGE (default: the newest release's default flavor) and prints both wall tim
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -18,6 +17,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from ngc_common.exit_codes import ExitCode  # noqa: E402
+from ngc_paddle import engine  # noqa: E402
 from ngc_paddle.manifest import load_manifest  # noqa: E402
 from ngc_paddle.manifest.loader import find_manifest, latest_release  # noqa: E402
 
@@ -25,10 +26,10 @@ from ngc_paddle.manifest.loader import find_manifest, latest_release  # noqa: E4
 def run(image: str, *args: str) -> tuple[float, dict]:
     with tempfile.TemporaryDirectory() as out:
         started = time.monotonic()
-        proc = subprocess.run(["docker", "run", "--rm", "--network", "none", "-v", f"{out}:/report", image,
-                               "validate", "--output", "/report", *args], capture_output=True, text=True)
+        proc = engine.run(image, "validate", "--output", "/report", *args,
+                          flags=("--network", "none", "-v", f"{out}:/report"))
         elapsed = time.monotonic() - started
-        if proc.returncode not in (0, 1):
+        if proc.returncode not in (ExitCode.PASS, ExitCode.FAIL):
             raise SystemExit(f"validate failed to run: {proc.stderr[-500:]}")
         return elapsed, json.loads((Path(out) / "validation.json").read_text())["counts"]
 

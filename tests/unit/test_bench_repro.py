@@ -13,9 +13,9 @@ import pytest
 
 from ngc_paddle.image_build.bakefile import bake_definition, flavor_locks
 from ngc_paddle.layers import bake_target
+from ngc_paddle.lock.layer_args import layer_args, source_date_epoch
 from ngc_paddle.lock.model import read_lock
 from ngc_paddle.manifest import load_manifest
-from ngc_paddle.manifest.resolve import layer_args, source_date_epoch
 
 REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("bench_repro", REPO / "perf" / "image_build" / "bench_repro.py")

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.image_build import engine, inputs, nochange, pipeline
+from ngc_paddle import engine
+from ngc_paddle.flavor import resolve
+from ngc_paddle.image_build import inputs, nochange, pipeline
 from ngc_paddle.image_build.scratch import scratch_copy
-from ngc_paddle.lock.check import lock_for_build
-from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from tests.conftest import REPO
 
 BASE_ID = "sha256:" + "b" * 64
@@ -21,9 +21,7 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def digests(root: Path, base_id: str = BASE_ID) -> nochange.FlavorInputs:
-    manifest = load_manifest(find_manifest("26.12", root / "releases"))
-    lock = lock_for_build(manifest, FLAVOR, root / "releases")
-    return nochange.compute_inputs(root, manifest, FLAVOR, lock, "ngc-paddle-base:bookworm", base_id)
+    return nochange.compute_inputs(resolve(root, "26.12", FLAVOR), "ngc-paddle-base:bookworm", base_id)
 
 
 def edited(path: Path, extra: str = "\n# edited by a test\n"):
@@ -106,7 +104,7 @@ def test_the_lock_and_the_base_change_what_they_feed(copy: Path) -> None:
 def test_context_follows_dockerignore(copy: Path) -> None:
     files = inputs.context_files(copy)
     assert "layers/os/install.sh" in files and "security/policy.yaml" in files
-    assert "ngc_paddle/scan/patterns.py" in files and "ngc_paddle/cli.py" not in files
+    assert "ngc_common/secret_patterns.py" in files and "ngc_paddle/cli.py" not in files
     assert "README.md" not in files and "Dockerfile" not in files and "releases/26.12.yaml" not in files
     assert not any("__pycache__" in f for f in files)
 
@@ -153,17 +151,15 @@ def test_a_missing_tag_or_label_or_alias_builds() -> None:
 
 
 def test_try_unchanged_answers_from_labels_and_writes_the_report(copy: Path, monkeypatch) -> None:
-    manifest = load_manifest(find_manifest("26.12", copy / "releases"))
-    lock = lock_for_build(manifest, FLAVOR, copy / "releases")
+    flavor = resolve(copy, "26.12", FLAVOR)
     want = digests(copy)
-    tags = pipeline.release_tags(manifest, FLAVOR)
-    images = {e.tag: image(e.digest, f"sha256:{e.layer}") for e in
-              nochange.expected_images(manifest, FLAVOR, want, tags[0])}
+    tags = flavor.tags
+    images = {e.tag: image(e.digest, f"sha256:{e.layer}") for e in nochange.expected_images(flavor, want)}
     images[tags[1]] = images[tags[0]]
     monkeypatch.setattr(nochange, "present_base_image", lambda *_: ("ngc-paddle-base:bookworm", BASE_ID))
     monkeypatch.setattr(engine, "inspect_images", lambda refs: {r: images[r] for r in refs if r in images})
     lines: list[str] = []
-    report = nochange.try_unchanged(copy, manifest, FLAVOR, lock, tags, "t0", lines.append)
+    report = nochange.try_unchanged(flavor, "t0", lines.append)
     assert report is not None and report.status == "unchanged" and report.inputs_digest == want.image
     assert [layer.status for layer in report.layers] == ["unchanged"] * 4
     assert sum(": unchanged (inputs sha256:" in line for line in lines) == 4
@@ -173,11 +169,11 @@ def test_try_unchanged_answers_from_labels_and_writes_the_report(copy: Path, mon
 
     images["ngc-paddle-unit-layers:26.12-cpu-dali"] = image("sha256:" + "9" * 64)
     lines.clear()
-    assert nochange.try_unchanged(copy, manifest, FLAVOR, lock, tags, "t0", lines.append) is None
+    assert nochange.try_unchanged(flavor, "t0", lines.append) is None
     assert lines[1].startswith("    [2/4] dali: inputs changed") and lines[-1].startswith("==> inputs differ")
 
     monkeypatch.setattr(nochange, "present_base_image", lambda *_: None)  # never bootstrapped on this path
-    assert nochange.try_unchanged(copy, manifest, FLAVOR, lock, tags, "t0", lines.append) is None
+    assert nochange.try_unchanged(flavor, "t0", lines.append) is None
 
 
 class EngineWork(Exception):
@@ -198,7 +194,8 @@ def test_build_returns_the_unchanged_report_before_any_engine_work_and_force_ski
 
     monkeypatch.setattr(nochange, "try_unchanged", fake_try)
     monkeypatch.setattr(engine, "ensure_engine", engine_work)
-    assert pipeline.build(pipeline.BuildRequest("26.12", FLAVOR, root=copy), say=lambda _: None) is sentinel
+    flavor = resolve(copy, "26.12", FLAVOR)
+    assert pipeline.build(flavor, say=lambda _: None) is sentinel
     with pytest.raises(EngineWork):
-        pipeline.build(pipeline.BuildRequest("26.12", FLAVOR, root=copy, force=True), say=lambda _: None)
+        pipeline.build(flavor, force=True, say=lambda _: None)
     assert calls == ["try"]

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from ngc_paddle.driver import LIMITS, driver_sentence, nvidia_require_cuda, requirement
+from ngc_paddle.lock.layer_args import layer_args
 from ngc_paddle.manifest import load_manifest
-from ngc_paddle.manifest.resolve import image_manifest, layer_args
+from ngc_paddle.manifest.resolve import image_manifest
 
 REPO = Path(__file__).resolve().parents[2]
 

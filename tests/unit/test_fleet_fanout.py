@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ngc_paddle.fleet import fanout, schema
-from ngc_paddle.fleet.cells import Cell
-from ngc_paddle.fleet.fanout import FanOut, Target
-from ngc_paddle.fleet.runners.base import JobState, Placed, Runner
-from ngc_paddle.fleet.slurm import NoPlace
+from ngc_paddle.release.fleet import fanout, schema
+from ngc_paddle.release.fleet.cells import Cell
+from ngc_paddle.release.fleet.fanout import FanOut, Target
+from ngc_paddle.release.fleet.runners.base import JobState, Placed, Runner
+from ngc_paddle.release.fleet.slurm import NoPlace
 from ngc_paddle.release.stages import gates as gates_stage
 from tests.unit.fuzz_support import bench_result
 
@@ -36,7 +36,8 @@ def finished(job: Placed, gpu: str = "", validate_rc: int = 0, bench_verdict: st
     for command, _ in job.spec.benches:
         result = folder / "bench" / command / "run-1" / "result.json"
         result.parent.mkdir(parents=True)
-        result.write_text(json.dumps({**bench_result("rn50"), "verdict": bench_verdict}))
+        result.write_text(json.dumps({**bench_result("rn50"), "verdict": bench_verdict,
+                                      "passed": bench_verdict in ("PASS", "SMOKE")}))
         steps.append(f"{command}\t{ {'PASS': 0, 'FAIL': 1}.get(bench_verdict, 3)}\t40")
     (folder / "steps.tsv").write_text("\n".join(steps) + "\n")
     (folder / "outcome").write_text(outcome + "\n")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.fleet import containers
-from ngc_paddle.fleet.payload import JobSpec, render, write
+from ngc_paddle.release.fleet import containers
+from ngc_paddle.release.fleet.payload import JobSpec, render, write
 
 DIGEST = "sha256:" + "ab" * 32
 IMAGE = f"127.0.0.1:5019/ngc-paddle@{DIGEST}"

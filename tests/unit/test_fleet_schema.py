@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ngc_paddle.fleet import schema
-from ngc_paddle.fleet.fanout import Target, applies, benches_of
-from ngc_paddle.fleet.hardware import gates_profiles
+from ngc_paddle.release.fleet import schema
+from ngc_paddle.release.fleet.fanout import Target, applies, benches_of
+from ngc_paddle.release.fleet.hardware import gates_profiles
 
 GOOD = {"profiles": {"cpu": {"slurm": {"partition": "cpu"}}}}
 

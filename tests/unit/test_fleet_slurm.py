@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.fleet.schema import SlurmPlace
-from ngc_paddle.fleet.slurm import NoPlace, Slurm, SlurmError, SubmitFailed, _gpus_offered
+from ngc_paddle.release.fleet.schema import SlurmPlace
+from ngc_paddle.release.fleet.slurm import NoPlace, Slurm, SlurmError, SubmitFailed, _gpus_offered
 
 
 class Fake:
@@ -122,9 +122,9 @@ def test_requeue_and_cancel_are_slurms_own() -> None:
 
 
 def test_flavors_that_share_a_profile_go_in_one_job_array(tmp_path: Path) -> None:
-    from ngc_paddle.fleet.payload import JobSpec
-    from ngc_paddle.fleet.runners.base import Placed
-    from ngc_paddle.fleet.runners.slurm import SlurmRunner
+    from ngc_paddle.release.fleet.payload import JobSpec
+    from ngc_paddle.release.fleet.runners.base import Placed
+    from ngc_paddle.release.fleet.runners.slurm import SlurmRunner
 
     fake = Fake({"sbatch": (0, "300\n", "")})
     runner = SlurmRunner("A100-80GB", SlurmPlace(partition="a100", gres="gpu:8"), Slurm(fake))
@@ -142,9 +142,9 @@ def test_flavors_that_share_a_profile_go_in_one_job_array(tmp_path: Path) -> Non
 
 
 def test_a_shared_folder_elsewhere_gets_the_inputs_and_gives_the_results_back(tmp_path: Path) -> None:
-    from ngc_paddle.fleet.payload import JobSpec
-    from ngc_paddle.fleet.runners.base import Placed
-    from ngc_paddle.fleet.runners.slurm import SlurmRunner
+    from ngc_paddle.release.fleet.payload import JobSpec
+    from ngc_paddle.release.fleet.runners.base import Placed
+    from ngc_paddle.release.fleet.runners.slurm import SlurmRunner
 
     shared = tmp_path / "lustre"
     runner = SlurmRunner("cpu", SlurmPlace(partition="cpu", shared_dir=str(shared)), Slurm(Fake({"sbatch": (0, "7\n",

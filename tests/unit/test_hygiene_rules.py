@@ -6,7 +6,8 @@ import stat
 
 import pytest
 
-from ngc_paddle.scan import layer_checks, patterns
+from ngc_common import secret_patterns as patterns
+from ngc_paddle.scan import layer_checks
 from ngc_paddle.scan.layer_checks import LayerScan
 from ngc_paddle.scan.policy import PolicyError, load
 from ngc_paddle.scan.report_models import TrivySecret
@@ -188,7 +189,7 @@ def test_policy_key_fixtures(tmp_path) -> None:
 
 def test_in_image_probe_uses_the_gates_policy_and_patterns() -> None:
     """One list, two checkers: the probe shipped in the image reads the same setuid list and key fixtures as the
-    gate, and the Dockerfile ships the gate's patterns module and policy beside it."""
+    gate and uses its patterns module, and the Dockerfile installs that module (ngc_common) and ships the policy."""
     import importlib.util
     from pathlib import Path
 
@@ -202,7 +203,7 @@ def test_in_image_probe_uses_the_gates_policy_and_patterns() -> None:
     assert set(in_image["setuid_allowed"]) == gate.setuid_allowed and "/usr/bin/su" in gate.setuid_allowed
     assert set(in_image["key_fixtures"]) == set(gate.key_fixtures) and gate.key_fixtures
     dockerfile = (root / "Dockerfile").read_text()
-    assert 'cp "$c/ngc_paddle/scan/patterns.py" /opt/ngc-paddle/validation/probes/patterns.py' in dockerfile
+    assert 'cp -R "$c/ngc_common" "$site/ngc_common"' in dockerfile
     assert 'cp "$c/security/policy.yaml" /opt/ngc-paddle/security/policy.yaml' in dockerfile
     ignore = (root / ".dockerignore").read_text().splitlines()
-    assert "!ngc_paddle/scan/patterns.py" in ignore and "!security/policy.yaml" in ignore
+    assert "!ngc_common/" in ignore and "!security/policy.yaml" in ignore

@@ -18,12 +18,12 @@ import yaml
 
 from benchmarks.harness import cli as bench_cli
 from benchmarks.harness import gates as bench_gates
-from benchmarks.harness import result_file
 from benchmarks.harness.spec import ModelSpec
+from ngc_common import bench_result as result_schema
 from ngc_paddle import cli
 from ngc_paddle.errors import ManifestError, NgcPaddleError
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.manifest import load_manifest
-from ngc_paddle.release import bench_result as bench_result_model
 from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.scan import gate, policy
 from ngc_paddle.scan.findings import Finding, dedupe
@@ -425,14 +425,13 @@ def test_truncated_baseline_is_one_line(tmp_path: Path, capsys) -> None:
     assert "(file): not valid JSON" in assert_cli_error(code, err)
 
 
-def test_the_two_readers_of_result_json_agree_with_its_writer() -> None:
-    written = bench_result("rn50")
-    assert set(written) == set(result_file.ResultFile.model_fields) == set(bench_result_model.BenchResult.model_fields)
-    verdict_fields = {f.name for f in dataclasses.fields(bench_gates.Verdict)}
-    assert verdict_fields == set(result_file.GateVerdict.model_fields)
-    assert verdict_fields == set(bench_result_model.GateVerdict.model_fields)
-    assert set(written["config"]) <= set(result_file.Config.model_fields)
-    assert set(written["environment"]) == set(result_file.Environment.model_fields)
+def test_the_schema_reads_what_the_writer_writes(tmp_path: Path) -> None:
+    """report.write's result.json passes the one strict schema, every gate verdict field included."""
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(bench_result("rn50")))
+    result = result_schema.read(path, "unused")
+    assert result.model == "rn50" and result.gates
+    assert {f.name for f in dataclasses.fields(bench_gates.Verdict)} == set(result_schema.GateVerdict.model_fields)
 
 
 # ---- the release pipeline's state.json and stored results ------------------------------------------
@@ -476,11 +475,12 @@ def test_a_stored_result_that_is_no_result_stops_the_release(tmp_path: Path) -> 
     run = root / "build" / "release" / "26.11" / "cpu" / "bench" / "bench-rn50" / "rn50-20261101T000000Z"
     run.mkdir(parents=True)
     (run / "result.json").write_text(json.dumps(bench_result("rn50")))
-    assert bench_stage.previous_bench_results(root, "26.12", "cpu", ("bench-rn50",)) == {
+    previous = ResolvedRelease.load(root, "26.12").previous
+    assert bench_stage.previous_bench_results(root, previous, "cpu", ("bench-rn50",)) == {
         "bench-rn50": run / "result.json"}
     (run / "result.json").write_text(json.dumps({"verdict": 1}))
     with pytest.raises(NgcPaddleError) as info:
-        bench_stage.previous_bench_results(root, "26.12", "cpu", ("bench-rn50",))
+        bench_stage.previous_bench_results(root, previous, "cpu", ("bench-rn50",))
     assert_one_line(str(info.value), run / "result.json")
     assert f"fix: delete {run} (the previous release's run of it then gives no baseline)" in str(info.value)
 

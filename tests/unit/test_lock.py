@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ngc_paddle.errors import ManifestError
-from ngc_paddle.lock.check import lock_for_build, lock_status
+from ngc_paddle.flavor import resolve
+from ngc_paddle.lock.check import lock_status
 from ngc_paddle.lock.model import lock_path, read_lock
 from ngc_paddle.lock.pip_lock import SourceUnreachable, assign_layers, check_reachable, lock_pip, platform_tags
 from ngc_paddle.manifest import load_manifest
@@ -96,7 +97,7 @@ def test_missing_lock_names_the_file_and_build_refuses_a_pending_flavor(releases
         lock_status(manifest, "gpu-cu118", releases)
     assert one_line(exc).startswith(f"{releases / '26.12-gpu-cu118.lock.json'}: (file): no lock for flavor gpu-cu118")
     with pytest.raises(ManifestError) as exc:
-        lock_for_build(manifest, "gpu", releases)
+        resolve(releases.parent, "26.12", "gpu").build_lock()
     assert "flavor gpu has no lock yet (needs NVIDIA's index" in one_line(exc)
 
 
@@ -223,11 +224,11 @@ def test_a_rebootstrapped_base_is_reported_as_different(monkeypatch) -> None:
     locked = read_lock(LOCK).base
     said: list[str] = []
     same = {"RootFS": {"Layers": [f"sha256:{locked.rootfs_sha256}"]}, "Config": {"Labels": {}}, "Id": "sha256:x"}
-    monkeypatch.setattr(base_module, "_inspect", lambda ref: same)
+    monkeypatch.setattr(base_module.engine, "inspect_image", lambda ref: same)
     assert base_module.compare_base("ngc-paddle-base:bookworm", locked, said.append)
     other = {"RootFS": {"Layers": ["sha256:" + "e" * 64]},
              "Config": {"Labels": {base_module.SNAPSHOT_LABEL: "Sat, 01 Jan 2028 00:00:00 UTC"}}, "Id": "sha256:y"}
-    monkeypatch.setattr(base_module, "_inspect", lambda ref: other)
+    monkeypatch.setattr(base_module.engine, "inspect_image", lambda ref: other)
     assert not base_module.compare_base("ngc-paddle-base:bookworm", locked, said.append)
     assert "matches the lock" in said[0]
     assert "differs from the lock" in said[1] and "Sat, 01 Jan 2028" in said[1] and locked.snapshot in said[1]
@@ -256,7 +257,7 @@ def test_release_new_locks_every_flavor_not_pending(releases: Path, monkeypatch)
 
 
 def test_a_bootstrapped_base_records_the_archive_snapshot(monkeypatch) -> None:
-    from ngc_paddle.image_build import base_image
+    from ngc_paddle.lock import base_image
 
     manifest = load_manifest(REPO / "releases" / "26.12.yaml")
     commands: list[list[str]] = []

@@ -19,9 +19,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks.harness import cli as bench_cli_module
-from benchmarks.harness import gates, result_file
-from benchmarks.harness.inputs import InputError
+from benchmarks.harness import gates
 from benchmarks.harness.spec import ModelSpec
+from ngc_common import bench_result as result_file
+from ngc_common.errors import InputError
+from ngc_common.exit_codes import ExitCode
 from ngc_paddle import cli
 from ngc_paddle.distro import Distro
 from ngc_paddle.manifest import load_manifest
@@ -165,7 +167,7 @@ def bench_cli(tmp: Path, *argv: str) -> int | None:
             code = bench_cli_module.main(BENCH, [*argv, "--output", str(tmp / "out")])
     except InputsAccepted:
         return None
-    assert code == 2, (code, err.getvalue())  # never 1 (a failed gate) or 4 (a crash)
+    assert code == ExitCode.BAD_INPUT, (code, err.getvalue())  # never 1 (a failed gate) or 4 (a crash)
     line = err.getvalue().rstrip("\n")
     assert line.startswith("error: ") and "\n" not in line and "; fix: " in line, line
     assert not (tmp / "out").exists(), "a run refused for bad input wrote results"

@@ -8,16 +8,15 @@ from types import SimpleNamespace
 
 import pytest
 
+from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.image_build import engine
 from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest import load_manifest
-from ngc_paddle.release import month
-from ngc_paddle.release import notes as release_notes
 from ngc_paddle.release import pipeline as release_pipeline
 from ngc_paddle.release.new import create
-from ngc_paddle.release.stages import Outcome
+from ngc_paddle.release.stages import Outcome, month_over_month
 from ngc_paddle.release.stages import bench as bench_stage
+from ngc_paddle.release.stages import build as build_stage
 from ngc_paddle.release.stages import candidate as candidate_stage
 from ngc_paddle.release.stages import push as push_stage
 from ngc_paddle.release.stages import scan as scan_stage
@@ -46,9 +45,9 @@ def test_the_diff_orders_pip_by_pep440_and_debian_by_dpkg(tmp_path: Path) -> Non
     new = {**OLD, "pypi:numpy": "2.4.10", "pypi:pyyaml": "6.0.3rc1", "deb:libc6": "2.36-9+deb12u9",
            "deb:zlib1g": "1:1.2.13.dfsg-1+b1", "pypi:rich": "14.0.0"}
     del new["pypi:six"]
-    old_pkgs = month.packages(write_sbom(tmp_path / "old.json", OLD))
-    new_pkgs = month.packages(write_sbom(tmp_path / "new.json", new))
-    lines = [c.line() for c in month.diff(old_pkgs, new_pkgs)]
+    old_pkgs = month_over_month.packages(write_sbom(tmp_path / "old.json", OLD))
+    new_pkgs = month_over_month.packages(write_sbom(tmp_path / "new.json", new))
+    lines = [c.line() for c in month_over_month.diff(old_pkgs, new_pkgs)]
     assert lines == ["deb:libc6 2.36-9+deb12u10 -> 2.36-9+deb12u9 (down)",  # dpkg: u10 > u9 (as text it is not)
                      "deb:zlib1g 1:1.2.13.dfsg-1 -> 1:1.2.13.dfsg-1+b1 (up)",
                      "pypi:numpy 2.4.6 -> 2.4.10 (up)",  # PEP 440: 10 > 6
@@ -62,24 +61,24 @@ def test_removed_downgraded_and_grown_block_unless_the_manifest_says_why(tmp_pat
     new = dict(OLD, **{"pypi:numpy": "1.26.4"})
     del new["deb:tzdata"]
     sbom = write_sbom(tmp_path / "new.json", new)
-    blocked = month.gate("26.12", old, 2 * GB, sbom, int(2.4 * GB), {}, None)
+    blocked = month_over_month.gate("26.12", old, 2 * GB, sbom, int(2.4 * GB), {}, None)
     assert blocked.status == "failed"
     assert "pypi:numpy 2.4.6 -> 1.26.4 (down) without a reason in month_over_month.packages" in blocked.detail
     assert "deb:tzdata 2025b-0+deb12u1 (removed) without a reason" in blocked.detail
     assert "the image grew 20.0% (> 10%) without month_over_month.size_growth" in blocked.detail
     reasons = {"pypi:numpy": "Paddle 2.6 needs the NumPy 1.x ABI", "deb:tzdata": "time zones ship with Python"}
-    passed = month.gate("26.12", old, 2 * GB, sbom, int(2.4 * GB), reasons, "CUDA 12.8 libraries")
+    passed = month_over_month.gate("26.12", old, 2 * GB, sbom, int(2.4 * GB), reasons, "CUDA 12.8 libraries")
     assert passed.status == "passed", passed.detail
     assert "pypi:numpy 2.4.6 -> 1.26.4 (down): Paddle 2.6 needs the NumPy 1.x ABI" in passed.detail
     assert "+20.0%, accepted: CUDA 12.8 libraries" in passed.detail
     assert passed.changes == ["deb:tzdata 2025b-0+deb12u1 (removed)", "pypi:numpy 2.4.6 -> 1.26.4 (down)"]
-    assert month.gate("26.12", old, 2 * GB, sbom, int(2.19 * GB), reasons, None).status == "passed"  # +9.5 %
+    assert month_over_month.gate("26.12", old, 2 * GB, sbom, int(2.19 * GB), reasons, None).status == "passed"  # +9.5 %
 
 
 def test_nothing_to_compare_passes_and_missing_results_are_not_proven(tmp_path: Path) -> None:
     sbom = write_sbom(tmp_path / "new.json", OLD)
-    assert month.gate(None, tmp_path / "none.json", None, sbom, GB, {}, None).status == "passed"
-    missing = month.gate("26.12", tmp_path / "none.json", None, sbom, GB, {}, None)
+    assert month_over_month.gate(None, tmp_path / "none.json", None, sbom, GB, {}, None).status == "passed"
+    missing = month_over_month.gate("26.12", tmp_path / "none.json", None, sbom, GB, {}, None)
     assert missing.status == "not proven" and "none.json" in missing.detail and "fix: restore" in missing.detail
 
 
@@ -87,7 +86,7 @@ def test_a_corrupt_sbom_is_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "sbom.cdx.json"
     bad.write_text(json.dumps({"components": [{"purl": "pkg:"}]}))
     with pytest.raises(NgcPaddleError) as err:
-        month.packages(bad)
+        month_over_month.packages(bad)
     assert "\n" not in str(err.value) and str(err.value).startswith(f"{bad}: components.purl:")
 
 
@@ -113,12 +112,12 @@ def next_month(tmp_path: Path, repo: Path, monkeypatch) -> Path:
     (stored / "state.json").write_text(json.dumps({"cpu": {"build": {"key": "sha256:old", "status": "passed",
                                                                      "detail": "", "size": 2 * GB,
                                                                      "finished": "2026-12-01T00:00:00+00:00"}}}))
-    build = lambda request, say: SimpleNamespace(image="ngc-paddle:27.01-cpu",  # noqa: E731
-                                                 layers=[SimpleNamespace(status="built")])
+    build = lambda flavor, say: SimpleNamespace(image="ngc-paddle:27.01-cpu",  # noqa: E731
+                                                layers=[SimpleNamespace(status="built")])
     monkeypatch.setattr(image_pipeline, "build", build)
     monkeypatch.setattr(engine, "image_id", lambda image: "sha256:new")
     monkeypatch.setattr(engine, "image_size", lambda image: int(2.4 * GB))
-    monkeypatch.setattr(release_notes, "read_back", lambda image, flavor: {})
+    monkeypatch.setattr(build_stage, "read_back", lambda image, flavor: {})
     monkeypatch.setattr(validate_stage, "run_validation", lambda image, out: Outcome("passed", "all passed"))
     monkeypatch.setattr(bench_stage, "run_benchmarks", lambda *a: Outcome("passed", "PASS"))
     monkeypatch.setattr(push_stage, "ensure_registry", lambda registry: None)

@@ -10,10 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from packaging.utils import canonicalize_name
 
+from ngc_common import pep503
+
 REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("pep503", REPO / "validation" / "probes" / "pep503.py")
-pep503 = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(pep503)
 
 
 @pytest.mark.parametrize("name", [
@@ -30,6 +29,7 @@ def test_agrees_with_packaging_on_any_valid_name(name: str) -> None:
 
 
 def test_the_installer_uses_it() -> None:
+    """At build time nothing is installed: the installer imports the file the layer bind-mounts (here: ngc_common's)."""
     spec = importlib.util.spec_from_file_location("install_pip_layer", REPO / "layers/lib/install_pip_layer.py")
     installer = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(installer)
@@ -40,7 +40,7 @@ def test_the_installer_uses_it() -> None:
 def test_no_other_copy_of_the_rule_in_image_code_and_every_pip_layer_mounts_it() -> None:
     """The rule is written once for the image side; the host side calls packaging (no hand-written copy)."""
     copies = []
-    for folder in ("layers", "validation", "image", "ngc_paddle", "benchmarks", "perf"):
+    for folder in ("layers", "validation", "image", "ngc_paddle", "ngc_common", "benchmarks", "perf"):
         for path in (REPO / folder).rglob("*.py"):
             text = path.read_text()
             if path.name != "pep503.py" and (re.search(r"\[-_\.\]\+", text) or 'replace("_", "-")' in text):
@@ -50,4 +50,4 @@ def test_no_other_copy_of_the_rule_in_image_code_and_every_pip_layer_mounts_it()
         if "install_pip_layer.py" in dockerfile.read_text() or "install.sh" in dockerfile.read_text():
             text = dockerfile.read_text()
             if "source=layers/lib," in text:  # the whole installer folder (os mounts clamp-mtimes.sh alone)
-                assert "source=validation/probes/pep503.py,target=/tmp/ngc/shared/pep503.py" in text, dockerfile
+                assert "source=ngc_common/pep503.py,target=/tmp/ngc/shared/pep503.py" in text, dockerfile

@@ -10,23 +10,24 @@ from types import SimpleNamespace
 
 import pytest
 
+from ngc_common import bounded_read
+from ngc_paddle import engine
 from ngc_paddle.errors import BuildError, ManifestError, NgcPaddleError
-from ngc_paddle.image_build import engine
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest import load_manifest
-from ngc_paddle.release import notes as release_notes
 from ngc_paddle.release import pipeline as release_pipeline
-from ngc_paddle.release import record as notes_record
 from ngc_paddle.release import registry
 from ngc_paddle.release.new import create
-from ngc_paddle.release.notes import changes, render, support_matrix
-from ngc_paddle.release.stages import Outcome, previous_manifest
+from ngc_paddle.release.stages import Outcome
 from ngc_paddle.release.stages import bench as bench_stage
+from ngc_paddle.release.stages import build as build_stage
 from ngc_paddle.release.stages import candidate as candidate_stage
 from ngc_paddle.release.stages import notes as notes_stage
 from ngc_paddle.release.stages import push as push_stage
 from ngc_paddle.release.stages import scan as scan_stage
 from ngc_paddle.release.stages import validate as validate_stage
+from ngc_paddle.release.stages.notes import changes, notes_text, support_matrix
 from ngc_paddle.release.state_file import State
 
 
@@ -84,7 +85,7 @@ def test_notes_of_two_consecutive_manifests(tree: Path) -> None:
     path, _diff, _ = create("27.01", "26.12", tree, lookup=fake_index({"paddlepaddle": "3.4.0"}),
                             say=lambda _l: None)
     previous, current = load_manifest(tree / "releases/26.12.yaml"), load_manifest(path)
-    text = render(current, previous, {"cpu": {"image": "ngc-paddle:27.01-cpu", "stages": {}}}, "Known: none.")
+    text = notes_text(current, previous, {"cpu": {"image": "ngc-paddle:27.01-cpu", "stages": {}}}, "Known: none.")
     section = text.split("Changes since 26.12 (cpu):", 1)[1].split("Changes since", 1)[0]
     assert [line for line in section.splitlines() if line.startswith("- ")] == ["- paddle: 3.3.1 -> 3.4.0 (up)"]
     assert text.startswith("# PaddlePaddle Release 27.01") and "## Driver Requirements" in text
@@ -137,8 +138,8 @@ def test_notes_merge_every_stored_flavor_and_the_known_issues(notes_tree: Path) 
     (notes_tree / "release-notes" / "inputs" / f"{RELEASE}.json").write_text(json.dumps(old))
     state = State(notes_tree / "build" / "release" / RELEASE / "state.json")
     state.data = _two_flavor_state()
-    manifest = load_manifest(notes_tree / "releases" / f"{RELEASE}.yaml")
-    text = notes_stage.write(notes_tree, manifest, state).read_text()
+    release = ResolvedRelease.load(notes_tree, RELEASE)
+    text = notes_stage.write(release, state).read_text()
 
     gates = text.split("## Release gates", 1)[1].split("\n## ", 1)[0]
     assert "| cpu | validate | passed | 65 passed, 0 failed |" in gates and "| cpu | scan | passed |" in gates
@@ -157,10 +158,10 @@ def test_notes_merge_every_stored_flavor_and_the_known_issues(notes_tree: Path) 
     cu118 = text.split("### gpu-cu118:", 1)[1].split("###", 1)[0]
     assert "| paddlepaddle-gpu | 2.6.2 | 2.6.2 |" in cu118
     # The merged inputs were written back, so a later run of one flavor keeps the others (fresh state or not).
-    stored = notes_record.load(notes_tree / "release-notes" / "inputs" / f"{RELEASE}.json")
+    stored = notes_stage.load_record(notes_tree / "release-notes" / "inputs" / f"{RELEASE}.json")
     assert set(stored["flavors"]) == {"cpu", "gpu", "gpu-cu118"}
     state.data = {"cpu": state.data["cpu"]}
-    again = notes_stage.write(notes_tree, manifest, state).read_text()
+    again = notes_stage.write(release, state).read_text()
     assert f"| `ngc-paddle:{RELEASE}-gpu-cu118` | {CU118_DIGEST} |" in again
 
 
@@ -172,27 +173,24 @@ def test_a_flavor_rebuilt_without_a_push_shows_no_digest_of_its_earlier_image(no
 
 
 def test_committed_notes_are_the_output_of_the_current_code(repo: Path) -> None:
-    from ngc_paddle.release import notes
-
     records = sorted((repo / "release-notes" / "inputs").glob("*.json"))
     assert records, "release-notes/inputs/ holds the notes' committed inputs"
     for path in records:
         release = path.stem
-        manifest = load_manifest(repo / "releases" / f"{release}.yaml")
-        previous = previous_manifest(repo, release)
-        rendered = notes.render(manifest, previous, notes_record.load(path)["flavors"],
-                                notes_stage.known_issues(repo, release))
+        loaded = ResolvedRelease.load(repo, release)
+        rendered = notes_text(loaded.manifest, loaded.previous, notes_stage.load_record(path)["flavors"],
+                              notes_stage.known_issues(repo, release))
         committed = (repo / "release-notes" / f"{release}.md").read_text()
         assert committed == rendered, f"release-notes/{release}.md is stale; fix: make notes RELEASE={release}"
     manifests = [load_manifest(p) for p in sorted((repo / "releases").glob("*.yaml"))]
-    assert (repo / "release-notes" / "support-matrix.md").read_text() == notes.support_matrix(manifests)
+    assert (repo / "release-notes" / "support-matrix.md").read_text() == support_matrix(manifests)
 
 
 def test_a_damaged_notes_record_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "26.12.json"
     path.write_text(json.dumps({"release": "26.12", "flavors": {"cpu": {"digets": "x"}}}))
     with pytest.raises(NgcPaddleError) as err:
-        notes_record.load(path)
+        notes_stage.load_record(path)
     assert err.value.exit_code == 2 and "\n" not in str(err.value)
     assert str(err.value).startswith(f"{path}: flavors.cpu.digets: unknown key; fix:")
 
@@ -212,16 +210,16 @@ def fake_stages(notes_tree: Path, monkeypatch) -> dict:
     """Every engine-facing step of the pipeline faked: builds of `unbuildable` flavors fail with one line."""
     seen: dict = {"builds": [], "pushed": [], "unbuildable": set()}
 
-    def build(request, say):
-        seen["builds"].append((request.flavor, dict(request.sources or {})))
-        if request.flavor in seen["unbuildable"]:
-            raise BuildError(f"layer paddle of {request.flavor}: index unreachable; fix: SOURCES=")
-        return SimpleNamespace(image=f"ngc-paddle:{RELEASE}-{request.flavor}", layers=[SimpleNamespace(status="built")])
+    def build(flavor, say):
+        seen["builds"].append((flavor.name, dict(flavor.sources)))
+        if flavor.name in seen["unbuildable"]:
+            raise BuildError(f"layer paddle of {flavor.name}: index unreachable; fix: SOURCES=")
+        return SimpleNamespace(image=flavor.image, layers=[SimpleNamespace(status="built")])
 
     monkeypatch.setattr(image_pipeline, "build", build)
     monkeypatch.setattr(engine, "image_id", lambda image: "sha256:" + image.rsplit("-", 1)[-1])
     monkeypatch.setattr(engine, "image_size", lambda image: 2_000_000_000)
-    monkeypatch.setattr(release_notes, "read_back", lambda image, flavor: {})
+    monkeypatch.setattr(build_stage, "read_back", lambda image, flavor: {})
     monkeypatch.setattr(validate_stage, "run_validation", lambda image, out: Outcome("passed", "all passed"))
     monkeypatch.setattr(bench_stage, "run_benchmarks", lambda *a: Outcome("passed", "PASS"))
     monkeypatch.setattr(scan_stage, "run_scan", lambda *a: Outcome("passed", "0 blocking"))
@@ -252,6 +250,23 @@ def test_release_all_gates_what_builds_and_reports_the_rest(notes_tree: Path, fa
     assert f"| `ngc-paddle:{RELEASE}-gpu` | not built: layer paddle of gpu: index unreachable" in text
 
 
+def test_a_release_run_opens_its_manifest_once(notes_tree: Path, fake_stages: dict, monkeypatch) -> None:
+    """Resolved once (ngc_paddle.flavor) and passed to the build and every stage: every flavor built, gated,
+    pushed and written into the notes twice, and releases/RELEASE.yaml is read one time."""
+    opened: list[str] = []
+    real = bounded_read.load_yaml
+
+    def counting(path, *args, **kwargs):
+        opened.append(Path(path).name)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(bounded_read, "load_yaml", counting)
+    opts = release_pipeline.ReleaseOptions(RELEASE, ["cpu gpu-cu118"], root=notes_tree)
+    release_pipeline.run(opts, say=lambda _l: None)
+    assert fake_stages["pushed"] == ["cpu", "gpu-cu118"]
+    assert opened.count(f"{RELEASE}.yaml") == 1, opened
+
+
 def test_release_of_named_flavors_pushes_none_when_one_cannot_build(notes_tree: Path, fake_stages: dict) -> None:
     fake_stages["unbuildable"] = {"gpu-cu118"}
     opts = release_pipeline.ReleaseOptions(RELEASE, ["cpu gpu-cu118"], root=notes_tree)
@@ -278,7 +293,7 @@ def _fake_docker(monkeypatch, answers: dict[str, tuple[int, str, str]]) -> list[
         code, out, err = answers[key]
         return subprocess.CompletedProcess(command, code, out, err)
 
-    monkeypatch.setattr(registry.subprocess, "run", run)
+    monkeypatch.setattr(engine.subprocess, "run", run)  # the engine adapter is the one caller of docker
     return calls
 
 

@@ -5,18 +5,19 @@ All on the host: no engine (the build, the image's facts and each gate's work ar
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import ClassVar, get_args
 
 import pytest
 
+from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.image_build import engine
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.schema import MonthOverMonth
-from ngc_paddle.release import notes as release_notes
 from ngc_paddle.release import pipeline as release_pipeline
 from ngc_paddle.release import state_file
 from ngc_paddle.release.new import create
@@ -49,9 +50,13 @@ def tree(tmp_path: Path, repo: Path) -> Path:
 
 
 def built(root: Path, release: str = "27.01", image_id: str = "sha256:aaa", spec=None, **opts) -> Built:
-    manifest = load_manifest(root / "releases" / f"{release}.yaml")
-    return Built(release, "cpu", spec or manifest.flavors["cpu"], f"ngc-paddle:{release}-cpu", image_id, 2 * GB,
-                 release_folder(root, release) / "cpu", root, ReleaseOptions(release, root=root, **opts))
+    loaded = ResolvedRelease.load(root, release)
+    resolved = loaded.flavor("cpu")
+    if spec is not None:  # the flavor as another manifest would say it
+        flavors = {**resolved.manifest.flavors, "cpu": spec}
+        resolved = replace(resolved, manifest=resolved.manifest.model_copy(update={"flavors": flavors}))
+    return Built(resolved, loaded.previous, image_id, 2 * GB, release_folder(root, release) / "cpu",
+                 ReleaseOptions(release, root=root, **opts))
 
 
 def test_the_stage_names_are_those_of_the_state_model(tree: Path) -> None:
@@ -83,7 +88,7 @@ def test_the_bench_key_changes_with_the_benchmarks_and_the_baselines(tree: Path,
 
     failing = stored / "rn50-20261202T000000Z" / "result.json"  # newer, but a failed run is no baseline
     failing.parent.mkdir()
-    failing.write_text(json.dumps({**bench_result("rn50"), "verdict": "FAIL"}))
+    failing.write_text(json.dumps({**bench_result("rn50"), "verdict": "FAIL", "passed": False}))
     assert bench.plan(built(tree)).key == with_baseline
     newer = stored / "rn50-20261203T000000Z" / "result.json"
     newer.parent.mkdir()
@@ -154,12 +159,12 @@ def faked(tree: Path, monkeypatch) -> dict:
         return Outcome("passed", "scan ran")
 
     gate = month_over_month.run_gate
-    monkeypatch.setattr(image_pipeline, "build", lambda request, say: SimpleNamespace(
-        image=f"ngc-paddle:{request.release}-{request.flavor}", layers=[SimpleNamespace(status="built")]))
+    monkeypatch.setattr(image_pipeline, "build", lambda flavor, say: SimpleNamespace(
+        image=flavor.image, layers=[SimpleNamespace(status="built")]))
     monkeypatch.setattr(engine, "image_id", lambda image: seen["image_id"])
     monkeypatch.setattr(engine, "image_size", lambda image: 2 * GB)
     monkeypatch.setattr(engine, "host_has_nvidia_gpus", lambda: seen["gpu_host"])
-    monkeypatch.setattr(release_notes, "read_back", lambda image, flavor: {})
+    monkeypatch.setattr(build, "read_back", lambda image, flavor: {})
     monkeypatch.setattr(validate, "run_validation", count("validate"))
     monkeypatch.setattr(bench, "run_benchmarks", count("bench"))
     monkeypatch.setattr(scan, "run_scan", fake_scan)
@@ -264,7 +269,7 @@ class FakeGates:
     cells: ClassVar[dict[str, dict[str, dict]]] = {}
     started: ClassVar[list] = []
 
-    def __init__(self, fleet, root, release, benchmarks, state, say, poll_s=None) -> None:
+    def __init__(self, fleet, root, release, previous, benchmarks, state, say, poll_s=None) -> None:
         self.state = state
 
     def start(self, flavors, background=False) -> None:
@@ -272,7 +277,7 @@ class FakeGates:
         FakeGates.started.append(flavors)
 
     def wait(self) -> dict:
-        from ngc_paddle.fleet.cells import Cell
+        from ngc_paddle.release.fleet.cells import Cell
 
         found = {}
         for flavor, _gpu, _image in FakeGates.started[-1]:
@@ -366,8 +371,8 @@ def test_a_bad_fleet_file_stops_before_anything_is_built_or_pushed(tree: Path, f
 def test_a_stage_before_the_release_tag_can_block_it(tree: Path, faked: dict, monkeypatch) -> None:
     seen = []
 
-    def attest(built, gated, state):
-        seen.append(gated)
+    def attest(built, state):
+        seen.append(built.resolved.reference)  # the gated digest
         return Outcome("failed", "attest: the provenance signature does not verify")
 
     monkeypatch.setattr(release_pipeline, "BEFORE_RELEASE_TAG", (attest,))
@@ -378,12 +383,14 @@ def test_a_stage_before_the_release_tag_can_block_it(tree: Path, faked: dict, mo
 
 def test_the_baseline_of_a_profile_is_the_previous_releases_passing_result_on_that_profile(tree: Path) -> None:
     runs = release_folder(tree, "26.12") / "cpu" / "gates"
-    assert fleet_gates.previous_result(tree, "27.01", "cpu", "cpu", "bench-rn50") is None
+    previous = load_manifest(tree / "releases" / "26.12.yaml")  # 27.01's previous release
+    assert fleet_gates.previous_result(tree, previous, "cpu", "cpu", "bench-rn50") is None
+    assert fleet_gates.previous_result(tree, None, "cpu", "cpu", "bench-rn50") is None  # a first release
     passing = runs / "cpu" / "20261201T000000000000Z" / "attempt-1" / "bench" / "bench-rn50" / "rn50-1" / "result.json"
     passing.parent.mkdir(parents=True)
     passing.write_text(json.dumps(bench_result("rn50")))
     failing = runs / "cpu" / "20261202T000000000000Z" / "attempt-1" / "bench" / "bench-rn50" / "rn50-2" / "result.json"
     failing.parent.mkdir(parents=True)
-    failing.write_text(json.dumps({**bench_result("rn50"), "verdict": "FAIL"}))  # newer, but no baseline
-    assert fleet_gates.previous_result(tree, "27.01", "cpu", "cpu", "bench-rn50") == passing
-    assert fleet_gates.previous_result(tree, "27.01", "cpu", "A100-80GB", "bench-rn50") is None  # per profile
+    failing.write_text(json.dumps({**bench_result("rn50"), "verdict": "FAIL", "passed": False}))  # newer, no baseline
+    assert fleet_gates.previous_result(tree, previous, "cpu", "cpu", "bench-rn50") == passing
+    assert fleet_gates.previous_result(tree, previous, "cpu", "A100-80GB", "bench-rn50") is None  # per profile

@@ -17,8 +17,9 @@ from ngc_paddle.driver import nvidia_require_cuda
 from ngc_paddle.errors import ManifestError, ToolchainError
 from ngc_paddle.image_build.bakefile import bake_definition, build_command, flavor_locks, write_build_inputs
 from ngc_paddle.layers import bake_target, dockerfile_for
+from ngc_paddle.lock.layer_args import layer_args
 from ngc_paddle.manifest import load_manifest
-from ngc_paddle.manifest.resolve import apply_source_overrides, image_manifest, layer_args
+from ngc_paddle.manifest.resolve import apply_source_overrides, image_manifest
 
 
 @pytest.fixture
@@ -214,7 +215,7 @@ def test_build_command_translates_a_printed_target() -> None:
         "context": ".", "dockerfile": "layers/dali/Dockerfile", "args": {"BASE_IMAGE": "x:os", "LAYER_SPEC": "{}"},
         "labels": {"a": "b"}, "tags": ["x:dali"], "secret": ["id=ca,src=/ca.crt"],
     })
-    assert cmd[:6] == ["docker", "buildx", "build", "--network", "host", "--load"]
+    assert cmd[:6] == ["buildx", "build", "--network", "host", "--load", "--provenance=false"]
     assert cmd[-1] == "."
     pairs = list(itertools.pairwise(cmd))
     for pair in [("--file", "layers/dali/Dockerfile"), ("--build-arg", "BASE_IMAGE=x:os"), ("--label", "a=b"),

@@ -154,6 +154,7 @@ def test_a_save_the_disk_cannot_hold_is_refused_before_it_starts(tmp_path: Path,
     import subprocess
     from collections import namedtuple
 
+    from ngc_paddle import engine
     from ngc_paddle.errors import NgcPaddleError
     from ngc_paddle.scan import saved_image
 
@@ -164,7 +165,7 @@ def test_a_save_the_disk_cannot_hold_is_refused_before_it_starts(tmp_path: Path,
         return subprocess.CompletedProcess(cmd, 0, stdout="6790000000\n", stderr="")
 
     usage = namedtuple("usage", "total used free")
-    monkeypatch.setattr(saved_image.subprocess, "run", fake_run)
+    monkeypatch.setattr(engine.subprocess, "run", fake_run)
     monkeypatch.setattr(saved_image.shutil, "disk_usage", lambda path: usage(0, 0, 5_000_000_000))
     with pytest.raises(NgcPaddleError, match=r"no room to save big:1 in .*: it needs about 6.8 GB, 5.0 GB free; "
                                              r"fix: free disk space or set TMPDIR"):

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.scan import gate, layer_checks, patterns, vulnerabilities
+from ngc_common import secret_patterns as patterns
+from ngc_paddle.scan import gate, layer_checks, vulnerabilities
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,10 @@ import subprocess
 
 import pytest
 
+from ngc_common import image_paths
+
 COMMANDS = ("validate", "bench-rn50", "bench-hgnet")
-ENTRYPOINT = "/opt/ngc-paddle/entrypoint.sh"
+ENTRYPOINT = image_paths.ENTRYPOINT
 
 
 @pytest.mark.check("contract.banner", component="suite")
@@ -137,7 +139,7 @@ def test_image_runs_as_non_root_paddle(host, docker_container) -> None:
 def _as_uid(host, uid: int, script: str):
     """Run a script as another uid the way `docker run --user UID:UID` does (HOME=/, no account), through
     the image's entrypoint; as a non-root check, as this uid."""
-    wrapped = f"cd /workspace && /opt/ngc-paddle/entrypoint.sh bash -c {shlex.quote(script)}"
+    wrapped = f"cd /workspace && {ENTRYPOINT} bash -c {shlex.quote(script)}"
     if host.run("id -u").stdout.strip() == "0":
         wrapped = f"env HOME=/ setpriv --reuid {uid} --regid {uid} --clear-groups bash -c {shlex.quote(wrapped)}"
     return host.run(wrapped)

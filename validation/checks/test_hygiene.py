@@ -1,12 +1,13 @@
 """Hygiene: nothing in the image that should not be there (caches, secrets, keys, setuid, licences).
 
 What is allowed (setuid paths, key fixtures) and what counts as a key or credential come from the scan
-gate's own policy and patterns (/opt/ngc-paddle/security/policy.yaml, probes/patterns.py): one list, two
+gate's own policy and patterns (/opt/ngc-paddle/security/policy.yaml, ngc_common/secret_patterns.py): one list, two
 checkers. Run as a non-root uid, the walk cannot read root's folders: hygiene.full-view says so.
 """
 
 import pytest
-from probes.pep503 import canonical
+
+from ngc_common.pep503 import canonical
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,8 @@ import in one probe process (probes/imports.py), so Paddle loads once, not once 
 
 
 import pytest
-from probes.pep503 import canonical
+
+from ngc_common.pep503 import canonical
 
 pytestmark = pytest.mark.fast
 

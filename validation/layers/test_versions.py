@@ -5,7 +5,8 @@ manifest puts that component in (see conftest.check_layer).
 """
 
 import pytest
-from probes.pep503 import canonical
+
+from ngc_common.pep503 import canonical
 
 pytestmark = pytest.mark.fast
 

@@ -5,7 +5,7 @@ import json
 import re
 import sys
 
-from pep503 import canonical  # beside this probe (it runs as a script)
+from ngc_common.pep503 import canonical  # installed in the image; in a layer image, copied beside this probe
 
 
 def license_evidence(dist: md.Distribution) -> str | None:

@@ -3,8 +3,8 @@
 Finds package caches, apt lists, orphaned bytecode, build secrets, private keys and credentials, .git
 folders, core files, setuid/setgid files (and whether each is the file dpkg installed), world-writable
 files and folders without the sticky bit, and the folders this uid could not read. What counts as a key
-or a credential is patterns.py (the scan gate's own module, shipped beside this probe); what is allowed
-(setuid paths, key fixtures) is /opt/ngc-paddle/security/policy.yaml, the gate's policy.
+or a credential is ngc_common/secret_patterns.py (the scan gate's own module, installed in the image); what is
+allowed (setuid paths, key fixtures) is /opt/ngc-paddle/security/policy.yaml, the gate's policy.
 """
 
 import contextlib
@@ -13,21 +13,18 @@ import json
 import os
 import re
 import stat
-import sys
 from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-try:
-    import patterns  # shipped beside this probe in the image
-except ImportError:  # run from a checkout
-    from ngc_paddle.scan import patterns
+# The scan gate's own patterns: installed in the image (in a layer image, copied beside this probe by the host).
+from ngc_common import image_paths
+from ngc_common import secret_patterns as patterns
 
 SKIP = ("/proc", "/sys", "/dev", "/run/secrets/kubernetes.io")
 CACHE_DIRS = ("/.cache/pip", "/.cache/uv", "/.cache/pypoetry", "/var/cache/apt/archives", "/.npm/_cacache",
               "/.conda/pkgs")
-POLICY = os.environ.get("NGC_PADDLE_POLICY", "/opt/ngc-paddle/security/policy.yaml")
+POLICY = os.environ.get("NGC_PADDLE_POLICY", image_paths.POLICY)
 SMALL = 256 * 1024
 
 

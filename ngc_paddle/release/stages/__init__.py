@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ngc_paddle.manifest.loader import load_manifest
+from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.manifest.schema import Flavor, Manifest
 from ngc_paddle.release.options import ReleaseOptions
 
@@ -20,18 +20,37 @@ from ngc_paddle.release.options import ReleaseOptions
 @dataclass(frozen=True)
 class Built:
     """One flavor's image as the build stage left it: the input of every gate stage after it."""
-    release: str
-    flavor: str
-    spec: Flavor  # the flavor as the manifest says it
-    image: str
+    resolved: ResolvedFlavor  # the flavor resolved once for the run: manifest, spec, lock, image names
+    previous: Manifest | None  # the release before this one (loaded once per run): baselines, month-over-month
     image_id: str  # every gate's resume key starts from it: a new image reruns every gate
     size: int
     folder: Path  # build/release/<release>/<flavor>: each stage writes into its own folder below
-    root: Path  # the repository root, resolved
     opts: ReleaseOptions
     # Whether this host gives containers a GPU: an input of the gates whose evidence needs one (validate,
     # bench), so a NOT PROVEN result of a host without a GPU is never reused on one that has it.
     gpu_host: bool = False
+
+    @property
+    def release(self) -> str:
+        return self.resolved.release
+
+    @property
+    def flavor(self) -> str:
+        return self.resolved.name
+
+    @property
+    def spec(self) -> Flavor:
+        """The flavor as the manifest says it."""
+        return self.resolved.spec
+
+    @property
+    def image(self) -> str:
+        return self.resolved.image
+
+    @property
+    def root(self) -> Path:
+        """The repository root, resolved."""
+        return self.resolved.root
 
 
 @dataclass(frozen=True)
@@ -66,8 +85,3 @@ def release_folder(root: Path, release: str) -> Path:
     """Where a release's state.json and each flavor's stage outputs live (not committed)."""
     return root / "build" / "release" / release
 
-
-def previous_manifest(root: Path, release: str) -> Manifest | None:
-    """The manifest of the release before this one (by name), which month-over-month, bench and notes compare with."""
-    older = sorted(p for p in (root / "releases").glob("*.yaml") if p.stem < release)
-    return load_manifest(older[-1]) if older else None

@@ -11,31 +11,37 @@ Report: `    bench: STATUS: COMMAND: VERDICT (N pass, N fail, N not run, N n/a, 
 """
 
 import os
-import subprocess
 from pathlib import Path
 
+from ngc_common import bench_result
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.image_build import engine
-from ngc_paddle.release import bench_result
+from ngc_paddle.manifest.schema import Manifest
 from ngc_paddle.release.options import BENCHMARKS
-from ngc_paddle.release.stages import Built, Outcome, Step, digest, previous_manifest, release_folder
+from ngc_paddle.release.stages import Built, Outcome, Step, digest, release_folder
 
 NAME = "bench"
-BENCH_STATUS = {0: "passed", 1: "failed", 3: "not proven"}  # the benchmark's exit code
+# The benchmark's exit code, as a stage status (any other: the benchmark could not run).
+BENCH_STATUS = {ExitCode.PASS: "passed", ExitCode.FAIL: "failed", ExitCode.NOT_PROVEN: "not proven"}
+
+
+class BenchResultError(NgcPaddleError):
+    """A stored or new result.json that cannot be used (exit 2)."""
 
 
 def plan(built: Built) -> Step:
     commands = built.opts.benchmarks
-    baselines = previous_bench_results(built.root, built.release, built.flavor, commands)
+    baselines = previous_bench_results(built.root, built.previous, built.flavor, commands)
     return Step(NAME, digest(built.image_id, commands, "gpu" if built.gpu_host else "no gpu",
                                 sorted(map(str, baselines.values()))),
                 lambda: run_benchmarks(built.image, built.folder / "bench", commands, baselines))
 
 
-def previous_bench_results(root: Path, release: str, flavor: str, commands: tuple[str, ...]) -> dict[str, Path]:
+def previous_bench_results(root: Path, previous: Manifest | None, flavor: str,
+                           commands: tuple[str, ...]) -> dict[str, Path]:
     """The newest stored result.json of each benchmark in the previous release's run of this flavor, on this
     host: the baseline its regressions are gated against (the benchmark refuses other hardware itself)."""
-    previous = previous_manifest(root, release)
     found = {}
     for command in commands if previous else ():
         folder = release_folder(root, previous.release) / flavor / "bench" / command
@@ -48,7 +54,7 @@ def previous_bench_results(root: Path, release: str, flavor: str, commands: tupl
 def stored_verdict(result: Path) -> str:
     """The verdict of a stored result; one that cannot be read is bad input (exit 2), not a silently lost baseline."""
     fix = f"delete {result.parent} (the previous release's run of it then gives no baseline) or restore the file"
-    return bench_result.read(result, fix).verdict
+    return bench_result.read(result, fix, BenchResultError).verdict
 
 
 def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: dict[str, Path]) -> Outcome:
@@ -63,17 +69,17 @@ def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: 
             extra = ["--baseline", "/workspace/baseline.json"]
         name = f"ngc-release-bench-{os.getpid()}-{command}"
         try:
-            proc = subprocess.run(["docker", "run", "--rm", "--name", name, *engine.run_flags(writes_mounts=True), "-e",
-                                   "NGC_PADDLE_QUIET=1", *mounts, image, command, "--output",
-                                   f"/workspace/out/{command}", *extra], capture_output=True, text=True)
+            proc = engine.run(image, command, "--output", f"/workspace/out/{command}", *extra,
+                              flags=["--name", name, *engine.run_flags(writes_mounts=True), "-e", "NGC_PADDLE_QUIET=1",
+                                     *mounts])
         except BaseException:  # interrupted: the container must not run on and write into the next attempt
-            engine.docker("rm", "-f", name, check=False)
+            engine.remove_container(name)
             raise
         results = sorted(set(folder.glob("*/result.json")) - before)
         if proc.returncode not in BENCH_STATUS or not results:
             return Outcome("failed", f"{command} could not run (exit {proc.returncode}): {proc.stderr.strip()[-200:]}")
         try:  # written by the image's benchmark just now: one it cannot have written fails the stage
-            result = bench_result.read(results[-1], "check the benchmark in the image")
+            result = bench_result.read(results[-1], "check the benchmark in the image", BenchResultError)
         except NgcPaddleError as exc:
             return Outcome("failed", f"{command} wrote a result.json that cannot be read: {exc}")
         details.append(describe(command, result, baselines[command].parent.name if command in baselines else None))
@@ -82,7 +88,7 @@ def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: 
     return Outcome(status, "; ".join(details))
 
 
-def describe(command: str, result: bench_result.BenchResult, baseline: str | None) -> str:
+def describe(command: str, result: bench_result.ResultFile, baseline: str | None) -> str:
     """`COMMAND: VERDICT (N pass, N fail, N not run, N n/a, baseline RUN|no baseline) [(failed: gates)][; reasons]`."""
     gates = result.gates
     counts = {s: sum(g.status == s for g in gates) for s in ("PASS", "FAIL", "NOT RUN", "N/A")}

@@ -2,41 +2,65 @@
 
 Inputs: none kept; the build always runs (ngc_paddle.image_build answers an unchanged build from the
   images' inputs-digest labels). Its recorded key is the image id, from which every gate's key starts.
-Run: ngc_paddle.image_build.pipeline.build, then the image's id, its size (for month-over-month) and
-  its components as installed (read back from the image, for the notes).
+Run: the flavor resolved once for the run (ngc_paddle.flavor), ngc_paddle.image_build.pipeline.build on it,
+  then the image's id, its size (for month-over-month) and its components as installed (read back from
+  the image with the distributions probe, for the notes).
 Report: progress: the image build's own lines; a failure `    not built: REASON`.
   state.json `build`: key = image id, detail `IMAGE ID12 (each layer's status)`, and `image`, `readback`,
   `size`; a failed build: key "", detail its one-line reason.
   Notes: the gate table's build row; a flavor not built shows `not built: REASON` in place of its digest.
 """
 
+import json
 from collections.abc import Callable
-from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
+from ngc_common import image_paths
+from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.image_build import engine
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.image_build import pipeline as image_pipeline
-from ngc_paddle.manifest.schema import Manifest
-from ngc_paddle.release import notes
+from ngc_paddle.manifest.schema import Flavor
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import Built, Outcome, release_folder
 
 NAME = "build"
+PROBE = f"{image_paths.PROBES}/distributions.py"
 
 
-def run(manifest: Manifest, flavor: str, opts: ReleaseOptions, root: Path,
+def run(release: ResolvedRelease, flavor: str, opts: ReleaseOptions,
         say: Callable[[str], None]) -> tuple[Built, Outcome]:
-    """Build the flavor (raises NgcPaddleError with the build's one-line reason) and describe the image."""
-    report = image_pipeline.build(image_pipeline.BuildRequest(manifest.release, flavor, opts.sources, root), say=say)
+    """Resolve and build the flavor (raises NgcPaddleError with the one-line reason) and describe the image."""
+    resolved = release.flavor(flavor)
+    report = image_pipeline.build(resolved, say=say)
     image = report.image
     image_id = engine.image_id(image) or ""
     layers = ", ".join(r.status for r in report.layers)
-    readback = notes.read_back(image, manifest.flavors[flavor])
+    readback = read_back(image, resolved.spec)
     size = engine.image_size(image)
-    built = Built(manifest.release, flavor, manifest.flavors[flavor], image, image_id, size,
-                  release_folder(root, manifest.release) / flavor, root, opts, engine.host_has_nvidia_gpus())
+    built = Built(resolved, release.previous, image_id, size, release_folder(release.root, release.release) / flavor,
+                  opts, engine.host_has_nvidia_gpus())
     return built, Outcome("passed", f"{image} {image_id[7:19]} ({layers})",
                           {"image": image, "readback": readback, "size": size})
+
+
+def read_back(image: str, flavor: Flavor) -> dict[str, str]:
+    """Each component's version as installed in the image (pip distributions, Python, OS release)."""
+    proc = engine.run(image, "bash", "-c", f"python {PROBE}; . /etc/os-release; echo \"$VERSION_ID\"",
+                      flags=("--network", "none", "-e", "NGC_PADDLE_QUIET=1"), check=True)
+    lines = proc.stdout.strip().splitlines()
+    dists, os_version = json.loads(lines[-2]), lines[-1]
+    found = {}
+    for name, comp in flavor.components.items():
+        if comp.kind == "pip":
+            dist = dists["distributions"].get(canonicalize_name(comp.package or ""), {})
+            found[name] = dist.get("version", "missing")
+        elif name == "python":
+            found[name] = ".".join(dists["python"].split(".")[:2])
+        elif name == "os":
+            found[name] = os_version
+    return found
 
 
 def failed(exc: NgcPaddleError) -> Outcome:

@@ -1,6 +1,6 @@
 """Release stage `gates`: validation and benchmarks of every flavor on every hardware profile of a fleet.
 
-Inputs (resume key, per flavor x profile; ngc_paddle.fleet.fanout): the candidate's digest, the profile as the
+Inputs (resume key, per flavor x profile; ngc_paddle.release.fleet.fanout): the candidate's digest, the profile as the
   fleet file says it, its benchmarks and their options, the baselines (the previous release's newest passing
   result of the same flavor and profile) and the profile's GPU pattern. The stage's key is that of its cells.
 Run: with `--fleet FILE` in place of the validate and bench stages: one job per flavor x profile that applies
@@ -16,11 +16,12 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from ngc_paddle.fleet.cells import Cell
-from ngc_paddle.fleet.fanout import FanOut, Target
-from ngc_paddle.fleet.schema import Fleet
+from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.release.fleet.cells import Cell
+from ngc_paddle.release.fleet.fanout import FanOut, Target
+from ngc_paddle.release.fleet.schema import Fleet
 from ngc_paddle.release.options import BENCHMARKS
-from ngc_paddle.release.stages import Outcome, digest, previous_manifest, release_folder
+from ngc_paddle.release.stages import Outcome, digest, release_folder
 from ngc_paddle.release.stages.bench import stored_verdict
 from ngc_paddle.release.state_file import State
 
@@ -32,10 +33,9 @@ def folder(root: Path, release: str, flavor: str) -> Path:
     return release_folder(root, release) / flavor / NAME
 
 
-def previous_result(root: Path, release: str, flavor: str, profile: str, command: str) -> Path | None:
+def previous_result(root: Path, previous: Manifest | None, flavor: str, profile: str, command: str) -> Path | None:
     """The newest passing result.json of `command` in the previous release's gates of this flavor and profile: its
     regression baseline (month over month, per hardware profile)."""
-    previous = previous_manifest(root, release)
     if previous is None:
         return None
     runs = folder(root, previous.release, flavor) / profile
@@ -46,8 +46,8 @@ def previous_result(root: Path, release: str, flavor: str, profile: str, command
 class Gates:
     """The fan-out of one run (release or `ngc-paddle gates`), with its cells kept in state.json as they finish."""
 
-    def __init__(self, fleet: Fleet, root: Path, release: str, benchmarks: tuple[str, ...], state: State,
-                 say: Callable[[str], None], poll_s: float | None = None) -> None:
+    def __init__(self, fleet: Fleet, root: Path, release: str, previous: Manifest | None, benchmarks: tuple[str, ...],
+                 state: State, say: Callable[[str], None], poll_s: float | None = None) -> None:
         self.release = release
         self.root = root
         self.state = state
@@ -56,7 +56,7 @@ class Gates:
                           store=lambda flavor, profile, cell: state.record_profile(
                               flavor, NAME, profile, cell.model_dump(mode="json", exclude_none=True)),
                           stored=lambda flavor, profile: state.profile(flavor, NAME, profile),
-                          baselines=partial(previous_result, root, release), **extra)
+                          baselines=partial(previous_result, root, previous), **extra)
         self.flavors: list[str] = []
 
     def start(self, flavors: list[tuple[str, bool, str]], background: bool = False) -> None:

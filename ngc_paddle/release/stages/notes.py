@@ -1,24 +1,229 @@
-"""Release stage `notes`: release-notes/<release>.md merged from every flavor's stored results, and its record.
+"""Release stage `notes`: release-notes/<release>.md in the form of NGC's framework container notes, its
+record, and the support matrix.
 
 Inputs: none kept; the notes are written after the gates of every run (pushed or blocked) and again
   after the push, from state.json of every flavor (not the last run alone), each flavor's stored
   benchmark tables, the committed record release-notes/inputs/<release>.json (flavors released
   earlier, on a fresh checkout too) and the hand-written release-notes/known-issues/<release>.md.
-Run: `collect` merges the inputs, `render` writes the notes, the record and the support matrix, all
-  files or none (`make notes` re-renders the committed record with the current code).
-Report: the notes themselves: a gate table row per flavor and stage (its status and detail; an entry
-  stored for an earlier image shows as stale), a digest per flavor, the benchmark tables.
+Run: `collect` merges the inputs, `write` writes the notes, the record and the support matrix, all
+  files or none (`make notes`, `render`, re-renders the committed record with the current code).
+Report: the notes themselves. Sections: contents of the container (every component, read back from the
+  built image by the build stage, beside the manifest's pin), driver requirements (derived from the CUDA
+  version), GPU requirements, what changed since the previous release, the gate table (a row per flavor
+  and stage with its status and detail; an entry stored for an earlier image shows as stale), package
+  changes, benchmark tables, known issues and a digest per flavor.
+The record (release-notes/inputs/<release>.json) is committed because the stored state (build/release/)
+  is not: `make notes` and the tests re-render the committed notes exactly from it, and releasing one
+  flavor keeps what earlier runs stored for the others even on a fresh checkout.
 """
 
+import json
 from pathlib import Path
 
-from ngc_paddle.manifest.loader import find_manifest, load_manifest
-from ngc_paddle.manifest.schema import Manifest
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
+from ngc_paddle.distro import from_base_image
+from ngc_paddle.driver import driver_sentence, requirement
+from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.manifest.loader import load_manifest
+from ngc_paddle.manifest.schema import Flavor, Manifest
 from ngc_paddle.outputs import ensure_folder, staged
-from ngc_paddle.release import notes, record
-from ngc_paddle.release.stages import bench, gates, previous_manifest, release_folder
+from ngc_paddle.release.fleet import hardware
+from ngc_paddle.release.options import BENCHMARKS
+from ngc_paddle.release.stages import bench, gates, release_folder
 from ngc_paddle.release.state_file import State
 
+LABELS = {"os": "OS", "python": "Python", "cuda-runtime": "CUDA runtime", "cublas": "cuBLAS", "cudnn": "cuDNN",
+          "nccl": "NCCL", "tensorrt": "TensorRT", "dali": "DALI", "paddle": "PaddlePaddle"}
+# GPU families of compute capability 6.0 and later that CUDA 11.8 and 12.x support.
+ARCHITECTURES = ("NVIDIA Pascal, NVIDIA Volta, NVIDIA Turing, NVIDIA Ampere architecture, NVIDIA Hopper, and "
+                 "NVIDIA Ada Lovelace architecture families")
+
+
+# ---- the record ---------------------------------------------------------------------------------------
+
+FIX = "regenerate it with 'make release' or restore it with 'git checkout'"
+
+
+class StageResult(BaseModel):
+    # A copy of a stage entry of state.json: the notes read status and detail; the rest (key, finished,
+    # digest, ...) belongs to the pipeline's state and is kept as it is.
+    model_config = ConfigDict(extra="allow", strict=True)
+    status: str
+    detail: str = ""
+
+
+class FlavorRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    image: str | None = None
+    readback: dict[str, str] | None = None  # component -> version as installed in the image
+    stages: dict[str, StageResult] = {}
+    bench_md: str | None = None
+    digest: str | None = None
+    digest_note: str | None = None  # why the current image has no digest although an earlier one was pushed
+    not_built: str | None = None  # the build's one-line reason
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    release: str
+    flavors: dict[str, FlavorRecord]
+
+
+def load_record(path: Path) -> dict:
+    """The record as plain data (empty when there is none yet); a damaged one is one line, exit 2."""
+    if not path.exists():
+        return {"release": path.stem, "flavors": {}}
+    return check_record(bounded_read.load_json(path, NgcPaddleError), path)
+
+
+def check_record(data: object, path: Path | str) -> dict:
+    try:
+        return Record.model_validate(data).model_dump(exclude_none=True)
+    except ValidationError as exc:
+        raise NgcPaddleError(one_line(path, exc, FIX)) from None
+
+
+def record_text(data: dict) -> str:
+    return json.dumps(data, indent=2) + "\n"
+
+
+# ---- the notes ----------------------------------------------------------------------------------------
+
+def _direction(old: str, new: str) -> str:
+    try:
+        return "up" if Version(new) > Version(old) else "down"
+    except InvalidVersion:
+        return "changed"
+
+
+def changes(previous: Flavor | None, current: Flavor) -> list[str]:
+    if previous is None:
+        return ["New flavor in this release."]
+    lines = []
+    for name, comp in current.components.items():
+        old = previous.components.get(name)
+        if old is None:
+            lines.append(f"New: {name} {comp.version}")
+        else:
+            old_pkg, new_pkg = old.package or old.image, comp.package or comp.image
+            if old_pkg != new_pkg:  # another package or image: versions are not comparable
+                lines.append(f"{name}: {old_pkg} {old.version} -> {new_pkg} {comp.version} (changed)")
+            elif old.version != comp.version:
+                lines.append(f"{name}: {old.version} -> {comp.version} ({_direction(old.version, comp.version)})")
+    lines += [f"Removed: {name} (was {old.version})" for name, old in previous.components.items()
+              if name not in current.components]
+    if previous.cuda and current.cuda and previous.cuda.version != current.cuda.version:
+        lines.insert(0, f"Based on CUDA {current.cuda.version} (was {previous.cuda.version})")
+    return lines or ["No component changed."]
+
+
+def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dict],
+               known_issues: str | None) -> str:
+    """The notes. `flavors`: per flavor, its record (FlavorRecord): {"image", "readback", "stages": {stage:
+    {"status", "detail", ...}}, "digest", "digest_note", "bench_md", "not_built"}, every flavor stored for the
+    release (not only those of the last run); a flavor without one shows the manifest alone."""
+    rel = manifest.release
+    flavors = {name: flavors[name] for name in [*manifest.flavors, *flavors] if name in flavors}  # manifest order
+    built = [f for f, info in flavors.items() if info.get("readback")]
+    out = [f"# PaddlePaddle Release {rel}", "",
+           f"The ngc-paddle {rel} images are available as " +
+           ", ".join(f"`{manifest.image}:{rel}-{f}`" for f in manifest.flavors) +
+           f" (`{manifest.image}:{rel}` is the {manifest.default_flavor} flavor).", "",
+           "## Contents of the PaddlePaddle container", ""]
+    for name, flavor in manifest.flavors.items():
+        info = flavors.get(name, {})
+        readback = info.get("readback")
+        out += [f"### {name}: {flavor.description}", "",
+                "| component | package | version | in the image | source |", "| --- | --- | --- | --- | --- |"]
+        for cname, comp in flavor.components.items():
+            found = "not built" if readback is None else readback.get(cname, "-")
+            agrees = readback is None or found in (comp.version, "-") or found.startswith(comp.version)
+            mark = "" if agrees else " (MISMATCH)"
+            source = manifest.sources[comp.source]
+            where = source.url or source.path
+            out.append(f"| {LABELS.get(cname, cname)} | {comp.package or comp.image} | {comp.version} | "
+                       f"{found}{mark} | {comp.source} ({where}) |")
+        out.append("")
+    out += ["## Driver Requirements", ""]
+    for name, flavor in manifest.flavors.items():
+        if flavor.cuda is None:
+            out += [f"{name}: needs no NVIDIA driver.", ""]
+        else:
+            out += [f"{name}: {driver_sentence(rel, flavor.cuda.version)}", ""]
+    gpu = [f for f in manifest.flavors.values() if f.cuda]
+    if gpu:
+        out += ["## GPU Requirements", "", f"Release {rel} supports CUDA compute capability 6.0 and later. This "
+                f"corresponds to GPUs in the {ARCHITECTURES}.", ""]
+    out += ["## Key Features and Enhancements", ""]
+    since = f" since {previous.release}" if previous else ""
+    for name, flavor in manifest.flavors.items():
+        prev = previous.flavors.get(name) if previous else None
+        out += [f"Changes{since} ({name}):", ""] + [f"- {line}" for line in changes(prev, flavor)] + [""]
+    out += ["## Release gates", "", "| flavor | stage | result | detail |", "| --- | --- | --- | --- |"]
+    for name, info in flavors.items():
+        for stage, result in info.get("stages", {}).items():
+            status = result.get("status", "-")
+            shown = "NOT PROVEN, pushed on a person's word" if status == "accepted unproven" else status
+            shown = "not built" if info.get("not_built") and stage == "build" else shown
+            out.append(f"| {name} | {stage} | {shown} | {result.get('detail', '')} |")
+    out.append("")
+    table = profile_table(flavors)
+    if table:
+        out += ["### Gates per hardware profile", "", *table, ""]
+    for name, info in flavors.items():
+        month = info.get("stages", {}).get("month-over-month", {})
+        if month.get("changes"):
+            out += [f"## Package changes since {month.get('since')} ({name})", "",
+                    *[f"- {line}" for line in month["changes"]], ""]
+    for name, info in flavors.items():
+        if info.get("bench_md"):
+            out += [f"## Benchmarks ({name})", "", info["bench_md"].strip(), ""]
+    out += ["## Known Issues", "", (known_issues or "None known.").strip(), "",
+            "## Image digests", "", "| image | digest |", "| --- | --- |"]
+    for name, info in flavors.items():
+        digest = info.get("digest") or (f"not built: {info['not_built']}" if info.get("not_built") else
+                                         f"not pushed ({info['digest_note']})" if info.get("digest_note") else
+                                         "not pushed")
+        out.append(f"| `{info.get('image') or f'{manifest.image}:{rel}-{name}'}` | {digest} |")
+    if not built:
+        out += ["", "No image of this release was built yet: the contents table shows the manifest only."]
+    return "\n".join(out) + "\n"
+
+
+def _matrix_cell(flavor: Flavor, column: str) -> str:
+    """A component's version; for the OS, the distribution and release ("Debian 12", "Ubuntu 20.04")."""
+    comp = flavor.components.get(column)
+    if comp is None:
+        return "-"
+    if column == "os":
+        distro = from_base_image(comp.image, comp.version)
+        return str(distro) if distro else comp.version
+    return comp.version
+
+
+def support_matrix(manifests: list[Manifest]) -> str:
+    columns = ["os", "python", "cuda-runtime", "cudnn", "nccl", "tensorrt", "dali", "paddle"]
+    out = ["# ngc-paddle support matrix", "",
+           "Generated from releases/*.yaml; driver figures (the oldest that runs the image / the one with "
+           "every feature of its CUDA) from ngc_paddle/driver.py.", "",
+           "| release | flavor | CUDA | driver (runs / full) | " + " | ".join(LABELS[c] for c in columns) + " |",
+           "| --- | --- | --- | --- | " + " | ".join("---" for _ in columns) + " |"]
+    for m in sorted(manifests, key=lambda m: m.release, reverse=True):
+        for name, flavor in m.flavors.items():
+            cells = [_matrix_cell(flavor, c) for c in columns]
+            cuda = flavor.cuda.version if flavor.cuda else "-"
+            req = requirement(flavor.cuda.version) if flavor.cuda else None
+            driver = f"{req.minimum} / {req.full}" if req else "-"
+            out.append(f"| {m.release} | {name} | {cuda} | {driver} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+# ---- the stage ----------------------------------------------------------------------------------------
 
 def notes_path(root: Path, release: str) -> Path:
     return root / "release-notes" / f"{release}.md"
@@ -35,11 +240,35 @@ def known_issues(root: Path, release: str) -> str | None:
     return known.read_text() if known.exists() else None
 
 
+def profile_table(flavors: dict[str, dict]) -> list[str]:
+    """The fan-out's verdicts as a table of flavor x hardware profile: each cell's verdict, its validation and
+    benchmark verdicts, the node it ran on (GPU model and count, driver, CUDA) and the job; why, when not PASS."""
+    cells = [(name, profile, cell) for name, info in flavors.items()
+             for profile, cell in ((info.get("stages", {}).get("gates") or {}).get("profiles") or {}).items()]
+    if not cells:
+        return []
+    benches = [b for b in BENCHMARKS if any(b in (cell.get("bench") or {}) for _, _, cell in cells)]
+    lines = ["| flavor | profile | verdict | validate | " + "".join(f"{b} | " for b in benches) + "node | job | why |",
+             "| --- | --- | --- | --- | " + "--- | " * len(benches) + "--- | --- | --- |"]
+    for name, profile, cell in cells:
+        hw = cell.get("hardware", profile)
+        shown = profile if hw in (profile, "-") else f"{profile} ({hw})"
+        node = hardware.describe(cell["facts"]) if cell.get("facts") else cell.get("node") or "-"
+        job = cell.get("job") or "-"
+        if cell.get("attempts"):
+            job += f" (requeued; {len(cell['attempts'])} attempt(s) without a verdict)"
+        why = "" if cell.get("status") == "PASS" else cell.get("detail", "").replace("|", "\\|")[:500]
+        lines.append(f"| {name} | {shown} | {cell.get('status')} | {cell.get('validation') or '-'} | "
+                     + "".join(f"{(cell.get('bench') or {}).get(b, '-')} | " for b in benches)
+                     + f"{node} | {job} | {why} |")
+    return lines
+
+
 def collect(root: Path, release: str, state: dict) -> dict[str, dict]:
     """Every flavor's notes inputs: the committed record, overlaid by the flavors of the stored state
     (build/release/<release>/state.json and each flavor's stored benchmark results). Releasing one
     flavor thus keeps what an earlier run stored for the others."""
-    merged = record.load(record_path(root, release))["flavors"]
+    merged = load_record(record_path(root, release))["flavors"]
     for name, stages in state.items():
         build = stages.get("build")
         if not isinstance(build, dict):
@@ -70,23 +299,29 @@ def collect(root: Path, release: str, state: dict) -> dict[str, dict]:
     return merged
 
 
-def write(root: Path, manifest: Manifest, state: State) -> Path:
+def write(release: ResolvedRelease, state: State) -> Path:
     """Merge the notes inputs of every flavor and write them with the notes and the support matrix."""
-    infos = collect(root, manifest.release, state.data)
-    return render(root, manifest.release, {"release": manifest.release, "flavors": infos})
+    infos = collect(release.root, release.release, state.data)
+    return _write(release, {"release": release.release, "flavors": infos})
 
 
-def render(root: Path, release: str, data: dict | None = None) -> Path:
-    """Write release-notes/<release>.md from its record (default: the committed one) and the support
-    matrix, all files or none (`make notes` re-renders them with the current code)."""
-    manifest = load_manifest(find_manifest(release, root / "releases"))
-    path = record_path(root, release)
-    data = record.load(path) if data is None else record.check(data, path)
-    text = notes.render(manifest, previous_manifest(root, release), data["flavors"], known_issues(root, release))
-    manifests = [load_manifest(p) for p in sorted((root / "releases").glob("*.yaml"))]
+def render(root: Path, release: str) -> Path:
+    """Re-render release-notes/<release>.md and the support matrix from the committed record with the current
+    code (`make notes`), all files or none."""
+    return _write(ResolvedRelease.load(root, release))
+
+
+def _write(release: ResolvedRelease, data: dict | None = None) -> Path:
+    """Write the record (default: the committed one), the notes and the support matrix, all files or none."""
+    root = release.root
+    path = record_path(root, release.release)
+    data = load_record(path) if data is None else check_record(data, path)
+    text = notes_text(release.manifest, release.previous, data["flavors"], known_issues(root, release.release))
+    # Every release's manifest for the matrix; this release's is the one the run loaded (no second load).
+    others = [load_manifest(p) for p in sorted((root / "releases").glob("*.yaml")) if p.stem != release.release]
     ensure_folder(path.parent)
     with staged() as out:
-        out.write_text(path, record.dumps(data))
-        out.write_text(notes_path(root, release), text)
-        out.write_text(root / "release-notes" / "support-matrix.md", notes.support_matrix(manifests))
-    return notes_path(root, release)
+        out.write_text(path, record_text(data))
+        out.write_text(notes_path(root, release.release), text)
+        out.write_text(root / "release-notes" / "support-matrix.md", support_matrix([*others, release.manifest]))
+    return notes_path(root, release.release)

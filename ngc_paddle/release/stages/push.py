@@ -20,8 +20,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.image_build import engine
 from ngc_paddle.release.registry import DigestMismatch, push_and_verify, served_digest
 from ngc_paddle.release.stages import digest
 from ngc_paddle.release.state_file import State

@@ -13,6 +13,7 @@ Report: `    scan: STATUS: [not-run parts; ][waiver; ]N blocking, N allowlisted,
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.release.stages import Built, Outcome, Step, digest, file_digest
 from ngc_paddle.scan import gate as scan_gate
 from ngc_paddle.scan import sources
@@ -31,7 +32,7 @@ def plan(built: Built) -> Step:
     osv_dir = sources.resolve_osv_dir(built.opts.osv_dir, built.root)
     out = sbom(built.folder).parent
     return Step(NAME, scan_key(built.image_id, policy, osv_dir, datetime.now(UTC).date()),
-                lambda: run_scan(built.image, out, policy, osv_dir, built.root, built.opts.sources))
+                lambda: run_scan(built.image, out, policy, osv_dir, built.root, built.opts.sources, built.resolved))
 
 
 def scan_key(image_id: str, policy: Path, osv_dir: Path | None, today: date) -> str:
@@ -40,9 +41,9 @@ def scan_key(image_id: str, policy: Path, osv_dir: Path | None, today: date) -> 
 
 
 def run_scan(image: str, out: Path, policy: Path, osv: Path | None, root: Path,
-             source_overrides: dict[str, str] | None = None) -> Outcome:
+             source_overrides: dict[str, str] | None = None, resolved: ResolvedFlavor | None = None) -> Outcome:
     report = scan_gate.run(image, out, policy, osv, [], None, None, root, say=lambda _line: None,
-                           source_overrides=source_overrides)
+                           source_overrides=source_overrides, resolved=resolved)
     counts = report["counts"]
     detail = (f"{counts['blocking']} blocking, {counts['suppressed']} allowlisted, "
               f"{counts['informational']} informational; SBOM {Path(report['sbom']).name}")

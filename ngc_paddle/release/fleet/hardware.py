@@ -13,9 +13,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ngc_paddle import safe_read
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.validation_line import one_line
 
 CPU = "cpu"  # the profile of runs without a GPU (gates.yaml's `cpu` gates)
 GATES_FILE = Path("benchmarks") / "gates.yaml"
@@ -40,7 +40,7 @@ class _GatesProfiles(BaseModel):
 def gates_profiles(root: Path) -> dict[str, str]:
     """Each hardware profile of benchmarks/gates.yaml with its GPU-name pattern; `cpu` matches runs without a GPU."""
     path = root / GATES_FILE
-    data = safe_read.load_yaml(path)
+    data = bounded_read.load_yaml(path, NgcPaddleError)
     try:
         table = _GatesProfiles.model_validate(data)
     except ValidationError as exc:
@@ -54,7 +54,7 @@ def read_facts(path: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     facts = {}
-    for line in safe_read.read_text(path, max_bytes=64 * 1024).splitlines():
+    for line in bounded_read.read_text(path, NgcPaddleError, max_bytes=64 * 1024).splitlines():
         key, sep, value = line.partition("=")
         value = "".join(c for c in value.strip() if c.isprintable())[:MAX_FACT]
         if sep and key in FACT_KEYS and value:

@@ -2,7 +2,9 @@
 
 Why: a build host may have no registry at all. We take the manifest's image if it is present or
 can be pulled; otherwise we bootstrap the same Debian suite from the manifest's archive with
-debootstrap and import it, under a name that says it was made locally.
+debootstrap and import it, under a name that says it was made locally. Here beside the lock's base
+facts (lock/base.py): `ngc-paddle lock` resolves the os layer's packages on this base, and the build
+starts from it.
 """
 
 import shutil
@@ -12,8 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ngc_paddle import engine
 from ngc_paddle.errors import ToolchainError
-from ngc_paddle.image_build import engine
 from ngc_paddle.lock.base import SNAPSHOT_LABEL, release_date
 from ngc_paddle.manifest.schema import Component, Source
 
@@ -76,12 +78,9 @@ def bootstrap(debian: Source, name: str, say: Callable[[str], None]) -> None:
                 if entry.is_file():
                     entry.unlink()
         tar = subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE)
-        imported = subprocess.run(
-            ["docker", "import", "--change", 'CMD ["/bin/bash"]',
-             "--change", f"LABEL ngc-paddle.base=debootstrap:{debian.suite}",
-             "--change", f'LABEL {SNAPSHOT_LABEL}="{snapshot}"', "-", name],
-            stdin=tar.stdout, capture_output=True, text=True, check=False,
-        )
+        imported = engine.import_rootfs(tar.stdout, name, ['CMD ["/bin/bash"]',
+                                                           f"LABEL ngc-paddle.base=debootstrap:{debian.suite}",
+                                                           f'LABEL {SNAPSHOT_LABEL}="{snapshot}"'])
         tar.wait()
         if imported.returncode != 0:
             raise ToolchainError(f"docker import of the bootstrapped rootfs failed: {imported.stderr.strip()}")

@@ -21,13 +21,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.fleet import hardware, results
-from ngc_paddle.fleet.cells import Attempt, Cell
-from ngc_paddle.fleet.payload import JobSpec
-from ngc_paddle.fleet.runners import for_profile
-from ngc_paddle.fleet.runners.base import JobState, Placed, Runner
-from ngc_paddle.fleet.schema import Fleet, Profile
-from ngc_paddle.fleet.slurm import HOPELESS, NoPlace, SubmitFailed
+from ngc_paddle.release.fleet import hardware, results
+from ngc_paddle.release.fleet.cells import Attempt, Cell
+from ngc_paddle.release.fleet.payload import JobSpec
+from ngc_paddle.release.fleet.runners import for_profile
+from ngc_paddle.release.fleet.runners.base import JobState, Placed, Runner
+from ngc_paddle.release.fleet.schema import Fleet, Profile
+from ngc_paddle.release.fleet.slurm import HOPELESS, NoPlace, SubmitFailed
 from ngc_paddle.release.stages import digest, file_digest
 
 POLL_S = 2.0

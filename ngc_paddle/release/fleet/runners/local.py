@@ -11,8 +11,8 @@ import socket
 import subprocess
 import time
 
-from ngc_paddle.fleet import payload
-from ngc_paddle.fleet.runners.base import JobState, Placed, Runner, state_of_exit
+from ngc_paddle.release.fleet import payload
+from ngc_paddle.release.fleet.runners.base import JobState, Placed, Runner, state_of_exit
 
 STOP_WAIT_S = 60  # the job's trap removes its container (docker rm -f), then exits
 

@@ -1,8 +1,8 @@
 """What counts as a private key, a credential or a token: the one set of patterns of the hygiene checks and the gate.
 
 Used by the scan gate (ngc_paddle/scan/layer_checks.py, over every layer of `docker save`) and by the
-in-image validation probe (validation/probes/fs_scan.py, where the Dockerfile ships this file as
-probes/patterns.py: inside the image there is no ngc_paddle package). Standard library only, for that reason.
+in-image validation probe (validation/probes/fs_scan.py, which runs with the image's Python: inside the
+image there is no ngc_paddle package, but ngc_common is installed). Standard library only, for that reason.
 The setuid allowlist and the known key fixtures are data in security/policy.yaml, read by both too.
 No library offers these as an importable set (trivy's and gitleaks' rules live in Go), hence by hand.
 """
@@ -162,7 +162,7 @@ def parse_md5sums(data: bytes) -> dict[str, str]:
     return recorded
 
 
-if __name__ == "__main__":  # python -m ngc_paddle.scan.patterns FILE...: the digests key_fixtures takes
+if __name__ == "__main__":  # python -m ngc_common.secret_patterns FILE...: the digests key_fixtures takes
     import sys
 
     for name in sys.argv[1:]:

@@ -1,11 +1,19 @@
-"""Read an external file (manifest, policy, scanner report, advisory) with bounds, or fail in one line.
+"""Read an input file (manifest, lock, policy, scanner report, advisory, gates file, result.json) with bounds.
 
 Why: every file the tools read is written by someone else (a release engineer, trivy, grype, an
-OSV dump) and may be anything: a FIFO that never delivers a byte, a device, a gigabyte, bytes that
-are not UTF-8, YAML whose second key silently replaces the first, nesting that blows Python's
-recursion limit, JSON with NaN. Readers go through here so that each of these ends in one
-`FILE: (file): what is wrong; fix: what to do` line of the caller's error type (exit 2), never a
-traceback, a hang or a silent accept. Schemas (pydantic models) then check what the data means.
+OSV dump, an earlier benchmark run) and may be anything: a FIFO that never delivers a byte, a device,
+a gigabyte, bytes that are not UTF-8, YAML whose second key silently replaces the first, nesting that
+blows Python's recursion limit, JSON with NaN. Readers on both sides of the image go through here so
+that each of these ends in one `FILE: (file): what is wrong; fix: what to do` line of the caller's
+error type (exit 2), never a traceback, a hang or a silent accept. Schemas (pydantic models) then
+check what the data means.
+
+One set of limits, the larger of the two readers this replaces, because the largest legitimate file
+decides: a scanner report for a GPU image is a few MB (so MAX_BYTES is 16 MiB, and each reader of a
+small file passes its own smaller `max_bytes`: a manifest 1 MiB, a result.json or state.json 4 MiB);
+the real files nest at most 7 levels, and 64 stays far below Python's recursion limit; 2 million
+values after expanding YAML aliases lets the largest report through and stops a "billion laughs".
+Standard library and PyYAML (both sides have it).
 """
 
 import json
@@ -16,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from ngc_paddle.errors import NgcPaddleError
+from ngc_common.errors import InputError, OneLineError, line
 
 MAX_BYTES = 16 * 1024 * 1024  # the largest report a scanner writes for our images is a few MB
 MAX_DEPTH = 64  # the real files nest 6 levels deep
@@ -25,11 +33,11 @@ MAX_PATH = 4096
 MAX_NAME = 255
 
 
-def _fail(error: type[NgcPaddleError], path: Path | str, what: str, fix: str) -> NgcPaddleError:
-    return error(f"{path}: (file): {what}; fix: {fix}")
+def _fail(error: type[OneLineError], path: Path | str, what: str, fix: str) -> OneLineError:
+    return error(line(path, "(file)", what, fix))
 
 
-def read_bytes(path: Path, error: type[NgcPaddleError] = NgcPaddleError, max_bytes: int = MAX_BYTES) -> bytes:
+def read_bytes(path: Path, error: type[OneLineError] = InputError, max_bytes: int = MAX_BYTES) -> bytes:
     """The bytes of a regular file of at most `max_bytes`; never blocks on a FIFO or device."""
     raw = os.fsencode(path)
     if len(raw) > MAX_PATH or any(len(part) > MAX_NAME for part in raw.split(b"/")):
@@ -63,7 +71,7 @@ def read_bytes(path: Path, error: type[NgcPaddleError] = NgcPaddleError, max_byt
         os.close(fd)
 
 
-def read_text(path: Path, error: type[NgcPaddleError] = NgcPaddleError, max_bytes: int = MAX_BYTES) -> str:
+def read_text(path: Path, error: type[OneLineError] = InputError, max_bytes: int = MAX_BYTES) -> str:
     """The file as strict UTF-8 text (a BOM or a NUL byte is refused too)."""
     data = read_bytes(path, error, max_bytes)
     try:
@@ -78,8 +86,14 @@ def read_text(path: Path, error: type[NgcPaddleError] = NgcPaddleError, max_byte
     return text
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate mapping keys and impossible dates."""
+# libyaml's parser (PyYAML's C binding, part of its wheels) parses about nine times faster than the
+# pure-Python one; the constructor below is Python either way, so the same rules apply. libyaml itself
+# refuses nesting deeper than 1000 levels ("exceeded maximum nesting depth"), before any recursion.
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictLoader(_SafeLoader):
+    """The safe loader, refusing duplicate mapping keys and impossible dates."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         if isinstance(node, yaml.MappingNode):
@@ -111,14 +125,16 @@ class _StrictLoader(yaml.SafeLoader):
 _StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _StrictLoader.construct_yaml_timestamp)
 
 
-def load_yaml(path: Path, error: type[NgcPaddleError] = NgcPaddleError, max_bytes: int = MAX_BYTES) -> Any:
+def load_yaml(path: Path, error: type[OneLineError] = InputError, max_bytes: int = MAX_BYTES) -> Any:
     """Parse a YAML file with the bounds above; duplicate keys and deep nesting are errors."""
     text = read_text(path, error, max_bytes)
     try:
-        data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: no arbitrary objects
+        data = yaml.load(text, Loader=_StrictLoader)  # a safe loader: no arbitrary objects
     except RecursionError:
         raise _fail(error, path, f"nests deeper than {MAX_DEPTH} levels", "flatten the file") from None
     except yaml.YAMLError as exc:
+        if getattr(exc, "problem", None) == "exceeded maximum nesting depth":  # libyaml's own limit
+            raise _fail(error, path, f"nests deeper than {MAX_DEPTH} levels", "flatten the file") from None
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
@@ -131,7 +147,7 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def load_json(path: Path, error: type[NgcPaddleError] = NgcPaddleError, max_bytes: int = MAX_BYTES) -> Any:
+def load_json(path: Path, error: type[OneLineError] = InputError, max_bytes: int = MAX_BYTES) -> Any:
     """Parse a JSON file with the bounds above; NaN/Infinity, duplicate keys and deep nesting are errors."""
     text = read_text(path, error, max_bytes)
     try:
@@ -153,7 +169,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def check_shape(data: Any, path: Path | str, error: type[NgcPaddleError] = NgcPaddleError) -> None:
+def check_shape(data: Any, path: Path | str, error: type[OneLineError] = InputError) -> None:
     """Refuse nesting deeper than MAX_DEPTH, self-referencing values and alias bombs; iterative, no recursion."""
     sizes: dict[int, int] = {}
     heights: dict[int, int] = {}

@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from ngc_paddle.fleet import containers
+from ngc_paddle.release.fleet import containers
 
 BODY = Path(__file__).with_name("payload.sh")
 
@@ -51,7 +51,7 @@ def render(jobs: list[JobSpec]) -> str:
            for j in jobs):
         raise ValueError("the jobs of one script must share their profile and options")
     lines = ["#!/bin/bash",
-             f"# ngc-paddle gate job: {', '.join(j.cell for j in jobs)} (written by ngc_paddle/fleet/payload.py)",
+             f"# ngc-paddle gate job: {', '.join(j.cell for j in jobs)} (written by ngc_paddle.release.fleet.payload)",
              f"NGC_PROFILE={shlex.quote(first.hardware)}",
              f"NGC_GPUS={first.gpus}",
              f"NGC_GRES={shlex.quote(first.gres or '')}",

@@ -5,17 +5,19 @@ NODE_FAIL, CANCELLED, ...), so that one set of rules decides what is requeued an
 SSH runners translate a process's exit into the same words.
 """
 
+import signal
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ngc_paddle.fleet.payload import JobSpec
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle.release.fleet.payload import JobSpec
 
 # States in which a job will not run any more (Slurm's JOB_STATE names).
 TERMINAL = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "BOOT_FAIL", "OUT_OF_MEMORY",
                       "PREEMPTED", "DEADLINE", "SPECIAL_EXIT", "REVOKED"})
-STOP_EXIT_CODES = {130, 143, -2, -15}  # the job script stopped by SIGINT/SIGTERM (its own exit, or the signal)
-START_FAILED_EXIT = 75  # payload.sh: the image could not be started on the node
+# The job script stopped by SIGINT/SIGTERM: its own exit (its trap), or the signal itself (Popen's -N).
+STOPPED = frozenset({ExitCode.INTERRUPTED, ExitCode.TERMINATED, -signal.SIGINT, -signal.SIGTERM})
 
 
 @dataclass
@@ -39,11 +41,11 @@ class JobState:
 
 def state_of_exit(handle: str, node: str, code: int) -> JobState:
     """A finished job script's exit code in Slurm's words (local and SSH runners)."""
-    if code == 0:
+    if code == ExitCode.PASS:  # the job ran its steps (their verdicts are in its folder)
         return JobState(handle, "COMPLETED", node, exit_code="0")
-    if code in STOP_EXIT_CODES:
+    if code in STOPPED:
         return JobState(handle, "CANCELLED", node, "stopped by a signal", str(code))
-    if code == START_FAILED_EXIT:
+    if code == ExitCode.NOT_STARTED:  # payload.sh: the image could not be started on the node
         return JobState(handle, "FAILED", node, "the image could not be started", str(code))
     return JobState(handle, "FAILED", node, f"exit code {code}", str(code))
 

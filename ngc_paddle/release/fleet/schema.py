@@ -23,11 +23,11 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ngc_paddle import safe_read
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.fleet import hardware
+from ngc_paddle.release.fleet import hardware
 from ngc_paddle.release.options import BENCHMARKS
-from ngc_paddle.validation_line import one_line
 
 FIX = "see fleets/example-gpu-site.yaml and docs/fleets.md for the format"
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -57,7 +57,7 @@ Name = Annotated[str, _matches(NAME_RE, "a name of letters, digits, '.', '_' and
 SlurmName = Annotated[str, _matches(SLURM_NAME_RE, "a Slurm name (letters, digits, '.', '_', '-')")]
 Arg = Annotated[str, _matches(ARG_RE, "one line of at most 200 characters")]
 AbsPath = Annotated[str, _matches(ABS_PATH_RE, "an absolute path (letters, digits, '.', '_', '/', '+', '-')")]
-Runtime = Literal["docker", "pyxis", "enroot", "apptainer"]
+Runtime = Literal["pyxis", "enroot", "apptainer", "docker"]
 DockerHost = Annotated[str, _matches(DOCKER_HOST_RE, "a DOCKER_HOST (unix:///PATH or tcp://HOST:PORT)")]
 
 
@@ -102,7 +102,7 @@ class SshPlace(_Strict):
 
     hosts: Annotated[list[Annotated[str, _matches(HOST_RE, "[USER@]HOST[:PORT]")]], Field(min_length=1, max_length=64)]
     gpus: Annotated[int, Field(ge=0, le=64)] = 0
-    container: Literal["docker", "apptainer"] = "docker"
+    container: Literal["apptainer", "docker"] = "docker"
     work_dir: AbsPath = "/tmp/ngc-paddle-gates"  # on the host: the job's folder, removed once its results are back
     known_hosts: AbsPath | None = None  # default: the user's own known_hosts (StrictHostKeyChecking stays on)
     docker_host: DockerHost | None = None  # the engine on the host, when not its default one
@@ -113,7 +113,7 @@ class LocalPlace(_Strict):
     """This host: the same job a node runs, started here (what `ngc-paddle gates` does without a fleet file)."""
 
     gpus: Annotated[int, Field(ge=0, le=64)] = 0
-    container: Literal["docker", "apptainer"] = "docker"
+    container: Literal["apptainer", "docker"] = "docker"
     allow_http: bool = False
 
 
@@ -160,7 +160,7 @@ LOCAL = Fleet(profiles={hardware.CPU: Profile(local=LocalPlace())})  # no fleet 
 
 def load(path: Path, root: Path) -> Fleet:
     """The fleet file at `path`, checked against the schema and against the profiles benchmarks/gates.yaml knows."""
-    data = safe_read.load_yaml(path, FleetError)
+    data = bounded_read.load_yaml(path, FleetError)
     try:
         fleet = Fleet.model_validate(data)
     except ValidationError as exc:

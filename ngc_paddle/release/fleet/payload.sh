@@ -1,4 +1,4 @@
-# The body of a gate job (ngc_paddle/fleet/payload.py puts the job's variables and the container runtime's
+# The body of a gate job (ngc_paddle/release/fleet/payload.py puts the job's variables and the container runtime's
 # functions above it): record the node's facts, get the image by digest, run the validation and each benchmark
 # with the profile's options, and leave everything in the job's folder, which the release reads back.
 #

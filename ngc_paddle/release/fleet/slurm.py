@@ -12,9 +12,9 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.fleet.runners.base import JobState
-from ngc_paddle.fleet.schema import GRES_RE, SlurmPlace
+from ngc_paddle.errors import NgcPaddleError, NotProven
+from ngc_paddle.release.fleet.runners.base import JobState
+from ngc_paddle.release.fleet.schema import GRES_RE, SlurmPlace
 
 # Node states (sinfo %t, without its flag characters) in which a node can take a job.
 USABLE_NODE_STATES = frozenset({"idle", "mix", "mixed", "alloc", "allocated", "comp", "completing", "resv", "plnd",
@@ -31,16 +31,12 @@ class SlurmError(NgcPaddleError):
     """A Slurm command failed in a way that is not about one job (no controller, no client)."""
 
 
-class NoPlace(NgcPaddleError):
+class NoPlace(NotProven):
     """Slurm has nowhere to run this profile's jobs (empty partition, gres absent): NOT PROVEN, with its reason."""
 
-    exit_code = 3
 
-
-class SubmitFailed(NgcPaddleError):
+class SubmitFailed(NotProven):
     """sbatch refused the job for another reason (an account, a QOS, a full queue): NOT RUN, with its reason."""
-
-    exit_code = 3
 
 
 def _default_run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

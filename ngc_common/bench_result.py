@@ -1,12 +1,12 @@
-"""The schema of a benchmark's result.json (written by report.write) and the reader of --baseline files.
+"""The schema of a benchmark's result.json (written by benchmarks/harness/report.write), and its readers.
 
-Why: a baseline gates regressions, so a wrong one must not pass silently: a truncated or mistyped
-file, a list, a validation.json, another benchmark's result (bench-hgnet's img/s against
-bench-rn50's), a --smoke run's figures, or `"ips": "fast"` (which the comparison would skip) are
-bad input, one line naming the file and the field (exit 2). Measurements inside `results` are
-checked by name (ips, latency percentiles, FLOP/s, efficiency: finite numbers, never booleans).
-The release pipeline reads the same files with the same top-level shape
-(ngc_paddle/release/bench_result.py; a unit test keeps the two in step).
+Why: one model, strict, for every reader. The benchmark reads a --baseline with it before it gates
+regressions against one, and the release pipeline reads the results it stores and picks the previous
+release's baselines by their verdict; a wrong file must not pass silently: a truncated or mistyped
+file, a list, a validation.json, another benchmark's result (bench-hgnet's img/s against bench-rn50's),
+a --smoke run's figures, or `"ips": "fast"` (which the comparison would skip) are bad input, one line
+naming the file and the field (exit 2). Measurements inside `results` are checked by name (ips,
+latency percentiles, FLOP/s, efficiency: finite numbers, never booleans). Needs pydantic.
 """
 
 import math
@@ -16,8 +16,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, JsonValue, ValidationError
 
-from benchmarks.harness import inputs
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
+from ngc_common.errors import InputError, OneLineError, line
 
+MAX_RESULT_BYTES = 4 * 1024 * 1024  # a result.json of a full GPU sweep is tens of kB
 FIX = "point --baseline at the result.json of an earlier full run of the same benchmark"
 KEY_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 # Leaves of `results` that are measurements: regressions compare them, so each must be a real number.
@@ -134,30 +137,39 @@ def _measurement_problem(results: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def parse(path: Path, data: Any) -> ResultFile:
-    """`data` (read from `path`) as a result.json; InputError in one line naming the field otherwise."""
+def parse(path: Path, data: Any, fix: str = FIX, error: type[OneLineError] = InputError) -> ResultFile:
+    """`data` (read from `path`) as a result.json; `error` in one line naming the field (ending in `fix`) otherwise."""
+    if not isinstance(data, dict):
+        raise error(line(path, "(top level)", f"a result.json is a mapping, not a {type(data).__name__}", fix))
     try:
         result = ResultFile.model_validate(data)
     except ValidationError as exc:
-        raise inputs.one_line(path, exc, FIX) from None
+        raise error(one_line(path, exc, fix, written=True)) from None
     problem = _measurement_problem(data["results"])
     if problem is None and result.passed != (result.verdict in ("PASS", "SMOKE")):
         problem = "passed", f"is {result.passed} but the verdict is {result.verdict}"
     if problem:
-        raise inputs.error(path, problem[0], problem[1], FIX)
+        raise error(line(path, problem[0], problem[1], fix))
     return result
+
+
+def read(path: Path, fix: str, error: type[OneLineError] = InputError) -> ResultFile:
+    """The result at `path` (the release pipeline's stored runs); `error` (one line ending in `fix`) otherwise."""
+    try:
+        data = bounded_read.load_json(path, error, MAX_RESULT_BYTES)
+    except OneLineError as exc:  # same line, with the caller's fix
+        raise error(f"{str(exc).rsplit('; fix: ', 1)[0]}; fix: {fix}") from None
+    return parse(path, data, fix, error)
 
 
 def read_baseline(path: Path, benchmark: str) -> dict[str, Any]:
     """A previous result.json of `benchmark` to gate regressions against, as the plain mapping gates.regressions
     reads; a file that is not one (or a --smoke run, or another benchmark's) raises InputError."""
-    data = inputs.load_json(path)
-    if not isinstance(data, dict):
-        raise inputs.error(path, "(top level)", f"a result.json is a mapping, not a {type(data).__name__}", FIX)
+    data = bounded_read.load_json(path, InputError, MAX_RESULT_BYTES)  # the reader's own fix: check the path...
     result = parse(path, data)
     if result.model != benchmark or result.config.benchmark != benchmark:
-        raise inputs.error(path, "model", f"a result of bench-{result.model[:40]!r}, not of bench-{benchmark}: their "
-                           "figures are not comparable", FIX)
+        raise InputError(line(path, "model", f"a result of bench-{result.model[:40]!r}, not of bench-{benchmark}: "
+                              "their figures are not comparable", FIX))
     if result.verdict == "SMOKE" or result.config.smoke:
-        raise inputs.error(path, "config.smoke", "a --smoke run (one tiny step): its figures are no baseline", FIX)
+        raise InputError(line(path, "config.smoke", "a --smoke run (one tiny step): its figures are no baseline", FIX))
     return data

@@ -1,8 +1,10 @@
 """An unexpected exception ends in one line and exit 4, its traceback kept in a file named in that line.
 
-Why: exit 1 means "a gate blocked" and 2 "bad input"; a crash must read as neither. A traceback
-on the console is not the project's error shape either, so it goes to a new file (never over
-another), and the line says where, for the bug report.
+Why: exit 1 means "a gate failed", 2 "bad input" and 3 "not proven"; a crash must read as none of
+them. A traceback on the console is not the project's error shape either, so it goes to a new
+file (never over another: in the results folder, which outlives a `docker run --rm`, else the
+temp folder), and the line says where, for the bug report. Used by every entry point: the host's
+`ngc-paddle`, and in the image `validate`, `bench-rn50` and `bench-hgnet`. Standard library only.
 """
 
 import sys
@@ -10,7 +12,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-EXIT_INTERNAL = 4
+from ngc_common.exit_codes import ExitCode
 
 
 def save_traceback(exc: BaseException, prog: str, folders: list[Path]) -> Path | None:
@@ -27,11 +29,11 @@ def save_traceback(exc: BaseException, prog: str, folders: list[Path]) -> Path |
     return None
 
 
-def report(exc: BaseException, prog: str, folders: list[Path] | None = None) -> int:
-    """Print `error: internal error: TYPE: message; fix: ...` on stderr and return EXIT_INTERNAL."""
+def report(exc: BaseException, prog: str, folders: list[Path] | None = None) -> ExitCode:
+    """Print `error: internal error: TYPE: message; fix: ...` on stderr and return ExitCode.INTERNAL."""
     where = save_traceback(exc, prog, folders or [])
     shown = " ".join(f"{type(exc).__name__}: {exc}".split())
     shown = shown if len(shown) <= 300 else shown[:297] + "..."
     fix = f"report this with the traceback in {where}" if where else "report this (the traceback could not be saved)"
     print(f"error: internal error: {shown}; fix: {fix}", file=sys.stderr)
-    return EXIT_INTERNAL
+    return ExitCode.INTERNAL

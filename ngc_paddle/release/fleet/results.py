@@ -11,16 +11,16 @@ cell's: FAIL, then NOT RUN, N/A, NOT PROVEN; PASS only when every step passed.
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ngc_paddle import safe_read
+from ngc_common import bench_result, bounded_read
+from ngc_common.exit_codes import ExitCode
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.fleet import hardware
-from ngc_paddle.fleet.runners.base import STOP_EXIT_CODES, JobState, Placed
-from ngc_paddle.release import bench_result
+from ngc_paddle.release.fleet import hardware
+from ngc_paddle.release.fleet.runners.base import STOPPED, JobState, Placed
 from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.release.stages import validate as validate_stage
 
 ORDER = ("FAIL", "NOT RUN", "N/A", "NOT PROVEN", "PASS")  # worst first
-EXIT_VERDICT = {0: "PASS", 1: "FAIL", 3: "NOT PROVEN"}  # validate's and the benchmarks' exit codes
+VERDICT_OF = {ExitCode.PASS: "PASS", ExitCode.FAIL: "FAIL", ExitCode.NOT_PROVEN: "NOT PROVEN"}  # validate's, a bench's
 BENCH_VERDICT = {"PASS": "PASS", "FAIL": "FAIL", "NOT PROVEN": "NOT PROVEN", "SMOKE": "NOT PROVEN"}
 
 
@@ -46,7 +46,9 @@ def attempt_folder(job: Placed) -> Path:
 
 def outcome(job: Placed) -> str:
     path = attempt_folder(job) / "outcome"
-    return safe_read.read_text(path, max_bytes=4096).strip().splitlines()[0] if path.is_file() else ""
+    if not path.is_file():
+        return ""
+    return (bounded_read.read_text(path, NgcPaddleError, max_bytes=4096).strip().splitlines() or [""])[0]
 
 
 def slurm_words(state: JobState) -> str:
@@ -88,7 +90,7 @@ def read(job: Placed, state: JobState, pattern: str) -> Reading:
 def _steps(path: Path) -> dict[str, int]:
     found = {}
     if path.is_file():
-        for line in safe_read.read_text(path, max_bytes=64 * 1024).splitlines():
+        for line in bounded_read.read_text(path, NgcPaddleError, max_bytes=64 * 1024).splitlines():
             parts = line.split("\t")
             if len(parts) == 3 and parts[1].lstrip("-").isdigit():
                 found[parts[0]] = int(parts[1])
@@ -98,7 +100,7 @@ def _steps(path: Path) -> dict[str, int]:
 def _not_run(code: int | None) -> str | None:
     if code is None:
         return "did not run"
-    if code in STOP_EXIT_CODES:
+    if code in STOPPED:
         return f"interrupted (exit {code})"
     return None
 
@@ -107,12 +109,12 @@ def _validate(folder: Path, code: int | None) -> tuple[str, str]:
     stopped = _not_run(code)
     if stopped:
         return "NOT RUN", stopped
-    if code not in EXIT_VERDICT:
+    if code not in VERDICT_OF:
         return "FAIL", f"the validation suite could not run (exit {code})"
     report_path = folder / "validation" / "validation.json"
     try:
-        report = safe_read.load_json(report_path)
-        return EXIT_VERDICT[code], validate_stage.describe(report)
+        report = bounded_read.load_json(report_path, NgcPaddleError)
+        return VERDICT_OF[code], validate_stage.describe(report)
     except (NgcPaddleError, KeyError, TypeError) as exc:
         return "FAIL", f"exit {code} but its report cannot be read: {str(exc)[:200]}"
 
@@ -122,10 +124,10 @@ def _bench(folder: Path, command: str, code: int | None, job: Placed) -> tuple[s
     if stopped:
         return "NOT RUN", f"{command}: {stopped}"
     results = sorted((folder / "bench" / command).glob("*/result.json"))
-    if code not in EXIT_VERDICT or not results:
+    if code not in VERDICT_OF or not results:
         return "FAIL", f"{command} could not run (exit {code})"
     try:
-        result = bench_result.read(results[-1], "check the benchmark in the image")
+        result = bench_result.read(results[-1], "check the benchmark in the image", bench_stage.BenchResultError)
     except NgcPaddleError as exc:
         return "FAIL", f"{command} wrote a result.json that cannot be read: {exc}"
     baseline = job.local / "inputs" / f"baseline-{command}.json"

@@ -20,7 +20,7 @@ Only docker runs here; the other three are unit-tested through the commands they
 
 import shlex
 
-from ngc_paddle.image_build.engine import CONTAINER_HOSTNAME, GPU_FLAGS
+from ngc_paddle.engine import CONTAINER_HOSTNAME, GPU_FLAGS
 
 ENTRYPOINT = "/opt/ngc-paddle/entrypoint.sh"
 LABEL = "ngc-paddle.slurm-job"

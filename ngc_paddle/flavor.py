@@ -1,0 +1,175 @@
+"""A release and its flavors resolved once per run: what every step of a build or a release reads.
+
+Why: a build and every release stage need the same facts about a flavor (the manifest with the run's
+mirrors applied, the flavor's spec, its lock, the manifest the image carries, the image and layer tag
+names). Derived again at each step, they cost a manifest load and a walk through the resolver each
+time, and two steps could disagree (one with the mirrors applied, one without). Here they are derived
+once, frozen, and passed down: `ResolvedRelease.load` opens the release's manifest once (and, on first
+use, the previous release's, which month-over-month, the benchmark baselines and the notes compare
+with); `ResolvedRelease.flavor` resolves one flavor.
+
+A gate that runs elsewhere (a Slurm job, an SSH host) needs only a ResolvedFlavor: the image to run
+(`reference`: by digest once `with_digest` recorded it, else the tag), whether it needs a GPU, the
+manifest it carries, and the release and flavor names its results are filed under.
+"""
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ngc_paddle.errors import ManifestError
+from ngc_paddle.lock.check import lock_status
+from ngc_paddle.lock.model import Lock, lock_path
+from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
+from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest
+from ngc_paddle.manifest.schema import Flavor, Manifest
+
+
+def manifest_json(resolved: Mapping[str, Any]) -> str:
+    """The image's manifest as the suite layer copies it (build/manifests/RELEASE-FLAVOR.json)."""
+    return json.dumps(resolved, indent=2, sort_keys=True) + "\n"
+
+
+def release_tags(manifest: Manifest, flavor: str) -> tuple[str, ...]:
+    """Tags the finished image takes: RELEASE-FLAVOR, and RELEASE for the default flavor."""
+    tags = [f"{manifest.image}:{manifest.release}-{flavor}"]
+    if flavor == manifest.default_flavor:
+        tags.append(f"{manifest.image}:{manifest.release}")
+    return tuple(tags)
+
+
+def layer_repository(manifest: Manifest) -> str:
+    """Where a release's intermediate layer images live: beside its image, so a scratch copy that
+    renames the image (tests, benchmarks) never retags or deletes the release's own layers."""
+    return f"{manifest.image}-layers"
+
+
+@dataclass(frozen=True)
+class ResolvedFlavor:
+    """One flavor of one release, resolved for a run. Frozen: a step that needs another view makes a copy."""
+
+    root: Path  # the repository root, resolved
+    manifest: Manifest  # with the run's source overrides applied
+    name: str
+    sources: Mapping[str, str]  # the overrides applied (NAME -> URL or path)
+    lock: Lock | None  # matching the manifest; None when there is none that does (`pending`, `lock_problem`)
+    pending: str  # why the manifest says the flavor has no lock yet ("" when it does not say so)
+    manifest_text: str = field(repr=False)  # what the image carries (/opt/ngc-paddle/manifest.json), as JSON
+    tags: tuple[str, ...]  # the release tags the finished image takes; the first is the image's name
+    layer_tags: Mapping[str, str]  # layer -> the tag of its image (the top layer: the release image)
+    # The image by digest (REPOSITORY@sha256:...) once a registry holds it: what a gate run elsewhere pulls,
+    # so that no node runs a moving tag. Set with with_digest (the release's push of a candidate tag).
+    digest: str | None = None
+    lock_problem: str = ""  # the one line saying why the lock file cannot be used (missing, or not this manifest's)
+
+    @property
+    def release(self) -> str:
+        return self.manifest.release
+
+    @property
+    def image_manifest(self) -> dict[str, Any]:
+        """The manifest the image carries, as data (a fresh copy: the resolved flavor itself stays as it is)."""
+        return json.loads(self.manifest_text)
+
+    @property
+    def spec(self) -> Flavor:
+        """The flavor as the manifest says it."""
+        return self.manifest.flavors[self.name]
+
+    @property
+    def image(self) -> str:
+        """The release image's tag (RELEASE-FLAVOR)."""
+        return self.tags[0]
+
+    @property
+    def reference(self) -> str:
+        """What a container of this flavor is started from: the digest when one is known, else the tag."""
+        return self.digest or self.image
+
+    @property
+    def needs_gpu(self) -> bool:
+        """Whether the flavor's gates can prove it only on a GPU (a CUDA flavor)."""
+        return self.spec.cuda is not None
+
+    @property
+    def lock_file(self) -> Path:
+        return lock_path(self.root / "releases", self.release, self.name)
+
+    def build_lock(self) -> Lock:
+        """The lock a build installs; a flavor without one (or with one that no longer matches the manifest)
+        stops the build in one line, as it did before anything was resolved."""
+        if self.lock_problem:
+            raise ManifestError(self.lock_problem)
+        if self.lock is None:
+            raise ManifestError(f"{self.lock_file}: (file): flavor {self.name} has no lock yet ({self.pending}); "
+                                f"fix: run 'ngc-paddle lock {self.release} --flavor {self.name} [--source NAME=URL]' "
+                                "on a host that reaches its sources, commit the lock and drop lock.pending")
+        return self.lock
+
+    def with_digest(self, digest: str) -> "ResolvedFlavor":
+        """This flavor with its image known by digest (`sha256:...` or a full `REPO@sha256:...`)."""
+        repository = self.image.rsplit(":", 1)[0]
+        return replace(self, digest=digest if "@" in digest else f"{repository}@{digest}")
+
+
+@dataclass(frozen=True)
+class ResolvedRelease:
+    """A release's manifest (and the previous release's), loaded once for a run."""
+
+    root: Path
+    manifest: Manifest  # with the run's source overrides applied
+    sources: Mapping[str, str]
+
+    @classmethod
+    def load(cls, root: Path, release: str | None = None,
+             sources: Mapping[str, str] | None = None) -> "ResolvedRelease":
+        """Open releases/RELEASE.yaml (default: the newest); apply the mirrors given.
+        A mirror for a source the release lacks is bad input here, before anything runs."""
+        root = root.resolve()
+        release = release or latest_release(root / "releases")
+        manifest = apply_source_overrides(load_manifest(find_manifest(release, root / "releases")), sources or {})
+        return cls(root, manifest, MappingProxyType(dict(sources or {})))
+
+    @property
+    def release(self) -> str:
+        return self.manifest.release
+
+    @cached_property
+    def previous(self) -> Manifest | None:
+        """The release before this one (by name), loaded on first use and then kept: month-over-month, the
+        benchmark baselines and the notes compare with it (a build alone never reads it)."""
+        older = sorted(p for p in (self.root / "releases").glob("*.yaml") if p.stem < self.release)
+        return load_manifest(older[-1]) if older else None
+
+    def flavor(self, name: str | None = None) -> ResolvedFlavor:
+        """One flavor (default: the manifest's default flavor), resolved. An unknown flavor is one line (exit 2);
+        a lock that is pending, missing or no longer matches the manifest is kept as its reason, and the build
+        refuses it (ResolvedFlavor.build_lock)."""
+        name = name or self.manifest.default_flavor
+        flavor_of(self.manifest, name)
+        try:
+            status, lock = lock_status(self.manifest, name, self.root / "releases")
+            problem = ""
+        except ManifestError as exc:
+            status, lock, problem = "unusable", None, str(exc)
+        pending = self.manifest.flavors[name].lock
+        resolved = image_manifest(self.manifest, name)
+        tags = release_tags(self.manifest, name)
+        layers = self.manifest.flavors[name].layers
+        layer_tags = {layer: f"{layer_repository(self.manifest)}:{self.release}-{name}-{layer}"
+                      for layer in layers[:-1]}
+        layer_tags[layers[-1]] = tags[0]
+        return ResolvedFlavor(self.root, self.manifest, name, self.sources, lock,
+                              pending.pending if status == "pending" and pending is not None else "",
+                              manifest_json(resolved), tags, MappingProxyType(layer_tags), lock_problem=problem)
+
+
+def resolve(root: Path, release: str | None, flavor: str | None,
+            sources: Mapping[str, str] | None = None) -> ResolvedFlavor:
+    """One flavor of one release for a run that needs only it (`ngc-paddle build`)."""
+    return ResolvedRelease.load(root, release, sources).flavor(flavor)
+
