@@ -5,7 +5,9 @@ FROM ${BASE_IMAGE}
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
 ARG LAYER_SPEC
-ARG MANIFEST_FILE=build/manifests/missing.json
+# The flavor's resolved manifest, written to /opt/ngc-paddle/manifest.json (generated from the manifest and the
+# lock by `ngc-paddle bake-file`; an argument rather than a generated file, so the build context is the repo).
+ARG MANIFEST_JSON
 # Reproducible layers: what the RUN steps write is clamped to it and pip writes hash-based .pyc under it
 # (from the lock, see ngc_paddle/image_build/bakefile.py and layers/lib/clamp-mtimes.sh).
 ARG SOURCE_DATE_EPOCH
@@ -32,9 +34,8 @@ ENV NGC_PADDLE_HOME=/opt/ngc-paddle \
 # allow), and ngc_common, installed into the image's Python: what the host tooling and the image share (exit
 # codes, errors, the bounded reader, the result schema, PEP 503, the secret patterns, these paths).
 # Copied in a RUN from the build context bind-mounted at /tmp/ngc/layer (under a tmpfs at /tmp, as in every
-# layer) rather than with COPY, for a reproducible layer: COPY in dockerd 20.10's BuildKit stamps the folders
-# it creates or fills with the build time, and no step can clamp a COPY layer afterwards
-# (layers/lib/clamp-mtimes.sh does it here).
+# layer) rather than with COPY, for a reproducible layer: COPY stamps the folders it creates or fills with the
+# build time, and no step can clamp a COPY layer afterwards (layers/lib/clamp-mtimes.sh does it here).
 RUN --mount=type=tmpfs,target=/tmp \
     --mount=type=bind,target=/tmp/ngc/layer \
     start=$(date +%s) \
@@ -43,7 +44,8 @@ RUN --mount=type=tmpfs,target=/tmp \
     && cp -R "$c/image/." /opt/ngc-paddle/ \
     && cp -R "$c/validation/." /opt/ngc-paddle/validation/ \
     && cp -R "$c/benchmarks/." /opt/ngc-paddle/benchmarks/ \
-    && cp "$c/${MANIFEST_FILE}" /opt/ngc-paddle/manifest.json \
+    && { [ -n "$MANIFEST_JSON" ] || { echo "NGC-PADDLE-ERROR layer suite: no MANIFEST_JSON build argument; fix: build through docker buildx bake (docker-bake.override.json) or make image" >&2; exit 1; }; } \
+    && printf '%s' "$MANIFEST_JSON" > /opt/ngc-paddle/manifest.json \
     && cp "$c/security/policy.yaml" /opt/ngc-paddle/security/policy.yaml \
     && site=$(python -B -c 'import sysconfig; print(sysconfig.get_path("purelib"))') \
     && cp -R "$c/ngc_common" "$site/ngc_common" \

@@ -19,7 +19,7 @@ from ngc_common.exit_codes import ExitCode
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import resolve
 from ngc_paddle.image_build import pipeline
-from ngc_paddle.image_build.bakefile import write_build_inputs
+from ngc_paddle.image_build.bakefile import OVERRIDE, write_build_inputs, write_override
 from ngc_paddle.lock.check import lock_status
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest
@@ -95,7 +95,11 @@ def cmd_manifest_show(args: argparse.Namespace) -> int:
 
 def cmd_bake_file(args: argparse.Namespace) -> int:
     root = Path(args.root)
-    manifest = apply_source_overrides(_load(args.release, root), _source_overrides(args.source))
+    sources = _source_overrides(args.source)
+    manifest = apply_source_overrides(_load(args.release, root), sources)
+    if not sources and manifest.release == latest_release(root / "releases"):
+        write_override(root.resolve(), manifest)  # what a plain `docker buildx bake` builds: the newest release
+        print(OVERRIDE)
     print(write_build_inputs(root.resolve(), manifest).relative_to(root.resolve()))
     return 0
 
@@ -297,7 +301,8 @@ def parser() -> argparse.ArgumentParser:
                     help="resolve a source through a mirror or wheel folder")
     lk.set_defaults(func=cmd_lock)
 
-    bf = sub.add_parser("bake-file", help="write build/bake/<release>.json from the manifest")
+    bf = sub.add_parser("bake-file", help="write docker-bake.override.json (the newest release) and "
+                                          "build/bake/<release>.json from the manifest and locks")
     bf.add_argument("release", nargs="?")
     bf.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH")
     bf.set_defaults(func=cmd_bake_file)

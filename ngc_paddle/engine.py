@@ -143,12 +143,6 @@ def save(image: str, target: Path) -> subprocess.CompletedProcess[str]:
     return docker("save", "-o", str(target), image, check=False)
 
 
-def import_rootfs(tar: IO[bytes], name: str, changes: list[str]) -> subprocess.CompletedProcess[str]:
-    """`docker import` of a rootfs tar read from `tar`, with Dockerfile `changes` (not checked)."""
-    flags = [flag for change in changes for flag in ("--change", change)]
-    return docker("import", *flags, "-", name, stdin=tar, check=False)
-
-
 def push(ref: str) -> subprocess.CompletedProcess[str]:
     """`docker push REF` (not checked: the caller reads the digest or the refusal from its output)."""
     return docker("push", ref, check=False)

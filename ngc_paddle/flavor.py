@@ -25,13 +25,8 @@ from ngc_paddle.errors import ManifestError
 from ngc_paddle.lock.check import lock_status
 from ngc_paddle.lock.model import Lock, lock_path
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
-from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest
+from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest, manifest_json
 from ngc_paddle.manifest.schema import Flavor, Manifest
-
-
-def manifest_json(resolved: Mapping[str, Any]) -> str:
-    """The image's manifest as the suite layer copies it (build/manifests/RELEASE-FLAVOR.json)."""
-    return json.dumps(resolved, indent=2, sort_keys=True) + "\n"
 
 
 def release_tags(manifest: Manifest, flavor: str) -> tuple[str, ...]:
@@ -69,6 +64,11 @@ class ResolvedFlavor:
     @property
     def release(self) -> str:
         return self.manifest.release
+
+    @property
+    def newest(self) -> bool:
+        """Whether this is the newest release as committed (no mirrors applied): docker-bake.override.json's."""
+        return not self.sources and self.release == latest_release(self.root / "releases")
 
     @property
     def image_manifest(self) -> dict[str, Any]:
@@ -157,7 +157,7 @@ class ResolvedRelease:
         except ManifestError as exc:
             status, lock, problem = "unusable", None, str(exc)
         pending = self.manifest.flavors[name].lock
-        resolved = image_manifest(self.manifest, name)
+        resolved = image_manifest(self.manifest, name, lock.python_versions() if lock is not None else None)
         tags = release_tags(self.manifest, name)
         layers = self.manifest.flavors[name].layers
         layer_tags = {layer: f"{layer_repository(self.manifest)}:{self.release}-{name}-{layer}"

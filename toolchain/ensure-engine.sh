@@ -40,7 +40,7 @@ ENGINE_SUITE=${ENGINE_SUITE:-trixie}
 ENGINE_PACKAGES=(docker.io containerd cosign)
 BUILDX_SUITE=${BUILDX_SUITE:-forky}
 BUILDX_PACKAGES=(docker-buildx)
-HOST_SUITE_PACKAGES=(runc tini iptables adduser libsystemd0 sysvinit-utils debootstrap ca-certificates)
+HOST_SUITE_PACKAGES=(runc tini iptables adduser libsystemd0 sysvinit-utils mmdebstrap ca-certificates)
 
 engine_answers() { docker info >/dev/null 2>&1; }
 engine_version() { docker version -f '{{.Server.Version}}' 2>/dev/null; }
@@ -150,7 +150,7 @@ main() {
   if ! engine_answers; then
     is_debian_root || die "no Docker engine answers and this is not a Debian host where we are root: start Docker Engine $MIN_ENGINE_MAJOR+ (or set DOCKER_HOST)"
     engine_missing && install_from_suite "$ENGINE_SUITE" "${ENGINE_PACKAGES[@]}"
-    command -v debootstrap >/dev/null || apt_install debootstrap
+    command -v mmdebstrap >/dev/null || apt_install mmdebstrap
     engine_answers || start_dockerd
   fi
   check_running_engine
@@ -159,7 +159,7 @@ main() {
   have_buildx || { is_debian_root && install_from_suite "$BUILDX_SUITE" "${BUILDX_PACKAGES[@]}"; } \
     || die "docker buildx $MIN_BUILDX+ is missing (found: $(buildx_version || echo none)): install the buildx CLI plugin (Debian: docker-buildx from $BUILDX_SUITE)"
   have_buildx || die "docker buildx $(buildx_version) is older than $MIN_BUILDX after installing Debian $BUILDX_SUITE's: a plugin of your own shadows it ($(docker info -f '{{range .ClientInfo.Plugins}}{{if eq .Name "buildx"}}{{.Path}}{{end}}{{end}}' 2>/dev/null)); fix: remove or update it"
-  if is_debian_root && ! command -v debootstrap >/dev/null; then apt_install debootstrap; fi
+  if is_debian_root && ! command -v mmdebstrap >/dev/null; then apt_install mmdebstrap; fi
   log "engine: $(engine_version) (containerd image store), buildx: $(docker buildx version | awk '{print $2}'), cosign: $(cosign version 2>/dev/null | awk '/GitVersion/{print $2}')"
 }
 

@@ -8,8 +8,14 @@ differs from the lock. One pip run per source, with that source's index as the O
 extra index): a distribution pinned to `nvidia` can never be served by PyPI (dependency
 confusion). A failure is one line naming the layer, the distribution, the source and the fix.
 Plain standard library: it runs before anything else is installed.
+
+The venv has no pip of its own at first (the os layer makes it --without-pip): the first pip layer installs the
+locked pip, setuptools and wheel before anything else, with Debian's pip wheel run once as the installer
+(python3-pip-whl, a dependency of python3-venv); every later pip run is the locked pip.
 """
 
+import glob
+import importlib.util
 import json
 import os
 import re
@@ -32,6 +38,8 @@ from pep503 import canonical  # noqa: E402
 CA_SECRET = "/tmp/ngc/secrets/ca"
 WHEELHOUSE = "/tmp/ngc/wheelhouse"
 PIP_CACHE = "/tmp/ngc/pip-cache"
+VENV_TOOLS = ("pip", "setuptools", "wheel")  # ngc_paddle/lock/pip_lock.py: locked, in the first pip layer
+DEBIAN_PIP_WHEELS = "/usr/share/python-wheels/pip-*.whl"
 UNREACHABLE = re.compile(
     r"NewConnectionError|ConnectTimeout|Name or service not known|Temporary failure in name resolution"
     r"|ProxyError|SSLError|Connection refused|No route to host|HTTP error 40[13]"
@@ -78,7 +86,7 @@ def pip_command(spec: dict, source_name: str, requirements: str) -> list[str]:
     # pip compiles the .pyc it installs (and lists them in RECORD); with SOURCE_DATE_EPOCH in the environment
     # (a build argument of every layer) py_compile writes them hash-based, without the source's mtime,
     # so two builds write the same bytes (layers/lib/clamp-mtimes.sh then clamps the files' own mtimes).
-    cmd = [sys.executable, "-m", "pip", "install", "--progress-bar", "off", "--no-input", "--no-deps",
+    cmd = [*pip_launcher(spec), "install", "--progress-bar", "off", "--no-input", "--no-deps",
            "--require-hashes", "--only-binary=:all:"]
     if os.path.isfile(CA_SECRET) and os.path.getsize(CA_SECRET) > 0:  # an empty CA_BUNDLE gives an empty file
         cmd += ["--cert", CA_SECRET]
@@ -90,6 +98,18 @@ def pip_command(spec: dict, source_name: str, requirements: str) -> list[str]:
     else:
         cmd += ["--index-url", source["location"]]
     return [*cmd, "-r", requirements]
+
+
+def pip_launcher(spec: dict) -> list[str]:
+    """The venv's pip; before the locked pip is installed, Debian's pip wheel run as a program (pip supports
+    running from its wheel) to install it."""
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip"]
+    wheels = sorted(glob.glob(DEBIAN_PIP_WHEELS))
+    if not wheels:
+        fail(spec, None, f"the venv has no pip, and no Debian pip wheel ({DEBIAN_PIP_WHEELS}) to install the "
+                         "locked one", "keep python3-venv (it brings python3-pip-whl) in the os layer's packages")
+    return [sys.executable, os.path.join(wheels[-1], "pip")]
 
 
 def explain(spec: dict, entries: list[dict], output: str, code: int) -> None:
@@ -144,9 +164,14 @@ def main() -> None:
         fail(spec, None, f"flavor {spec['flavor']} has no lock yet ({spec['pending']})",
              f"run ngc-paddle lock {spec['release']} --flavor {spec['flavor']} on a host that reaches its sources "
              f"and commit {spec['lock']}")
+    tools = sorted((e for e in spec["packages"] if canonical(e["name"]) in VENV_TOOLS),
+                   key=lambda e: VENV_TOOLS.index(canonical(e["name"])))
+    for entry in tools:  # the locked pip first: it installs everything else
+        install_source(spec, entry["source"], [entry])
     groups: dict[str, list[dict]] = {}
     for entry in spec["packages"]:
-        groups.setdefault(entry["source"], []).append(entry)
+        if entry not in tools:
+            groups.setdefault(entry["source"], []).append(entry)
     for source_name, entries in groups.items():
         install_source(spec, source_name, entries)
     check_layer(spec)

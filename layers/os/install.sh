@@ -43,8 +43,8 @@ echo "$apt_out" | tail -n 3
 found=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 [ "$found" = "$PYTHON_VERSION" ] || fail "component python: the manifest pins Python ${PYTHON_VERSION} but ${APT_SUITE} provides ${found}; fix: pin python ${found} or use a suite that ships ${PYTHON_VERSION}"
 
-# With SOURCE_DATE_EPOCH set, the .pyc that ensurepip compiles are hash-based (no timestamps in them).
-python3 -m venv /opt/venv
+# No pip of Debian's in the venv: pip, setuptools and wheel are locked entries of the first pip layer.
+python3 -m venv --without-pip /opt/venv
 # No caches, logs or apt lists in the layer (the lists live in a cache mount). dpkg.log is the base's own
 # file: emptied, not removed, since a removal leaves a whiteout stamped with the build time.
 rm -rf /var/log/apt/* /root/.cache

@@ -1,10 +1,12 @@
-"""Generate a release's bake targets and groups from its manifest, as the second bake file.
+"""Generate a release's bake targets and groups from its manifest and locks.
 
 Why: the manifest alone says which flavors exist, which layers each stacks in which order, which
 flavor is the default, and what versions and sources each layer installs. docker-bake.hcl keeps only
 what the manifest does not say (variables, the tag functions, `_common`/`_final`); this writes every
-target (one per layer and flavor, chained by BASE_IMAGE) and every group of a release to
-build/bake/<release>.json, merged on top (`-f docker-bake.hcl -f build/bake/<release>.json`).
+target (one per layer and flavor, each built FROM the target below through a named `target:` context)
+and every group: into docker-bake.override.json for the newest release (buildx reads it beside
+docker-bake.hcl by itself, so `docker buildx bake` at the repo root is the build) and into
+build/bake/<release>.json for any release, with the labels and cache settings of one `make image` run.
 """
 
 import json
@@ -14,16 +16,18 @@ from typing import Any
 
 from ngc_paddle import engine, outputs
 from ngc_paddle.errors import ManifestError, NgcPaddleError, ToolchainError
-from ngc_paddle.flavor import ResolvedFlavor, layer_repository, manifest_json
+from ngc_paddle.flavor import ResolvedFlavor, layer_repository
 from ngc_paddle.layers import bake_target, dockerfile_for
 from ngc_paddle.lock.check import lock_status
 from ngc_paddle.lock.layer_args import layer_args
 from ngc_paddle.lock.model import Lock
-from ngc_paddle.manifest.resolve import image_manifest
 from ngc_paddle.manifest.schema import Manifest
 from ngc_paddle.outputs import ensure_folder
 
 HCL = Path("docker-bake.hcl")
+OVERRIDE = Path("docker-bake.override.json")  # read by buildx beside docker-bake.hcl: the newest release
+BELOW = "ngc-layer-below"  # the named context each layer is built FROM: the target of the layer below
+CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"  # docker-bake.hcl's default; the CA_BUNDLE variable overrides
 
 
 def flavor_locks(manifest: Manifest, releases_dir: Path,
@@ -65,17 +69,20 @@ def flavor_targets(manifest: Manifest, flavor_name: str) -> dict[str, dict[str, 
             "args": {},
         }
         if index > 0:
-            target["args"]["BASE_IMAGE"] = _hcl_call("layer_tag", flavor_name, layers[index - 1])
+            target["args"]["BASE_IMAGE"] = BELOW
+            target["contexts"] = {BELOW: f"target:{bake_target(layers[index - 1], flavor_name)}"}
         targets[bake_target(layer, flavor_name)] = target
     return targets
 
 
 def bake_definition(manifest: Manifest, base_images: dict[str, str] | None = None,
                     locks: dict[str, tuple[Lock | None, str]] | None = None,
-                    labels: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
-    """{"group": {...}, "target": {...}}: every flavor's targets with their args from the manifest and lock,
-    the labels given per target (the inputs digests of the flavor being built), a group per flavor
-    (its layers in order) and the default group (the manifest's default flavor)."""
+                    labels: dict[str, dict[str, str]] | None = None,
+                    cache: dict[str, dict[str, list[str]]] | None = None) -> dict[str, Any]:
+    """{"variable": ..., "group": {...}, "target": {...}}: every flavor's targets with their args from the manifest
+    and lock, the labels given per target (the inputs digests of the flavor being built) and its cache settings
+    (`cache-from`/`cache-to`), a group per flavor (its layers in order) and the default group (the manifest's
+    default flavor); RELEASE defaults to this release."""
     targets: dict[str, Any] = {}
     groups: dict[str, Any] = {}
     for flavor_name in manifest.flavors:
@@ -85,43 +92,70 @@ def bake_definition(manifest: Manifest, base_images: dict[str, str] | None = Non
         for (target_name, target), layer in zip(structure.items(), manifest.flavors[flavor_name].layers, strict=True):
             target["args"].update(layer_args(manifest, flavor_name, layer, base, lock, pending))
             target["labels"].update((labels or {}).get(target_name, {}))
+            target.update((cache or {}).get(target_name, {}))
             targets[target_name] = target
         groups[flavor_name] = {"targets": list(structure)}
     groups["default"] = {"targets": [manifest.default_flavor]}
-    return {"group": groups, "target": targets}
+    return {"variable": {"RELEASE": {"default": manifest.release}}, "group": groups, "target": targets}
 
 
-def manifest_file(release: str, flavor_name: str) -> str:
-    """Where the resolved manifest the suite layer copies is written, relative to the repository root."""
-    return f"build/manifests/{release}-{flavor_name}.json"
+def registry_cache(manifest: Manifest, flavor_name: str, registry: str) -> dict[str, dict[str, list[str]]]:
+    """Each target of a flavor reads and writes its BuildKit cache in `registry` (one cache image per target,
+    every intermediate step included), so another build host with the same lock rebuilds nothing."""
+    cache = {}
+    for layer in manifest.flavors[flavor_name].layers:
+        target = bake_target(layer, flavor_name)
+        ref = f"{registry}/{manifest.image}-cache:{manifest.release}-{target}"
+        cache[target] = {"cache-from": [f"type=registry,ref={ref}"],
+                         "cache-to": [f"type=registry,ref={ref},mode=max,ignore-error=true"]}
+    return cache
+
+
+def definition_text(definition: dict[str, Any]) -> str:
+    return json.dumps(definition, indent=2, sort_keys=True) + "\n"
+
+
+def override_text(manifest: Manifest, releases_dir: Path) -> str:
+    """docker-bake.override.json for `manifest` (the newest release): what a plain `docker buildx bake` builds."""
+    header = {"//": "Generated from releases/ by `ngc-paddle bake-file`; do not edit (make image refreshes it)."}
+    return definition_text({**header, **bake_definition(manifest, None, flavor_locks(manifest, releases_dir))})
+
+
+def write_override(root: Path, manifest: Manifest) -> bool:
+    """Refresh docker-bake.override.json from the newest release's manifest and locks; True when it changed."""
+    text = override_text(manifest, root / "releases")
+    path = root / OVERRIDE
+    if not path.is_symlink() and path.exists() and path.read_text() == text:
+        return False
+    with outputs.staged() as stage:
+        stage.write_text(path, text)
+    return True
 
 
 def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, str] | None = None,
-                       labels: dict[str, dict[str, str]] | None = None, built: ResolvedFlavor | None = None) -> Path:
-    """Write build/bake/<release>.json and build/manifests/<release>-<flavor>.json; return the bake file.
+                       labels: dict[str, dict[str, str]] | None = None, built: ResolvedFlavor | None = None,
+                       cache: dict[str, dict[str, list[str]]] | None = None) -> Path:
+    """Write build/bake/<release>.json (this run's bake file: every flavor's targets, the labels and cache settings
+    of the flavor being built); return it.
 
-    `built`: the flavor being built, already resolved (its image manifest and lock are taken from it; the
-    release's other flavors are resolved here, for the bake file that names them all).
-    Everything is computed first and written only when all of it succeeded; unchanged files are
-    left alone (their mtime too), and a symlink in build/ is replaced or refused, never written through.
+    `built`: the flavor being built, already resolved (its lock is taken from it; the release's other flavors
+    are resolved here, for the bake file that names them all). Written only when all of it was computed;
+    an unchanged file is left alone (its mtime too), and a symlink in build/ is replaced, never written through.
     """
-    texts = {root / manifest_file(manifest.release, flavor_name):
-             built.manifest_text if built and built.name == flavor_name else
-             manifest_json(image_manifest(manifest, flavor_name)) for flavor_name in manifest.flavors}
     bake_file = root / "build" / "bake" / f"{manifest.release}.json"
     locks = flavor_locks(manifest, root / "releases", built)
-    definition = bake_definition(manifest, base_images, locks, labels)
-    texts[bake_file] = json.dumps(definition, indent=2, sort_keys=True) + "\n"
-    with outputs.staged() as stage:
-        for path, text in texts.items():
-            ensure_folder(path.parent, stop=root)
-            if path.is_symlink() or not path.exists() or path.read_text() != text:
-                stage.write_text(path, text)
+    text = definition_text(bake_definition(manifest, base_images, locks, labels, cache))
+    ensure_folder(bake_file.parent, stop=root)
+    if bake_file.is_symlink() or not bake_file.exists() or bake_file.read_text() != text:
+        with outputs.staged() as stage:
+            stage.write_text(bake_file, text)
     return bake_file
 
 
 def bake_env(manifest: Manifest, extra: dict[str, str] | None = None) -> dict[str, str]:
-    return {**os.environ, "RELEASE": manifest.release, "IMAGE": manifest.image,
+    """bake's variables for one `make image` run: the top layer is tagged as a candidate, promoted after a smoke
+    test (a plain `docker buildx bake` tags the release itself)."""
+    return {**os.environ, "RELEASE": manifest.release, "IMAGE": manifest.image, "CANDIDATE_SUFFIX": "-candidate",
             "LAYER_REPO": layer_repository(manifest), **(extra or {})}
 
 
@@ -146,37 +180,9 @@ def resolved_group(root: Path, bake_file: Path, manifest: Manifest, flavor: str,
     return printed
 
 
-# Fields of a printed bake target that build_command translates; anything else is refused so a
-# definition never builds differently from what the bake file says.
-_TRANSLATED = {"context", "dockerfile", "args", "labels", "tags", "secret", "network", "target", "entitlements"}
-
-
-def build_command(target_name: str, target: dict[str, Any], flags: tuple[str, ...] = ()) -> list[str]:
-    """`docker buildx build` arguments (after `docker`; run them with ngc_paddle.engine) equivalent to one
-    resolved bake target, on the host network, with `flags` (e.g. --progress plain) added.
-
-    Written by hand because buildx 0.13 (the newest this kind of build host can install) ignores a
-    target's `network` in bake files, and the daemon here has no bridge network; `bake --print`
-    still resolves the definition, this only runs it. Newer buildx honours `network` in bake itself.
-    """
-    unknown = sorted(set(target) - _TRANSLATED)
-    if unknown:
-        raise ToolchainError(f"bake target {target_name} uses {unknown}, which ngc-paddle cannot pass to buildx build")
-    # No attestation manifests on the loaded image: with the containerd image store buildx attaches a
-    # provenance attestation by default, which turns the image into an index whose digest changes with
-    # every build (timestamps) and breaks the layer-by-layer cache answer and the push's digest read-back.
-    cmd = ["buildx", "build", *flags, "--network", target.get("network", "host"), "--load", "--provenance=false"]
-    cmd += ["--file", target.get("dockerfile", "Dockerfile")]
-    for key, value in sorted(target.get("args", {}).items()):
-        cmd += ["--build-arg", f"{key}={value}"]
-    for key, value in sorted(target.get("labels", {}).items()):
-        cmd += ["--label", f"{key}={value}"]
-    for tag in target.get("tags", []):
-        cmd += ["--tag", tag]
-    for secret in target.get("secret", []):  # buildx 0.14+ prints {"id": ..., "src": ...}, older ones a string
-        cmd += ["--secret", secret if isinstance(secret, str) else ",".join(f"{k}={v}" for k, v in secret.items())]
-    for entitlement in target.get("entitlements", []):
-        cmd += ["--allow", entitlement]
-    if "target" in target:
-        cmd += ["--target", target["target"]]
-    return [*cmd, target.get("context", ".")]
+def bake_command(bake_file: Path, target: str, *flags: str) -> list[str]:
+    """`docker buildx bake` arguments (after `docker`; run them with ngc_paddle.engine) that build one target of
+    this run's bake file into the engine's image store, with the host network and the CA secret granted up front
+    (bake would otherwise stop and ask), and `flags` (e.g. --progress plain, --no-cache) added."""
+    return ["buildx", "bake", "-f", str(HCL), "-f", str(bake_file), "--allow", "network.host",
+            "--allow", f"fs.read={os.environ.get('CA_BUNDLE', CA_BUNDLE)}", "--load", *flags, target]

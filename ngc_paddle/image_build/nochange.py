@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from ngc_paddle import engine
 from ngc_paddle.errors import ToolchainError
 from ngc_paddle.flavor import ResolvedFlavor
-from ngc_paddle.image_build.bakefile import manifest_file
 from ngc_paddle.image_build.inputs import LABEL, FlavorInputs, flavor_inputs, short
 from ngc_paddle.image_build.report import BuildReport, LayerResult, human
 from ngc_paddle.layers import bake_target
@@ -33,8 +32,7 @@ def compute_inputs(flavor: ResolvedFlavor, base_ref: str, base_id: str) -> Flavo
     lock = flavor.build_lock()
     layers = flavor.spec.layers
     args = {layer: layer_args(flavor.manifest, flavor.name, layer, base_ref, lock, "") for layer in layers}
-    return flavor_inputs(flavor.root, flavor.name, layers, args, base_id, flavor.lock_file, flavor.image_manifest,
-                         {manifest_file(flavor.release, flavor.name): flavor.manifest_text})
+    return flavor_inputs(flavor.root, flavor.name, layers, args, base_id, flavor.lock_file, flavor.image_manifest, {})
 
 
 def layer_labels(flavor_name: str, inputs: FlavorInputs) -> dict[str, dict[str, str]]:

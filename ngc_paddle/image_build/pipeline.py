@@ -18,7 +18,14 @@ from ngc_paddle import engine
 from ngc_paddle.errors import BuildError, NgcPaddleError
 from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.image_build import nochange
-from ngc_paddle.image_build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
+from ngc_paddle.image_build.bakefile import (
+    bake_command,
+    bake_env,
+    registry_cache,
+    resolved_group,
+    write_build_inputs,
+    write_override,
+)
 from ngc_paddle.image_build.report import BuildReport, LayerResult, human
 from ngc_paddle.layer_checks import check_layer
 from ngc_paddle.layers import LAYER_PATTERN, bake_target
@@ -37,8 +44,10 @@ SMOKE_TEST = (
 )
 
 
-def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], None] = print) -> BuildReport:
-    """Build the resolved flavor; `force`: build even when the images' inputs digests say nothing changed."""
+def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], None] = print,
+          cache_registry: str | None = None) -> BuildReport:
+    """Build the resolved flavor; `force`: build even when the images' inputs digests say nothing changed;
+    `cache_registry`: read and write each layer's BuildKit cache there (a cache shared between build hosts)."""
     root, manifest, flavor_name, flavor = resolved.root, resolved.manifest, resolved.name, resolved.spec
     lock = resolved.build_lock()  # nothing is resolved at build time
 
@@ -51,11 +60,15 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
     if force:
         say("==> --force: building without comparing the images' inputs digests")
     engine.ensure_engine()
-    base = ensure_base_image(flavor.components["os"], manifest.sources[flavor.components["python"].source], say)
+    base = ensure_base_image(flavor.components["os"], manifest.sources[flavor.components["python"].source], say,
+                             lock.base.snapshot if lock.base.kind == "debootstrap" else None)
     compare_base(base, lock.base, say)
     inputs = nochange.compute_inputs(resolved, base, engine.image_id(base) or base)
+    if resolved.newest and write_override(root, manifest):
+        say("==> docker-bake.override.json refreshed from the manifest and locks (commit it with them)")
+    cache = registry_cache(manifest, flavor_name, cache_registry) if cache_registry else None
     bake_file = write_build_inputs(root, manifest, {flavor_name: base}, nochange.layer_labels(flavor_name, inputs),
-                                   resolved)
+                                   resolved, cache)
     env = bake_env(manifest, _source_labels(root))
     printed = resolved_group(root, bake_file, manifest, flavor_name, env)
     nochange.check_printed(printed, flavor_name, inputs)
@@ -75,7 +88,7 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
             say(f"--> [{index}/{len(flavor.layers)}] {layer}: building {result.tag}")
             # The final image's candidate tag is removed after promotion: compare with the release tag.
             previous = resolved.image if layer == flavor.layers[-1] else result.tag
-            _build_layer(root, build_command(target, printed["target"][target], ("--progress", "plain")), env, result,
+            _build_layer(root, bake_command(bake_file.relative_to(root), target, "--progress", "plain"), env, result,
                          previous, logs_dir, say)
             result.size_bytes = engine.image_size(result.tag)
             result.size_added_bytes = result.size_bytes - engine.image_size(below)
@@ -125,7 +138,7 @@ def _build_layer(root: Path, cmd: list[str], env: dict[str, str], result: LayerR
     result.duration_s = round(time.monotonic() - t0, 1)
     if code != 0:
         result.status = "failed"
-        reason = errors[-1] if errors else f"layer {result.layer}: docker buildx build of {result.target} exited {code}"
+        reason = errors[-1] if errors else f"layer {result.layer}: docker buildx bake {result.target} exited {code}"
         raise BuildError(f"{reason} (log: {result.log}); the release tag was not moved")
     result.image_id = engine.image_id(result.tag)
     result.cached = before is not None and before == result.image_id

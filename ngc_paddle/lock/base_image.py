@@ -2,16 +2,21 @@
 
 Why: a build host may have no registry at all. We take the manifest's image if it is present or
 can be pulled; otherwise we bootstrap the same Debian suite from the manifest's archive with
-debootstrap and import it, under a name that says it was made locally. Here beside the lock's base
+mmdebstrap and build it into an image (layers/os/base.Dockerfile), under a name that says it was made
+locally. With SOURCE_DATE_EPOCH set to the archive snapshot the lock records, mmdebstrap writes the same
+tar for the same archive state, and the image gets the same digest on any engine: a second build host
+makes the base the first one had, and so the same image digests above it. Here beside the lock's base
 facts (lock/base.py): `ngc-paddle lock` resolves the os layer's packages on this base, and the build
 starts from it.
 """
 
+import os
 import shutil
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 from ngc_paddle import engine
@@ -32,8 +37,13 @@ def present_base_image(os_comp: Component, debian: Source) -> tuple[str, str] | 
     return None
 
 
-def ensure_base_image(os_comp: Component, debian: Source, say: Callable[[str], None]) -> str:
-    """A reference to a usable base image for the os layer."""
+BASE_DOCKERFILE = Path(__file__).resolve().parents[2] / "layers" / "os" / "base.Dockerfile"
+
+
+def ensure_base_image(os_comp: Component, debian: Source, say: Callable[[str], None],
+                      snapshot: str | None = None) -> str:
+    """A reference to a usable base image for the os layer; a bootstrap is stamped with `snapshot` (the lock's
+    archive date: the same base as the lock's), or with the archive's current Release date for a new lock."""
     wanted = str(os_comp.image)
     if engine.image_id(wanted):
         return wanted
@@ -45,43 +55,46 @@ def ensure_base_image(os_comp: Component, debian: Source, say: Callable[[str], N
     if engine.try_pull(wanted):
         return wanted
     say(f"base image: {wanted} cannot be pulled; bootstrapping Debian {debian.suite} from {debian.url}")
-    bootstrap(debian, local, say)
+    bootstrap(debian, local, say, snapshot)
     return local
 
 
-def bootstrap(debian: Source, name: str, say: Callable[[str], None]) -> None:
-    if shutil.which("debootstrap") is None:
+def bootstrap(debian: Source, name: str, say: Callable[[str], None], snapshot: str | None = None) -> None:
+    if shutil.which("mmdebstrap") is None:
         raise ToolchainError(
-            f"no base image: cannot pull it and debootstrap is not installed; fix: run "
+            f"no base image: cannot pull it and mmdebstrap is not installed; fix: run "
             f"toolchain/ensure-engine.sh as root, or 'docker load' a Debian {debian.suite} image as {name}"
         )
     started = time.monotonic()
-    try:  # the state of the archive we bootstrap from, for the lock (ngc_paddle/lock/base.py)
-        snapshot = release_date(debian)
-    except Exception:  # any failure: debootstrap below names the archive problem
-        snapshot = "unknown"
+    if snapshot is None:
+        try:  # the state of the archive we bootstrap from, for the lock (ngc_paddle/lock/base.py)
+            snapshot = release_date(debian)
+        except Exception as exc:  # any failure: it is the archive that cannot be read
+            raise ToolchainError(f"cannot read the Release file of Debian {debian.suite} at {debian.url} ({exc}); "
+                                 "fix: check sources.debian.url in the manifest or the network") from exc
+    epoch = str(int(parsedate_to_datetime(snapshot).timestamp()))
     with tempfile.TemporaryDirectory(prefix="ngc-paddle-rootfs-") as tmp:
-        rootfs = Path(tmp) / "rootfs"
+        context = Path(tmp)
         proc = subprocess.run(
-            ["debootstrap", "--variant=minbase", str(debian.suite), str(rootfs), str(debian.url)],
-            capture_output=True, text=True, check=False,
+            # merged-usr: the /usr merge Debian's own debootstrap does (usr-is-merged), not the usrmerge package,
+            # which would pull perl into every image.
+            ["mmdebstrap", "--variant=minbase", "--mode=root", "--quiet",
+             "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr", str(debian.suite),
+             str(context / "rootfs.tar"), str(debian.url)],
+            capture_output=True, text=True, check=False, env={**os.environ, "SOURCE_DATE_EPOCH": epoch},
         )
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
             raise ToolchainError(
-                f"debootstrap of Debian {debian.suite} from {debian.url} failed ({tail[0]}); "
+                f"mmdebstrap of Debian {debian.suite} from {debian.url} failed ({tail[0]}); "
                 f"fix: check sources.debian.url in the manifest or the network"
             )
-        # No package lists or downloaded .debs in the base image.
-        for junk in ("var/lib/apt/lists", "var/cache/apt/archives"):
-            for entry in (rootfs / junk).glob("*"):
-                if entry.is_file():
-                    entry.unlink()
-        tar = subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE)
-        imported = engine.import_rootfs(tar.stdout, name, ['CMD ["/bin/bash"]',
-                                                           f"LABEL ngc-paddle.base=debootstrap:{debian.suite}",
-                                                           f'LABEL {SNAPSHOT_LABEL}="{snapshot}"'])
-        tar.wait()
-        if imported.returncode != 0:
-            raise ToolchainError(f"docker import of the bootstrapped rootfs failed: {imported.stderr.strip()}")
-    say(f"base image: {name} bootstrapped in {time.monotonic() - started:.0f}s")
+        shutil.copy(BASE_DOCKERFILE, context / "Dockerfile")
+        built = engine.docker("buildx", "build", "--load", "--provenance=false", "--progress", "quiet",
+                              "--build-arg", f"SOURCE_DATE_EPOCH={epoch}",
+                              "--label", f"ngc-paddle.base=debootstrap:{debian.suite}",
+                              "--label", f"{SNAPSHOT_LABEL}={snapshot}", "--tag", name, str(context), check=False)
+        if built.returncode != 0:
+            raise ToolchainError(f"building the bootstrapped rootfs into {name} failed: "
+                                 f"{(built.stderr.strip().splitlines() or ['no output'])[-1]}")
+    say(f"base image: {name} bootstrapped in {time.monotonic() - started:.0f}s (archive of {snapshot})")

@@ -33,11 +33,11 @@ def build_lock(manifest: Manifest, flavor_name: str, root: Path, say: Callable[[
     engine.ensure_engine()
     debian_source = manifest.sources[flavor.components["python"].source]
     base_ref = ensure_base_image(flavor.components["os"], debian_source, say)
-    base_packages, debian, seed = lock_debian(manifest, flavor_name, base_ref, root)
+    base_packages, debian = lock_debian(manifest, flavor_name, base_ref, root)
     return Lock(lock_version=LOCK_VERSION, release=manifest.release, flavor=flavor_name,
                 generated_by=f"ngc-paddle lock {manifest.release} --flavor {flavor_name}",
                 inputs=lock_inputs(manifest, flavor_name), base=base_facts(base_ref, debian_source, base_packages),
-                debian=debian, seed=seed, pip=pip)
+                debian=debian, pip=pip)
 
 
 def lock_text(lock: Lock) -> str:

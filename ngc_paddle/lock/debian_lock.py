@@ -4,16 +4,15 @@ Why: the honest answer to "which packages and versions does the os layer add" is
 from the manifest's archive on the locked base. So the os layer's own install script runs in a
 container of the base (`docker run --rm`, nothing is kept), and the dpkg database before and after
 gives every package it adds or upgrades, which the build then installs pinned as `pkg=version`.
-The venv it makes says which pip and setuptools `python3 -m venv` seeds from Debian's wheels.
+The venv it makes has no pip of Debian's: pip, setuptools and wheel are locked pip entries (pip_lock.py).
 """
 
-import json
 from pathlib import Path
 
 from ngc_paddle import engine
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.lock.layer_args import layer_args
-from ngc_paddle.lock.model import DebianEntry, SeedEntry
+from ngc_paddle.lock.model import DebianEntry
 from ngc_paddle.manifest.schema import Manifest
 
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -23,7 +22,6 @@ SCRIPT = f"""set -euo pipefail
 bash /tmp/ngc/layer/install.sh >&2
 echo '=== before'; cat /tmp/before
 echo '=== after'; {DPKG}
-echo '=== seed'; /opt/venv/bin/python -m pip list --format json --disable-pip-version-check
 """
 
 
@@ -36,8 +34,8 @@ def parse_dpkg(text: str) -> list[DebianEntry]:
     return sorted(entries, key=lambda e: e.package)
 
 
-def parse_output(text: str) -> tuple[list[DebianEntry], list[DebianEntry], list[SeedEntry]]:
-    """(base packages, packages the os layer adds or upgrades, venv seeds) from the container's output."""
+def parse_output(text: str) -> tuple[list[DebianEntry], list[DebianEntry]]:
+    """(base packages, packages the os layer adds or upgrades) from the container's output."""
     sections: dict[str, list[str]] = {}
     current = None
     for line in text.splitlines():
@@ -46,14 +44,13 @@ def parse_output(text: str) -> tuple[list[DebianEntry], list[DebianEntry], list[
             sections[current] = []
         elif current is not None:
             sections[current].append(line)
-    if set(sections) != {"before", "after", "seed"}:
+    if set(sections) != {"before", "after"}:
         raise ManifestError("the os layer's trial install printed no package lists; fix: see the output above")
     before = parse_dpkg("\n".join(sections["before"]))
     after = parse_dpkg("\n".join(sections["after"]))
     known = {(e.package, e.version) for e in before}
     added = [e for e in after if (e.package, e.version) not in known]
-    seed = [SeedEntry(name=i["name"].lower(), version=i["version"]) for i in json.loads("\n".join(sections["seed"]))]
-    return before, added, seed
+    return before, added
 
 
 def lock_debian(manifest: Manifest, flavor_name: str, base: str, root: Path):

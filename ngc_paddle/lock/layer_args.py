@@ -13,7 +13,7 @@ from typing import Any
 from ngc_paddle.driver import nvidia_require_cuda
 from ngc_paddle.layers import BASE_LAYER, TOP_LAYER
 from ngc_paddle.lock.model import Lock
-from ngc_paddle.manifest.resolve import flavor_of
+from ngc_paddle.manifest.resolve import flavor_of, image_manifest, manifest_json
 from ngc_paddle.manifest.schema import Flavor, Manifest
 
 
@@ -49,8 +49,9 @@ def layer_args(manifest: Manifest, flavor_name: str, layer: str, base_image: str
     if layer == "cuda" and flavor.cuda is not None:
         args["CUDA_VERSION"] = flavor.cuda.version
         args["NVIDIA_REQUIRE_CUDA"] = nvidia_require_cuda(flavor.cuda)
-    if layer == TOP_LAYER:
-        args["MANIFEST_FILE"] = f"build/manifests/{manifest.release}-{flavor_name}.json"
+    if layer == TOP_LAYER:  # the image's /opt/ngc-paddle/manifest.json
+        args["MANIFEST_JSON"] = manifest_json(image_manifest(manifest, flavor_name,
+                                                             lock.python_versions() if lock is not None else None))
     return {**args, **epoch}
 
 
@@ -60,7 +61,8 @@ def _os_args(manifest: Manifest, flavor: Flavor, base_image: str | None, lock: L
     packages = [f"{p.package}={p.version}" for p in lock.debian] if lock is not None else \
         [str(python.package), *python.extra_packages]
     return {
-        "BASE_IMAGE": base_image or str(os_comp.image),
+        # The base the lock was made on (a pulled image by digest, or the local debootstrap's name).
+        "BASE_IMAGE": base_image or (str(lock.base.image) if lock is not None else str(os_comp.image)),
         "APT_MIRROR": str(debian.url),
         "APT_SUITE": str(debian.suite),
         "APT_SECURITY": debian.security_url or "",

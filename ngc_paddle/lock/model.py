@@ -22,7 +22,7 @@ from ngc_paddle.errors import ManifestError
 from ngc_paddle.fields import DebianName, DebianSuite, ImageRef, PipName, Text, Token, Url, check
 from ngc_paddle.manifest.schema import DEBIAN_VERSION_RE, NAME_RE, RELEASE_RE, LayerName
 
-LOCK_VERSION = 1
+LOCK_VERSION = 2
 MAX_LOCK_BYTES = 2 * 1024 * 1024  # a lock is ~30 kB for 60 distributions and 100 Debian packages
 
 SHA256_RE = re.compile(r"[0-9a-f]{64}")
@@ -75,13 +75,6 @@ class DebianEntry(Strict):
     architecture: Token
 
 
-class SeedEntry(Strict):
-    """A distribution `python3 -m venv` puts into the venv from Debian's wheels (pip, setuptools)."""
-
-    name: PipName
-    version: Pep440
-
-
 class Base(Strict):
     """The base image the os layer starts from: a pulled image by digest, or a debootstrapped suite."""
 
@@ -124,14 +117,13 @@ class Inputs(Strict):
 
 
 class Lock(Strict):
-    lock_version: Literal[1]
+    lock_version: Literal[2]  # 2: pip, setuptools and wheel are locked entries (no venv seeds from Debian)
     release: str
     flavor: Name
     generated_by: Text  # the command that wrote it
     inputs: Inputs
     base: Base
     debian: list[DebianEntry]  # every package the os layer installs, pinned pkg=version
-    seed: list[SeedEntry]  # venv seeds from Debian's wheels
     pip: list[PipEntry]
 
     @model_validator(mode="after")
@@ -143,6 +135,10 @@ class Lock(Strict):
         if duplicate:
             raise ValueError(f"pip lists {duplicate!r} twice")
         return self
+
+    def python_versions(self) -> dict[str, str]:
+        """Every Python distribution the image gets (name -> version): what its validation holds it to."""
+        return {entry.name: entry.version for entry in self.pip}
 
     def layer_entries(self, layer: str) -> list[PipEntry]:
         return [entry for entry in self.pip if entry.layer == layer]

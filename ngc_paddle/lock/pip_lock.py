@@ -12,6 +12,9 @@ other from the manifest's dependency source. When a flavor uses more than one so
 all of them to resolve, so every file is then looked up again on its own source alone (`--no-deps`,
 one `--index-url`, no extra index): a name pinned to `nvidia` is never taken from PyPI (dependency
 confusion), at lock time as at build time.
+
+The venv's own tools (pip, setuptools, wheel) are resolved with the rest, at their newest versions, and go to
+the first pip layer, which installs them first: nothing in the image's Python comes from outside the lock.
 """
 
 import hashlib
@@ -43,6 +46,8 @@ GLIBC_OF_SUITE = {"bullseye": "2_31", "bookworm": "2_36", "trixie": "2_41", "foc
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 
 Runner = Callable[[list[str]], dict[str, Any]]
+# Installed in the venv though no component needs them: locked like everything else, newest at lock time.
+VENV_TOOLS = ("pip", "setuptools", "wheel")
 
 
 class SourceUnreachable(NgcPaddleError):
@@ -189,7 +194,7 @@ def closure(roots: Iterable[str], items: dict[str, dict[str, Any]], python: str)
 def assign_layers(flavor: Flavor, items: dict[str, dict[str, Any]], python: str) -> dict[str, str]:
     """Each distribution's layer: the lowest whose components (with those of the layers below) need it."""
     pip_layers = [layer for layer in LAYER_ORDER if layer in flavor.layers and layer != BASE_LAYER]
-    assigned: dict[str, str] = {}
+    assigned: dict[str, str] = {name: pip_layers[0] for name in VENV_TOOLS if name in items}
     for index, layer in enumerate(pip_layers):
         roots = [canonicalize_name(str(c.package)) for c in flavor.components.values()
                  if c.kind == "pip" and c.layer in pip_layers[: index + 1]]
@@ -229,7 +234,8 @@ def lock_pip(manifest: Manifest, flavor_name: str, run: Runner = run_pip_report,
     for name in sources:
         if name != manifest.dependency_source:
             cmd += source_options(manifest.sources[name], only=False, root=root)
-    report = run([*cmd, *(c.requirement for _, c in pinned.values())])
+    tools = [name for name in VENV_TOOLS if name not in pinned]
+    report = run([*cmd, *(c.requirement for _, c in pinned.values()), *tools])
     items = {canonicalize_name(i["metadata"]["name"]): i for i in report.get("install", [])}
     layers = assign_layers(flavor, items, python)
     source_of = {name: pinned[name][1].source if name in pinned else manifest.dependency_source for name in items}
@@ -257,7 +263,7 @@ def lock_pip(manifest: Manifest, flavor_name: str, run: Runner = run_pip_report,
         entries.append(PipEntry(name=name, version=str(item["metadata"]["version"]), layer=layers[name],
                                 source=source_of[name], component=pinned[name][0] if name in pinned else None,
                                 file=file, sha256=sha, url=url))
-    missing = sorted(set(pinned) - set(items))
+    missing = sorted((set(pinned) | set(VENV_TOOLS)) - set(items))
     if missing:
         raise ManifestError(f"pip's resolution lacks pinned component(s) {missing}; fix: check the manifest's pins")
     return entries

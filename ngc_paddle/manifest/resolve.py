@@ -5,6 +5,7 @@ the banner, validation and notes (image_manifest); each layer's build arguments 
 manifest and the flavor's lock together (ngc_paddle/lock/layer_args.py).
 """
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,8 +54,10 @@ def source_location(source: Source) -> str:
     return str(source.url)
 
 
-def image_manifest(manifest: Manifest, flavor_name: str) -> dict[str, Any]:
-    """The resolved manifest baked into the image at ngc_common.image_paths.MANIFEST."""
+def image_manifest(manifest: Manifest, flavor_name: str,
+                   locked_python: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The resolved manifest baked into the image at ngc_common.image_paths.MANIFEST; `locked_python`: every Python
+    distribution the flavor's lock installs (name -> version), which the image's validation holds it to."""
     flavor = flavor_of(manifest, flavor_name)
     components = {}
     for name, comp in flavor.components.items():
@@ -84,8 +87,15 @@ def image_manifest(manifest: Manifest, flavor_name: str) -> dict[str, Any]:
         "distribution": distribution.as_dict() if distribution else None,
         "cuda": cuda,
         "components": components,
+        "locked_python": dict(sorted(locked_python.items())) if locked_python is not None else None,
     }
 
 
 def layer_components(flavor: Flavor, layer: str) -> dict[str, Component]:
     return {name: comp for name, comp in flavor.components.items() if comp.layer == layer}
+
+
+def manifest_json(resolved: Mapping[str, Any]) -> str:
+    """The image's manifest as the suite layer writes it to /opt/ngc-paddle/manifest.json (its MANIFEST_JSON
+    build argument: the build needs no generated file in its context, so a plain `docker buildx bake` works)."""
+    return json.dumps(resolved, indent=2, sort_keys=True) + "\n"

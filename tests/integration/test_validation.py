@@ -15,7 +15,11 @@ SITE = "/opt/venv/lib/python3.11/site-packages"
 DEFECTS = {
     "version-differs": (
         f"sed -i 's/^Version: .*/Version: 0.0.1/' {SITE}/pytest_xdist-*.dist-info/METADATA",
-        {"version.pytest-xdist"}, "found 0.0.1"),
+        {"version.pytest-xdist", "pyenv.locked"}, "0.0.1"),
+    "distribution-outside-the-lock": (
+        f"mkdir -p {SITE}/stray_pkg-1.0.dist-info && printf 'Metadata-Version: 2.1\\nName: stray-pkg\\n"
+        f"Version: 1.0\\nLicense: MIT\\n' > {SITE}/stray_pkg-1.0.dist-info/METADATA",
+        {"pyenv.locked"}, "stray-pkg 1.0 (not locked)"),
     "removed-library": (
         f"rm {SITE}/paddle/libs/libgfortran.so.3",
         {"link.paddle"}, "libgfortran.so.3"),

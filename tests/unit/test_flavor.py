@@ -25,7 +25,9 @@ def test_a_flavor_resolves_its_names_lock_and_image_manifest(releases: Path) -> 
     assert flavor.layer_tags == {"os": "ngc-paddle-layers:26.12-cpu-os", "dali": "ngc-paddle-layers:26.12-cpu-dali",
                                  "paddle": "ngc-paddle-layers:26.12-cpu-paddle", "suite": "ngc-paddle:26.12-cpu"}
     assert flavor.manifest.sources["pypi"].url == "https://mirror.example/simple"  # the run's mirror, applied
-    assert flavor.image_manifest == json.loads(json.dumps(image_manifest(flavor.manifest, "cpu")))
+    assert flavor.image_manifest == json.loads(json.dumps(image_manifest(flavor.manifest, "cpu",
+                                                                         flavor.lock.python_versions())))
+    assert flavor.image_manifest["locked_python"]["pip"] == next(e.version for e in flavor.lock.pip if e.name == "pip")
     assert flavor.build_lock().flavor == "cpu" and flavor.lock_file.name == "26.12-cpu.lock.json"
     assert not flavor.needs_gpu and resolve(releases, "26.12", "gpu-cu118").needs_gpu
 

@@ -262,12 +262,14 @@ def test_bake_file_replaces_a_symlink_instead_of_writing_through_it(tmp_path: Pa
     root = _repo_copy(tmp_path / "repo")
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")
-    (root / "build" / "manifests").mkdir(parents=True)
-    link = root / "build" / "manifests" / "26.12-cpu.json"
-    link.symlink_to(victim)
+    (root / "build" / "bake").mkdir(parents=True)
+    links = [root / "build" / "bake" / "26.12.json", root / "docker-bake.override.json"]
+    for link in links:
+        link.symlink_to(victim)
     assert run_cli(capsys, "--root", str(root), "bake-file", "26.12")[0] == 0
     assert victim.read_text() == "keep me\n"
-    assert not link.is_symlink() and json.loads(link.read_text())["flavor"] == "cpu"
+    for link in links:
+        assert not link.is_symlink() and "suite-cpu" in json.loads(link.read_text())["target"]
 
 
 def test_bake_file_refuses_a_symlinked_output_folder(tmp_path: Path, capsys) -> None:

@@ -44,7 +44,7 @@ def test_committed_locks_load_and_match_their_manifests() -> None:
 @pytest.mark.parametrize(("edit", "field"), [
     (lambda d: d["pip"][0].update(sha256="XYZ"), "pip.0.sha256"),
     (lambda d: d["pip"][0].update(colour="red"), "pip.0.colour: unknown key"),
-    (lambda d: d.update(lock_version=2), "lock_version"),
+    (lambda d: d.update(lock_version=1), "lock_version"),
     (lambda d: d["pip"].append(dict(d["pip"][0])), "pip lists"),
     (lambda d: d["pip"][0].update(name="Not_Canonical"), "is not canonical"),
     (lambda d: d["base"].pop("rootfs_sha256"), "base"),
@@ -154,7 +154,8 @@ def test_lock_pip_takes_each_file_from_its_own_source_only(current_manifest_data
     manifest = load_manifest(write_manifest(data))
     calls: list[list[str]] = []
     items = [item(c["package"], c["version"]) for c in data["flavors"]["cpu"]["components"].values()
-             if c["kind"] == "pip"] + [item("protobuf", "7.0")]
+             if c["kind"] == "pip"] + [item("protobuf", "7.0"), item("pip", "26.3"), item("setuptools", "84.2.1"),
+                                       item("wheel", "0.48.0")]
 
     def fake(cmd: list[str]) -> dict:
         calls.append(cmd)
@@ -174,6 +175,11 @@ def test_lock_pip_takes_each_file_from_its_own_source_only(current_manifest_data
     assert not any(a.startswith("paddlepaddle==") for a in by_index["https://pypi.org/simple"])
     sources = {e.name: (e.source, e.component) for e in entries}
     assert sources["paddlepaddle"] == ("mirror", "paddle") and sources["protobuf"] == ("pypi", None)
+    # The venv's own tools are asked for, locked from the dependency source, and installed by the first pip layer.
+    assert joint[-3:] == ["pip", "setuptools", "wheel"]
+    first = manifest.flavors["cpu"].layers[1]
+    assert {(e.name, e.source, e.layer) for e in entries if e.name in ("pip", "setuptools", "wheel")} == {
+        ("pip", "pypi", first), ("setuptools", "pypi", first), ("wheel", "pypi", first)}
 
 
 def test_unreachable_source_is_one_line_with_the_mirror_fix() -> None:
@@ -208,12 +214,10 @@ def test_debian_lock_keeps_what_the_os_layer_adds_or_upgrades() -> None:
            "ii \tlibc6\t2.36-9+deb12u9\tamd64\nii \tlibssl3\t3.0.15-1~deb12u1\tamd64\n"
            "=== after\n"
            "ii \tlibc6\t2.36-9+deb12u9\tamd64\nii \tlibssl3\t3.0.17-1~deb12u2\tamd64\n"
-           "ii \tpython3\t3.11.2-1+b1\tamd64\nrc \tremoved\t1.0\tamd64\n"
-           '=== seed\n[{"name": "pip", "version": "23.0.1"}, {"name": "setuptools", "version": "66.1.1"}]\n')
-    base, added, seed = parse_output(out)
+           "ii \tpython3\t3.11.2-1+b1\tamd64\nrc \tremoved\t1.0\tamd64\n")
+    base, added = parse_output(out)
     assert [e.package for e in base] == ["libc6", "libssl3"]
     assert [(e.package, e.version) for e in added] == [("libssl3", "3.0.17-1~deb12u2"), ("python3", "3.11.2-1+b1")]
-    assert [(s.name, s.version) for s in seed] == [("pip", "23.0.1"), ("setuptools", "66.1.1")]
     with pytest.raises(ManifestError, match="printed no package lists"):
         parse_output("E: something failed\n")
 
@@ -256,27 +260,29 @@ def test_release_new_locks_every_flavor_not_pending(releases: Path, monkeypatch)
     assert locked == []
 
 
-def test_a_bootstrapped_base_records_the_archive_snapshot(monkeypatch) -> None:
+def test_a_bootstrapped_base_records_the_archive_snapshot_and_is_stamped_with_it(monkeypatch) -> None:
+    """mmdebstrap with SOURCE_DATE_EPOCH = the snapshot, built FROM scratch: the same archive gives the same base."""
     from ngc_paddle.lock import base_image
 
     manifest = load_manifest(REPO / "releases" / "26.12.yaml")
-    commands: list[list[str]] = []
+    commands: list[tuple[list[str], dict]] = []
 
-    class FakeTar:
-        stdout = None
+    def fake_run(cmd, **kwargs):
+        commands.append((cmd, kwargs))
+        if cmd[0] == "mmdebstrap":
+            Path(cmd[-2]).write_bytes(b"rootfs")
+        return subprocess.CompletedProcess(cmd, 0, "", "")
 
-        def wait(self) -> int:
-            return 0
-
-    monkeypatch.setattr(base_image.shutil, "which", lambda name: "/usr/sbin/debootstrap")
-    monkeypatch.setattr(base_image, "release_date", lambda debian: "Sat, 11 Jul 2026 10:16:37 UTC")
-    monkeypatch.setattr(base_image.subprocess, "Popen", lambda *a, **k: FakeTar())
-    monkeypatch.setattr(base_image.subprocess, "run",
-                        lambda cmd, **k: commands.append(cmd) or subprocess.CompletedProcess(cmd, 0, "", ""))
-    base_image.bootstrap(manifest.sources["debian"], "ngc-paddle-base:bookworm", lambda _line: None)
-    imported = next(cmd for cmd in commands if cmd[:2] == ["docker", "import"])
-    assert 'LABEL ngc-paddle.base.snapshot="Sat, 11 Jul 2026 10:16:37 UTC"' in imported
-    assert "LABEL ngc-paddle.base=debootstrap:bookworm" in imported
+    monkeypatch.setattr(base_image.shutil, "which", lambda name: "/usr/bin/mmdebstrap")
+    monkeypatch.setattr(base_image.subprocess, "run", fake_run)
+    base_image.bootstrap(manifest.sources["debian"], "ngc-paddle-base:bookworm", lambda _line: None,
+                         "Sat, 11 Jul 2026 10:16:37 UTC")
+    strap, strap_kwargs = next((c, k) for c, k in commands if c[0] == "mmdebstrap")
+    assert strap_kwargs["env"]["SOURCE_DATE_EPOCH"] == "1783764997" and "--variant=minbase" in strap
+    built = next(c for c, _k in commands if c[1:3] == ["buildx", "build"])
+    assert "SOURCE_DATE_EPOCH=1783764997" in built
+    assert "ngc-paddle.base.snapshot=Sat, 11 Jul 2026 10:16:37 UTC" in built
+    assert "ngc-paddle.base=debootstrap:bookworm" in built and "--provenance=false" in built
 
 
 def test_a_pinned_file_its_own_source_lacks_is_never_taken_from_another(current_manifest_data, write_manifest) -> None:

@@ -14,11 +14,21 @@ import pytest
 from packaging.utils import canonicalize_name
 
 from ngc_paddle.driver import nvidia_require_cuda
-from ngc_paddle.errors import ManifestError, ToolchainError
-from ngc_paddle.image_build.bakefile import bake_definition, build_command, flavor_locks, write_build_inputs
+from ngc_paddle.errors import ManifestError
+from ngc_paddle.image_build.bakefile import (
+    BELOW,
+    OVERRIDE,
+    bake_command,
+    bake_definition,
+    flavor_locks,
+    override_text,
+    registry_cache,
+    write_build_inputs,
+)
 from ngc_paddle.layers import bake_target, dockerfile_for
 from ngc_paddle.lock.layer_args import layer_args
 from ngc_paddle.manifest import load_manifest
+from ngc_paddle.manifest.loader import latest_release
 from ngc_paddle.manifest.resolve import apply_source_overrides, image_manifest
 
 
@@ -115,7 +125,8 @@ def test_bake_hcl_holds_no_structure(repo: Path, current_manifest_data) -> None:
 
 
 def test_bake_definition_carries_each_flavors_structure(manifest) -> None:
-    """A target per layer, each FROM the tag of the one below, the top one the candidate; a group per flavor."""
+    """A target per layer, each FROM the target below (a named context), the top one the release image (make image
+    adds the candidate suffix); a group per flavor."""
     definition = bake_definition(manifest)
     for flavor_name, flavor in manifest.flavors.items():
         expected = [bake_target(layer, flavor_name) for layer in flavor.layers]
@@ -129,7 +140,8 @@ def test_bake_definition_carries_each_flavors_structure(manifest) -> None:
             assert body["tags"] == ([f'${{candidate_tag("{flavor_name}")}}'] if top
                                     else [f'${{layer_tag("{flavor_name}", "{layer}")}}'])
             if index:
-                assert body["args"]["BASE_IMAGE"] == f'${{layer_tag("{flavor_name}", "{flavor.layers[index - 1]}")}}'
+                assert body["args"]["BASE_IMAGE"] == BELOW
+                assert body["contexts"] == {BELOW: f"target:{bake_target(flavor.layers[index - 1], flavor_name)}"}
             else:
                 assert body["args"]["BASE_IMAGE"] == str(flavor.components["os"].image)
     assert definition["group"]["default"] == {"targets": [manifest.default_flavor]}
@@ -154,8 +166,8 @@ def test_changing_a_flavors_layers_in_the_manifest_changes_the_bake_file(current
         assert definition["group"][flavor_name]["targets"] == [f"os-{flavor_name}", f"paddle-{flavor_name}",
                                                                f"suite-{flavor_name}"]
         assert f"dali-{flavor_name}" not in definition["target"]
-        assert definition["target"][f"paddle-{flavor_name}"]["args"]["BASE_IMAGE"] == \
-            f'${{layer_tag("{flavor_name}", "os")}}'
+        assert definition["target"][f"paddle-{flavor_name}"]["args"]["BASE_IMAGE"] == BELOW
+        assert definition["target"][f"paddle-{flavor_name}"]["contexts"] == {BELOW: f"target:os-{flavor_name}"}
     assert definition["group"]["default"] == {"targets": ["cpu-slim"]}
 
 
@@ -179,10 +191,12 @@ def test_bake_prints_what_the_manifest_says(current_manifest_data, write_manifes
         targets = printed[group]["target"]
         assert set(targets) == {f"os-{flavor_name}", f"paddle-{flavor_name}", f"suite-{flavor_name}"}
         release = manifest.release
-        assert targets[f"paddle-{flavor_name}"]["args"]["BASE_IMAGE"] == f"img-layers:{release}-{flavor_name}-os"
+        assert targets[f"paddle-{flavor_name}"]["contexts"] == {BELOW: f"target:os-{flavor_name}"}
         assert targets[f"paddle-{flavor_name}"]["dockerfile"] == "layers/paddle/Dockerfile"
-        assert targets[f"suite-{flavor_name}"]["args"]["BASE_IMAGE"] == f"img-layers:{release}-{flavor_name}-paddle"
-        assert targets[f"suite-{flavor_name}"]["tags"] == [f"img:{release}-{flavor_name}-candidate"]
+        assert targets[f"suite-{flavor_name}"]["contexts"] == {BELOW: f"target:paddle-{flavor_name}"}
+        assert targets[f"suite-{flavor_name}"]["tags"] == [f"img:{release}-{flavor_name}"]  # no suffix asked for
+        assert targets[f"os-{flavor_name}"]["tags"] == [f"img-layers:{release}-{flavor_name}-os"]
+        assert targets[f"os-{flavor_name}"]["network"] == "host"
         assert targets[f"suite-{flavor_name}"]["labels"]["ngc-paddle.layer"] == "suite"
         assert "org.opencontainers.image.revision" in targets[f"suite-{flavor_name}"]["labels"]
         assert "org.opencontainers.image.revision" not in targets[f"os-{flavor_name}"]["labels"]
@@ -205,31 +219,32 @@ def test_bake_definition_has_args_for_every_target(manifest, tmp_path: Path) -> 
         for layer in flavor.layers:
             assert definition["target"][bake_target(layer, flavor_name)]["args"]
     bake_file = write_build_inputs(tmp_path, manifest)
-    assert json.loads(bake_file.read_text()) == definition
-    baked = json.loads((tmp_path / "build" / "manifests" / f"{manifest.release}-cpu.json").read_text())
-    assert baked == image_manifest(manifest, "cpu")
+    assert {k: v for k, v in json.loads(bake_file.read_text()).items()} == definition
+    suite = definition["target"][bake_target("suite", "cpu")]["args"]
+    assert json.loads(suite["MANIFEST_JSON"]) == image_manifest(manifest, "cpu")  # what the image carries
+    assert definition["variable"] == {"RELEASE": {"default": manifest.release}}
 
 
-def test_build_command_translates_a_printed_target() -> None:
-    cmd = build_command("dali-cpu", {
-        "context": ".", "dockerfile": "layers/dali/Dockerfile", "args": {"BASE_IMAGE": "x:os", "LAYER_SPEC": "{}"},
-        "labels": {"a": "b"}, "tags": ["x:dali"], "secret": ["id=ca,src=/ca.crt"],
-    })
-    assert cmd[:6] == ["buildx", "build", "--network", "host", "--load", "--provenance=false"]
-    assert cmd[-1] == "."
+def test_bake_command_builds_one_target_with_the_host_network_granted() -> None:
+    cmd = bake_command(Path("build/bake/26.12.json"), "dali-cpu", "--progress", "plain")
+    assert cmd[:6] == ["buildx", "bake", "-f", "docker-bake.hcl", "-f", "build/bake/26.12.json"]
     pairs = list(itertools.pairwise(cmd))
-    for pair in [("--file", "layers/dali/Dockerfile"), ("--build-arg", "BASE_IMAGE=x:os"), ("--label", "a=b"),
-                 ("--tag", "x:dali"), ("--secret", "id=ca,src=/ca.crt")]:
-        assert pair in pairs
+    assert ("--allow", "network.host") in pairs and "--load" in cmd and cmd[-1] == "dali-cpu"
+    assert ("--progress", "plain") in pairs
 
 
-def test_build_command_refuses_fields_it_cannot_pass() -> None:
-    with pytest.raises(ToolchainError, match="cache-from"):
-        build_command("x", {"context": ".", "cache-from": ["type=local"]})
+def test_a_cache_registry_gives_every_target_its_own_cache_image(manifest) -> None:
+    cache = registry_cache(manifest, "cpu", "127.0.0.1:5000")
+    assert set(cache) == {bake_target(layer, "cpu") for layer in manifest.flavors["cpu"].layers}
+    os_cache = cache[bake_target("os", "cpu")]
+    assert os_cache["cache-from"] == [f"type=registry,ref=127.0.0.1:5000/{manifest.image}-cache:"
+                                      f"{manifest.release}-os-cpu"]
+    assert os_cache["cache-to"][0].endswith(",mode=max,ignore-error=true")
 
 
-def test_build_command_takes_the_secret_and_entitlements_as_newer_buildx_prints_them() -> None:
-    cmd = build_command("os-cpu", {"context": ".", "secret": [{"id": "ca", "src": "/ca.crt"}], "network": "host",
-                                   "entitlements": ["network.host"]})
-    pairs = list(itertools.pairwise(cmd))
-    assert ("--secret", "id=ca,src=/ca.crt") in pairs and ("--allow", "network.host") in pairs
+def test_the_committed_bake_override_is_what_the_newest_manifest_and_locks_give(repo: Path) -> None:
+    """`docker buildx bake` at the repo root builds what the manifest says: make image refreshes the file, this
+    catches a manifest or lock committed without it (fix: ngc-paddle bake-file)."""
+    newest = load_manifest(repo / "releases" / f"{latest_release(repo / 'releases')}.yaml")
+    assert (repo / OVERRIDE).read_text() == override_text(newest, repo / "releases"), \
+        "docker-bake.override.json is stale: run `ngc-paddle bake-file` and commit it"
