@@ -1,5 +1,5 @@
 # ngc-paddle: build, test and lint the monthly PaddlePaddle containers.
-#   make image [RELEASE=YY.MM] [FLAVOR=cpu|gpu] [SOURCES="pypi=URL nvidia=URL ..."] [FORCE=1]
+#   make image [RELEASE=YY.MM] [FLAVOR=cpu|gpu] [SOURCES="pypi=URL nvidia=URL ..."] [FORCE=1] [CACHE_REGISTRY=host:port]
 #   make lock [RELEASE=YY.MM] [FLAVOR=...] [SOURCES=...]   (resolve and write releases/<release>-<flavor>.lock.json)
 #   make test | make lint | make clean
 # RELEASE defaults to the newest manifest in releases/, FLAVOR to that manifest's default_flavor.
@@ -17,7 +17,7 @@ build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLA
              $(foreach s,$(SOURCES),--source $(s))
 
 .PHONY: image lock test unit integration lint toolchain fleet-toolchain validate scan release gates notes bake-print \
-        bench-build bench-repro bench-validate bench-input bench-overhead bench-threads bench-scan bench-fleet clean \
+        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-scan bench-fleet clean \
         distclean help
 
 help:
@@ -40,7 +40,7 @@ fleet-toolchain:
 ## Build RELEASE/FLAVOR layer by layer; the release tag moves only after a smoke test.
 ## Nothing changed (the images' inputs-digest labels equal today's inputs): answers from the labels; FORCE=1 builds.
 image: $(BIN)/.installed toolchain
-	$(BIN)/ngc-paddle build $(build_args) $(if $(FORCE),--force)
+	$(BIN)/ngc-paddle build $(build_args) $(if $(FORCE),--force) $(if $(CACHE_REGISTRY),--cache-registry $(CACHE_REGISTRY))
 
 ## Resolve RELEASE's flavors (all, or FLAVOR) and write their locks beside the manifest; builds install only these
 lock: $(BIN)/.installed toolchain
@@ -111,9 +111,16 @@ bench-fleet: $(BIN)/.installed toolchain fleet-toolchain
 bench-build: $(BIN)/.installed toolchain
 	$(BIN)/python perf/image_build/bench_build.py $(build_args)
 
-## Reproducibility: two builds with --no-cache (RELEASE/FLAVOR, UP_TO=layer to stop early), packages and layers compared
+## Reproducibility: two builds with --no-cache (RELEASE/FLAVOR, UP_TO=layer to stop early; SECOND_ENGINE=1: B on a second
+## engine instance), image digests, packages and layers compared
 bench-repro: $(BIN)/.installed toolchain
-	$(BIN)/python perf/image_build/bench_repro.py $(build_args) $(if $(UP_TO),--up-to $(UP_TO))
+	$(BIN)/python perf/image_build/bench_repro.py $(build_args) $(if $(UP_TO),--up-to $(UP_TO)) $(if $(SECOND_ENGINE),--second-engine)
+
+## A build cache shared between hosts: this engine builds with CACHE_REGISTRY (default 127.0.0.1:5000), a fresh second
+## engine instance builds the same flavor from the registry's cache alone; wall times and steps rebuilt per layer
+bench-cache: $(BIN)/.installed toolchain
+	$(BIN)/python perf/image_build/bench_cache.py $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
+	  $(if $(CACHE_REGISTRY),--registry $(CACHE_REGISTRY))
 
 ## Validation suite: serial vs parallel wall time
 bench-validate: $(BIN)/.installed toolchain

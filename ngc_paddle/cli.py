@@ -9,6 +9,7 @@ cancelled first), 143.
 
 import argparse
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -45,7 +46,8 @@ def _load(release: str | None, root: Path):
 
 def cmd_build(args: argparse.Namespace) -> int:
     flavor = resolve(Path(args.root), args.release, args.flavor, _source_overrides(args.source))
-    pipeline.build(flavor, force=args.force, say=lambda line: print(line, flush=True))
+    pipeline.build(flavor, force=args.force, say=lambda line: print(line, flush=True),
+                   cache_registry=args.cache_registry or os.environ.get("NGC_PADDLE_CACHE_REGISTRY") or None)
     return 0
 
 
@@ -218,6 +220,9 @@ def parser() -> argparse.ArgumentParser:
                    help="point a manifest source at a mirror or wheel folder for this build")
     b.add_argument("--force", action="store_true",
                    help="build even when every image's inputs digest label says nothing changed")
+    b.add_argument("--cache-registry", metavar="HOST[:PORT]",
+                   help="read and write each layer's build cache in this registry, shared by every build host "
+                        "(default: $NGC_PADDLE_CACHE_REGISTRY, else none)")
     b.set_defaults(func=cmd_build)
 
     m = sub.add_parser("manifest", help="check or show release manifests")

@@ -8,11 +8,14 @@ container gets and how a failure reads are decided in one place. It sits at the 
 package: it imports nothing of it but its errors.
 """
 
+import contextlib
 import functools
 import json
 import os
 import shutil
+import signal
 import subprocess
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -61,6 +64,50 @@ def ensure_engine() -> None:
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")] or proc.stderr.splitlines()[-1:]
         raise ToolchainError(lines[-1].removeprefix("error: ") if lines else "toolchain/ensure-engine.sh failed")
+
+
+# ---- engine instances: a second build host on one machine (toolchain/ensure-engine.sh starts them) ---------
+
+INSTANCE_SOCKETS = Path("/run/ngc-paddle/engines")
+INSTANCE_DATA = Path("/var/lib/ngc-paddle/engines")
+
+
+def instance_host(name: str) -> str:
+    """The DOCKER_HOST of the engine instance `name` (its own socket, data root, containerd and cache)."""
+    return f"unix://{INSTANCE_SOCKETS / name}.sock"
+
+
+@contextmanager
+def using(host: str | None) -> Iterator[None]:
+    """Every docker call inside talks to `host` (a DOCKER_HOST; None: leave it as it is), started if needed."""
+    if host is None:
+        yield
+        return
+    before = os.environ.get("DOCKER_HOST")
+    os.environ["DOCKER_HOST"] = host
+    try:
+        ensure_engine()
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("DOCKER_HOST", None)
+        else:
+            os.environ["DOCKER_HOST"] = before
+
+
+def remove_instance(name: str) -> None:
+    """Stop the engine instance `name` and delete its data root: its images and cache with it."""
+    pidfile = INSTANCE_SOCKETS / name / "dockerd.pid"
+    if pidfile.is_file():
+        pid = int(pidfile.read_text().strip() or 0)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(60):
+                os.kill(pid, 0)
+                time.sleep(0.5)
+    shutil.rmtree(INSTANCE_DATA / name, ignore_errors=True)
+    shutil.rmtree(INSTANCE_SOCKETS / name, ignore_errors=True)
+    (INSTANCE_SOCKETS / f"{name}.sock").unlink(missing_ok=True)
 
 
 # ---- images ------------------------------------------------------------------------------------------------

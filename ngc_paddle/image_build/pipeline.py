@@ -34,6 +34,9 @@ from ngc_paddle.lock.base_image import ensure_base_image
 from ngc_paddle.lock.model import lock_path
 
 ERROR_LINE = re.compile(r"NGC-PADDLE-ERROR (.*)")
+# BuildKit plain progress: a step's header (`#12 [suite-cpu stage-0 2/3] RUN ...`) and its end (`#12 CACHED`/`DONE`).
+STEP_HEADER = re.compile(r"^#(\d+) \[[^\]]*\d+/\d+\] ((?:RUN|ADD|COPY) .*)$")
+STEP_END = re.compile(r"^#(\d+) (CACHED|DONE)\b")
 # BuildKit plain-progress lines worth echoing: step headers and our own install messages.
 PROGRESS_LINE = re.compile(rf"^#\d+ (\[[^\]]+\] .*|.*\[({LAYER_PATTERN})\] .*)$")
 SMOKE_TEST = (
@@ -125,24 +128,48 @@ def _build_layer(root: Path, cmd: list[str], env: dict[str, str], result: LayerR
     before = engine.image_id(previous)
     t0 = time.monotonic()
     errors: list[str] = []
+    steps = StepCounter()
     with log_path.open("w") as log, engine.stream(*cmd, cwd=root, env=env) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             log.write(line)
             stripped = line.rstrip()
+            steps.feed(stripped)
             if match := ERROR_LINE.search(stripped):
                 errors.append(match.group(1))
             elif PROGRESS_LINE.match(stripped):
                 say(f"    {stripped}")
         code = proc.wait()
+    result.steps_run, result.steps_cached = steps.run, steps.cached
     result.duration_s = round(time.monotonic() - t0, 1)
     if code != 0:
         result.status = "failed"
         reason = errors[-1] if errors else f"layer {result.layer}: docker buildx bake {result.target} exited {code}"
         raise BuildError(f"{reason} (log: {result.log}); the release tag was not moved")
     result.image_id = engine.image_id(result.tag)
-    result.cached = before is not None and before == result.image_id
+    # Cached: the same image as before, or (another build host) every step taken from the shared cache.
+    result.cached = (before is not None and before == result.image_id) or (not steps.run and steps.cached > 0)
     result.status = "cached" if result.cached else "built"
+
+
+class StepCounter:
+    """Which Dockerfile steps of a build BuildKit ran and how many it took from a cache, from its plain progress
+    (vertex ids: a header line names the step, a later `#ID CACHED` or `#ID DONE` line ends it)."""
+
+    def __init__(self) -> None:
+        self._steps: dict[str, str] = {}
+        self.run: list[str] = []
+        self.cached = 0
+
+    def feed(self, line: str) -> None:
+        if header := STEP_HEADER.match(line):
+            self._steps[header.group(1)] = " ".join(header.group(2).split())[:120]
+        elif (end := STEP_END.match(line)) and end.group(1) in self._steps:
+            step = self._steps.pop(end.group(1))
+            if end.group(2) == "CACHED":
+                self.cached += 1
+            else:
+                self.run.append(step)
 
 
 def _check_layer(root: Path, resolved: dict, result: LayerResult, step: str, logs_dir: Path,

@@ -25,6 +25,10 @@ class LayerResult:
     checks: dict | None = None
     # sha256 of what the layer is built from (ngc_paddle/image_build/inputs.py), also its image's label.
     inputs_digest: str | None = None
+    # The Dockerfile steps (RUN/ADD/COPY) BuildKit executed for it, and how many it took from a cache (local, or
+    # the registry's: a second build host whose steps all come from the shared cache rebuilds nothing).
+    steps_run: list[str] = field(default_factory=list)
+    steps_cached: int = 0
 
 
 @dataclass
@@ -65,15 +69,15 @@ class BuildReport:
         ]
         if self.error:
             lines.append(f"- error: {self.error}")
-        lines += ["", "| layer | status | time (s) | size added | image id | checks |",
-                  "| --- | --- | ---: | ---: | --- | --- |"]
+        lines += ["", "| layer | status | steps run / from cache | time (s) | size added | image id | checks |",
+                  "| --- | --- | --- | ---: | ---: | --- | --- |"]
         for r in self.layers:
             short = (r.image_id or "-").removeprefix("sha256:")[:12]
             checks = "-" if r.checks is None else (
                 f"{r.checks['passed']} passed" + (f", failed: {', '.join(r.checks['failed'])}" if r.checks["failed"]
                                                   else "") + f" ({r.checks['seconds']:.1f} s)")
-            lines.append(f"| {r.layer} | {r.status} | {r.duration_s:.1f} | {human(r.size_added_bytes)} | {short} "
-                         f"| {checks} |")
+            lines.append(f"| {r.layer} | {r.status} | {len(r.steps_run)} / {r.steps_cached} | {r.duration_s:.1f} | "
+                         f"{human(r.size_added_bytes)} | {short} | {checks} |")
         return "\n".join(lines) + "\n"
 
 

@@ -1,14 +1,18 @@
 """Measure build reproducibility: build one release twice with no cache reuse and compare the images.
 
-Prints whether the installed package sets (pip and dpkg) are identical, and per layer of `docker save`
+Prints the two images' manifest and config digests (equal: anyone can check a pushed digest by building the
+lock again), whether the installed package sets (pip and dpkg) are identical, and per layer of `docker save`
 (paired by index in the manifest's order) whether the digests are equal; for a layer that differs,
 every file that was added, removed, changed in content (sha256) or only in metadata (mtime, uid,
 mode, ...), with a guess at why (".pyc", "timestamp", "apt/dpkg log", "ldconfig cache", ...).
 
   python perf/image_build/bench_repro.py [--release YY.MM] [--flavor cpu] [--up-to LAYER] [--source N=URL]
+  python perf/image_build/bench_repro.py --second-engine      # build B on a second engine instance
   python perf/image_build/bench_repro.py --compare IMAGE_A IMAGE_B     # compare two built images only
 
-"From cold" here means `docker buildx build --no-cache` for every layer, each build in its own scratch
+`--second-engine` builds B on an engine instance of its own (own data root, own containerd and cache, its own
+bootstrap of the base: toolchain/ensure-engine.sh), as a second build host would, and removes it afterwards.
+"From cold" here means `docker buildx bake --no-cache` for every layer, each build in its own scratch
 copy under one image name (--name, default ngc-paddle-repro; the two results are kept as NAME-repro:a
 and :b): pruning BuildKit's cache would also wreck any build running beside this one. The download
 cache mounts stay (every file is pinned by its hash). The two builds run one after the other: run
@@ -154,6 +158,14 @@ def compare_entries(a: dict[str, Entry], b: dict[str, Entry]) -> list[FileDiff]:
     return diffs
 
 
+def saved_digests(folder: Path) -> dict[str, str]:
+    """The image's manifest digest (what a registry serves and a pull by digest names) and config digest (the
+    image id of the classic store), from an extracted `docker save` (OCI layout: index.json)."""
+    index = json.loads((folder / "index.json").read_text())
+    manifest = json.loads((folder / "manifest.json").read_text())[0]
+    return {"manifest": index["manifests"][0]["digest"], "config": "sha256:" + Path(manifest["Config"]).name}
+
+
 def saved_layers(folder: Path) -> tuple[list[Path], list[str]]:
     """The layer tars of an extracted `docker save` in the manifest's order, and their diff ids."""
     manifest = json.loads((folder / "manifest.json").read_text())[0]
@@ -238,7 +250,7 @@ def cold_build(root: Path, release: str | None, flavor: str | None, up_to: str |
                sources: dict[str, str], logs: Path, say=print) -> tuple[str, str, list[str]]:
     """Build a flavor's layers (up to `up_to`) with `--no-cache`, logs in `logs`; return release, flavor, tags."""
     from ngc_paddle.flavor import resolve
-    from ngc_paddle.image_build.bakefile import bake_env, build_command, resolved_group, write_build_inputs
+    from ngc_paddle.image_build.bakefile import bake_command, bake_env, resolved_group, write_build_inputs
     from ngc_paddle.layers import bake_target
     from ngc_paddle.lock.base_image import ensure_base_image
 
@@ -250,8 +262,9 @@ def cold_build(root: Path, release: str | None, flavor: str | None, up_to: str |
         layers = layers[:layers.index(up_to) + 1]
     resolved.build_lock()  # a flavor without a lock stops here, in one line
     engine.ensure_engine()
+    lock = resolved.build_lock()
     base = ensure_base_image(flavor_spec.components["os"], manifest.sources[flavor_spec.components["python"].source],
-                             lambda _line: None)
+                             say, lock.base.snapshot if lock.base.kind == "debootstrap" else None)
     bake_file = write_build_inputs(root, manifest, {flavor_name: base}, built=resolved)
     env = bake_env(manifest)
     printed = resolved_group(root, bake_file, manifest, flavor_name, env)
@@ -259,12 +272,12 @@ def cold_build(root: Path, release: str | None, flavor: str | None, up_to: str |
     logs.mkdir(parents=True, exist_ok=True)
     for layer in layers:
         target = bake_target(layer, flavor_name)
-        args = build_command(target, printed["target"][target], ("--no-cache", "--progress", "plain"))
+        args = bake_command(bake_file.relative_to(root), target, "--no-cache", "--progress", "plain")
         started = time.monotonic()
         with (logs / f"{layer}.log").open("w") as log:
             code = engine.docker(*args, cwd=root, env=env, stdout=log, check=False).returncode
         if code != 0:
-            raise SystemExit(f"error: {root}: layer {layer}: docker buildx build exited {code} (log: "
+            raise SystemExit(f"error: {root}: layer {layer}: docker buildx bake exited {code} (log: "
                              f"{logs / f'{layer}.log'}); fix: read the log")
         say(f"    {layer}: built in {time.monotonic() - started:.0f}s")
         tags.append(printed["target"][target]["tags"][0])
@@ -276,9 +289,17 @@ def cold_build(root: Path, release: str | None, flavor: str | None, up_to: str |
 def render_markdown(result: dict) -> str:
     lines = [f"# Reproducibility of {result['release']}-{result['flavor']}"
              + (f" (up to {result['up_to']})" if result.get("up_to") else ""), "",
-             f"Images: `{result['image_a']}` vs `{result['image_b']}`", "",
-             f"**{result['identical_layers']} of {result['layers_total']} layers identical**; package sets "
-             + ("identical" if result["packages_identical"] else "DIFFER"), ""]
+             f"Images: `{result['image_a']}` vs `{result['image_b']}`"
+             + (f" (B on a second engine instance, {result['second_engine']})" if result.get("second_engine") else ""),
+             ""]
+    if "digests" in result:
+        a, b = result["digests"]["a"], result["digests"]["b"]
+        lines += ["| digest | A | B | equal |", "| --- | --- | --- | --- |"]
+        lines += [f"| {kind} | `{a[kind]}` | `{b[kind]}` | {'yes' if a[kind] == b[kind] else 'NO'} |"
+                  for kind in ("manifest", "config")]
+        lines.append("")
+    lines += [f"**{result['identical_layers']} of {result['layers_total']} layers identical**; package sets "
+              + ("identical" if result["packages_identical"] else "DIFFER"), ""]
     for kind, diff in result["packages"].items():
         if diff["only_a"] or diff["only_b"]:
             lines += [f"- {kind} only in A: {', '.join(diff['only_a']) or '-'}",
@@ -310,13 +331,17 @@ def summarize_reasons(files: list[dict]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
-def compare_images(image_a: str, image_b: str, tmp: Path) -> dict:
-    packages_a, packages_b = installed_packages(image_a), installed_packages(image_b)
+def compare_images(image_a: str, image_b: str, tmp: Path, host_b: str | None = None) -> dict:
+    """Compare image A (this engine) with image B (this engine, or the engine at `host_b`)."""
+    packages_a, folder_a = installed_packages(image_a), save_image(image_a, tmp / "a")
+    with engine.using(host_b):
+        packages_b, folder_b = installed_packages(image_b), save_image(image_b, tmp / "b")
     packages = {kind: package_diff(packages_a[kind], packages_b[kind]) for kind in ("pip", "dpkg")}
-    folder_a, folder_b = save_image(image_a, tmp / "a"), save_image(image_b, tmp / "b")
     layers = compare_saved(folder_a, folder_b)
     config = config_diff(folder_a, folder_b)
+    digests = {"a": saved_digests(folder_a), "b": saved_digests(folder_b)}
     return {
+        "digests": digests, "digests_identical": digests["a"] == digests["b"],
         "config_identical": not config, "config": config,
         "image_a": image_a, "image_b": image_b,
         "packages_identical": not any(d["only_a"] or d["only_b"] for d in packages.values()),
@@ -342,6 +367,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--name", default="ngc-paddle-repro",
                         help="image name of the builds (layers in NAME-layers; results NAME-repro:a and :b)")
     parser.add_argument("--keep-images", action="store_true", help="keep the two builds' images afterwards")
+    parser.add_argument("--second-engine", nargs="?", const="repro2", default=None, metavar="NAME",
+                        help="build B on a second engine instance (own data root and cache; removed afterwards)")
     args = parser.parse_args(argv)
     for item in args.source:
         if "=" not in item or not item.split("=", 1)[0] or not item.split("=", 1)[1]:
@@ -367,26 +394,35 @@ def main(argv: list[str] | None = None) -> int:
                 for name in ("a", "b"):
                     # One image name for both builds (it ends up in the suite's manifest.json); the top image
                     # of each is kept under its own tag, the layer tags are taken over by the next build.
+                    host = engine.instance_host(args.second_engine) if name == "b" and args.second_engine else None
+                    where = f" on engine instance {args.second_engine}" if host else ""
                     root = scratch_copy(REPO, tmp / f"repo-{name}", args.name)
-                    print(f"cold build {name.upper()} (--no-cache; logs: build/logs/repro-{name}/) ...", flush=True)
+                    print(f"cold build {name.upper()}{where} (--no-cache; logs: build/logs/repro-{name}/) ...",
+                          flush=True)
                     started = time.monotonic()
-                    release, flavor, tags = cold_build(root, args.release, args.flavor, args.up_to, sources,
-                                                       REPO / "build" / "logs" / f"repro-{name}")
+                    with engine.using(host):
+                        release, flavor, tags = cold_build(root, args.release, args.flavor, args.up_to, sources,
+                                                           REPO / "build" / "logs" / f"repro-{name}",
+                                                           say=lambda line: print(f"    {line}", flush=True))
+                        kept = f"{args.name}-repro:{name}"
+                        engine.tag(tags[-1], kept)
                     print(f"    build {name.upper()}: {time.monotonic() - started:.0f}s", flush=True)
-                    kept = f"{args.name}-repro:{name}"
-                    engine.tag(tags[-1], kept)
-                    built = sorted({*built, *tags, kept})
+                    if not host:
+                        built = sorted({*built, *tags, kept})
                     images.append(kept)
                 image_a, image_b = images
             print(f"comparing {image_a} with {image_b} ...", flush=True)
-            result = {"release": release, "flavor": flavor, "up_to": args.up_to,
-                      **compare_images(image_a, image_b, tmp)}
+            second = engine.instance_host(args.second_engine) if args.second_engine and not args.compare else None
+            result = {"release": release, "flavor": flavor, "up_to": args.up_to, "second_engine": args.second_engine,
+                      **compare_images(image_a, image_b, tmp, second)}
         except NgcPaddleError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return exc.exit_code
         finally:
             if built and not args.keep_images:
                 engine.remove_images(*built)
+            if args.second_engine and not args.compare and not args.keep_images:
+                engine.remove_instance(args.second_engine)
 
     name = f"{release or 'images'}-{flavor or 'compare'}" + (f"-up-to-{args.up_to}" if args.up_to else "")
     out = REPO / "build" / "repro" / name
@@ -408,9 +444,19 @@ def main(argv: list[str] | None = None) -> int:
     print("image config: identical" if not config else
           f"image config: {len(config)} fields differ ({', '.join(c['field'] for c in config[:4])}"
           f"{', ...' if len(config) > 4 else ''}): {'; '.join(reasons)}")
+    for kind in ("manifest", "config"):
+        a, b = result["digests"]["a"][kind], result["digests"]["b"][kind]
+        print(f"{kind} digest: A {a}, B {b}: " + ("equal" if a == b else "DIFFERENT"))
     print(f"{result['identical_layers']} of {result['layers_total']} layers identical; "
-          f"package sets {'identical' if result['packages_identical'] else 'DIFFER'}")
+          f"package sets {'identical' if result['packages_identical'] else 'DIFFER'}; image digests "
+          f"{'equal' if result['digests_identical'] else 'DIFFER'}")
     print(f"results: {(out / 'repro.md').relative_to(REPO)}")
+    if not args.compare and not args.up_to:
+        from perf.measurements import record
+        where = f"on a second engine instance ({args.second_engine})" if args.second_engine else "on the same engine"
+        record("bench-repro" + ("-second-engine" if args.second_engine else ""),
+               f"Reproducibility: two cold builds, B {where}",
+               render_markdown(result).split("\n", 2)[2].split("\n| layer |")[0])
     return ExitCode.PASS if result["packages_identical"] else ExitCode.FAIL
 
 

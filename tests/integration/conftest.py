@@ -4,10 +4,14 @@ These tests build and run real images. `make test` (and .ci/run) start the engin
 missing engine is a failure with the fix, not a skip.
 """
 
+import contextlib
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,3 +88,37 @@ EXIT_OF_VERDICT = {"PASS": 0, "FAIL": 1, "NOT PROVEN": 3, "SMOKE": 0}
 def scratch_repo(tmp_path: Path) -> Path:
     """A copy of the repository whose images are named ngc-paddle-itest, so tests can break it freely."""
     return scratch_copy(REPO, tmp_path / "repo", "ngc-paddle-itest")
+
+
+def _registry_pids(config: str) -> list[int]:
+    """Pids of the registry processes serving CONFIG (the exact command line ensure-registry.sh starts)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")[:-1]
+        except OSError:
+            continue
+        if proc.name.isdigit() and [a.decode() for a in argv[-2:]] == ["serve", config] and b"registry" in argv[0]:
+            found.append(int(proc.name))
+    return found
+
+
+def _stop(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def own_registry(port: int, storage: Path, **settings: str) -> Iterator[str]:
+    """A registry on 127.0.0.1:PORT of a test's own (toolchain/ensure-registry.sh; REGISTRY_TLS, _USER, _PASSWORD
+    as `settings`), its storage in `storage`; stopped and its storage removed afterwards."""
+    config = f"/etc/ngc-paddle/registry-{port}/config.yml"
+    _stop(_registry_pids(config))  # a leftover of an interrupted run: its storage is gone
+    subprocess.run(["bash", str(REPO / "toolchain" / "ensure-registry.sh")], check=True, env={
+        **os.environ, "REGISTRY_PORT": str(port), "REGISTRY_STORAGE": str(storage), **settings})
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        _stop(_registry_pids(config))
+        shutil.rmtree(storage, ignore_errors=True)

@@ -12,11 +12,8 @@ benchmark (bench-rn50, as the cpu release test) instead of two; gpu-cu118's benc
 ones; the push of gpu-cu118 (about 7 GB) is the long part.
 """
 
-import contextlib
 import json
 import os
-import shutil
-import signal
 import subprocess
 from pathlib import Path
 
@@ -24,7 +21,7 @@ import pytest
 
 from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.release.registry import served_digest
-from tests.integration.conftest import CLI, REPO
+from tests.integration.conftest import CLI, REPO, own_registry
 from tests.integration.test_release_pipeline import docker_config  # noqa: F401 (a fixture)
 
 # A registry of this test's own (port, storage), so that its several GB go when the test ends.
@@ -33,40 +30,12 @@ NAME = os.environ.get("NGC_PADDLE_ITEST_IMAGE", "ngc-paddle-itest") + "-flavors"
 REASON = "no GPU on the test host"
 
 
-def _serving(config: str) -> list[int]:
-    """Pids of the registry processes serving CONFIG (the exact command line ensure-registry.sh starts)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")[:-1]
-        except OSError:
-            continue
-        if proc.name.isdigit() and [a.decode() for a in argv[-2:]] == ["serve", config] and b"registry" in argv[0]:
-            found.append(int(proc.name))
-    return found
-
-
-def _stop(pids: list[int]) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-
-
 @pytest.fixture
 def registry(tmp_path: Path):
     """A TLS registry with a login on a port of its own, its storage under tmp_path; stopped and removed after."""
-    port = REGISTRY.split(":")[1]
-    config = f"/etc/ngc-paddle/registry-{port}/config.yml"
-    _stop(_serving(config))  # a leftover of an interrupted run of this test: its storage is gone
-    storage = tmp_path / "registry"
-    subprocess.run(["bash", str(REPO / "toolchain" / "ensure-registry.sh")], check=True, env={
-        **os.environ, "REGISTRY_PORT": port, "REGISTRY_TLS": "1", "REGISTRY_USER": USER,
-        "REGISTRY_PASSWORD": PASSWORD, "REGISTRY_STORAGE": str(storage)})
-    try:
-        yield REGISTRY
-    finally:
-        _stop(_serving(config))
-        shutil.rmtree(storage, ignore_errors=True)
+    with own_registry(int(REGISTRY.split(":")[1]), tmp_path / "registry", REGISTRY_TLS="1", REGISTRY_USER=USER,
+                      REGISTRY_PASSWORD=PASSWORD) as address:
+        yield address
 
 
 @pytest.fixture
