@@ -105,11 +105,24 @@ def compare(packages: list[Package], lock: Lock) -> list[Finding]:
 
 
 def wheel_tags(file: str) -> set[str]:
+    """The interpreter-abi pairs of a wheel file name (cp311-cp311): the platform part is left out, since some
+    projects publish a wheel built as linux_x86_64 under a manylinux name (Paddle's WHEEL file says
+    linux_x86_64 in paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl)."""
     try:
         _name, _version, _build, tags = parse_wheel_filename(file)
     except InvalidWheelFilename:
         return set()
-    return {str(t) for t in tags}
+    return {f"{t.interpreter}-{t.abi}" for t in tags}
+
+
+def _installed_tags(wheel: bytes) -> set[str]:
+    tags = set()
+    for line in wheel.decode("utf-8", "replace").splitlines():
+        if line.startswith("Tag:"):
+            parts = line.split(":", 1)[1].strip().split("-")
+            if len(parts) == 3:
+                tags.add(f"{parts[0]}-{parts[1]}")
+    return tags
 
 
 def record_entries(dist: DistInfo) -> list[tuple[str, str]]:
@@ -126,9 +139,17 @@ def record_entries(dist: DistInfo) -> list[tuple[str, str]]:
 
 
 def check_builds(dists: list[DistInfo], packages: list[Package], lock: Lock, hashes: dict[str, str]) -> list[Finding]:
-    """WHEEL tags, RECORD hashes and pip's recorded wheel hash of each installed distribution of the lock."""
+    """WHEEL tags, RECORD hashes and pip's recorded wheel hash of each installed distribution of the lock.
+
+    A file that several distributions install (the namespace package nvidia/__init__.py of every nvidia-*
+    wheel) holds the copy of the last one installed: it is modified only when no RECORD that lists it has
+    its hash."""
     wanted = expected_python(lock)
     by_path = {p.path: p for p in packages if p.ecosystem == "pypi"}
+    listed: dict[str, set[str]] = {}
+    for dist in dists:
+        for path, digest in record_entries(dist):
+            listed.setdefault(path, set()).add(digest)
     findings = []
     for dist in dists:
         package = by_path.get(dist.path)
@@ -138,8 +159,7 @@ def check_builds(dists: list[DistInfo], packages: list[Package], lock: Lock, has
         version, file, sha256 = wanted.get(name, (None, None, None))
         if version != package.version:
             continue  # already a version finding
-        tags = {line.split(":", 1)[1].strip() for line in dist.files.get("WHEEL", b"").decode(
-            "utf-8", "replace").splitlines() if line.startswith("Tag:")}
+        tags = _installed_tags(dist.files.get("WHEEL", b""))
         if file and tags and not tags & wheel_tags(file):
             findings.append(_finding("pypi", "other-build", name, package.version, package.version, dist.where,
                                      f"installed from a wheel tagged {', '.join(sorted(tags))}, the lock has {file}"))
@@ -153,7 +173,8 @@ def check_builds(dists: list[DistInfo], packages: list[Package], lock: Lock, has
                 findings.append(_finding("pypi", "other-wheel", name, package.version, package.version, dist.where,
                                          f"installed from a wheel of sha256 {recorded[:12]}, the lock has "
                                          f"{sha256[:12]}"))
-        changed = [path for path, digest in record_entries(dist) if path in hashes and hashes[path] != digest]
+        changed = [path for path, _digest in record_entries(dist)
+                   if path in hashes and hashes[path] not in listed[path]]
         if changed:
             findings.append(_finding("pypi", "modified", name, package.version, package.version, dist.where,
                                      f"{len(changed)} file(s) differ from its RECORD, e.g. {changed[0]}"))

@@ -44,6 +44,14 @@ def wants(path: str) -> bool:
     return bool(HOOK_PATHS.search(path))
 
 
+def inert(content: bytes) -> bool:
+    """A hook with nothing in it but blank lines and comments (libpam's empty /etc/environment) runs nothing."""
+    return all(not line.strip() or line.lstrip().startswith(b"#") for line in content.splitlines())
+
+
+SKEL = re.compile(r"^/(root|home/[^/]+)/(\.[a-z_]+)$")
+
+
 def remote_exec(content: bytes) -> str | None:
     """The first fetch-and-execute line of a hook, if any."""
     match = REMOTE_EXEC.search(content.decode("utf-8", "replace"))
@@ -65,11 +73,12 @@ def own_parts(root: Path) -> dict[str, str]:
 
 
 def check(hooks: dict[str, tuple[bytes | None, Layer]], dpkg_md5: dict[str, str], record_hashes: dict[str, str],
-          own: dict[str, str]) -> list[Finding]:
+          own: dict[str, str], skel: dict[str, bytes] | None = None) -> list[Finding]:
     """`hooks`: hook path -> (content, the layer that wrote it); `dpkg_md5`: /path -> md5 dpkg recorded (md5sums
     and Conffiles); `record_hashes`: /path -> the sha256 (RECORD form) an installed distribution's RECORD gives
-    it; `own`: this repository's parts (own_parts). The base layer's hooks are the distribution's own (its
-    maintainer scripts write /etc/profile, /root/.bashrc, which dpkg does not track)."""
+    it; `own`: this repository's parts (own_parts); `skel`: the image's /etc/skel files by name (useradd copies
+    them into a new home). The base layer's hooks are the distribution's own (its maintainer scripts write
+    /etc/profile, /root/.bashrc, which dpkg does not track), and so is a hook with nothing in it."""
     from ngc_paddle.scan.layer_facts import record_hash
 
     findings = []
@@ -84,7 +93,10 @@ def check(hooks: dict[str, tuple[bytes | None, Layer]], dpkg_md5: dict[str, str]
                                     source="hooks"))
         md5 = hashlib.md5(content).hexdigest()
         recorded = next((dpkg_md5["/" + n] for n in dpkg_names(path) if "/" + n in dpkg_md5), None)
-        if recorded == md5 or own.get(path) == md5 or (layer.name == BASE and recorded is None):
+        if recorded == md5 or own.get(path) == md5 or (layer.name == BASE and recorded is None) or inert(content):
+            continue
+        copied = SKEL.match(path)
+        if copied and (skel or {}).get(copied.group(2)) == content:
             continue
         if path in record_hashes and record_hashes[path] == record_hash(hashlib.sha256(content).digest()):
             continue

@@ -153,7 +153,9 @@ def check(layers: list[Layer], facts: list[LayerFacts], config: dict, config_use
     record_hashes = {path: digest for dist in dists for path, digest in drift.record_entries(dist)}
     hook_files = {p: (f.content, f.layer) for p, f in files.items()
                   if hooks.wants(p) and f.item["type"] == "file"}
-    result.findings += hooks.check(hook_files, dpkg_md5, record_hashes, hooks.own_parts(root))
+    skel = {p.removeprefix("/etc/skel/"): f.content for p, f in files.items()
+            if p.startswith("/etc/skel/") and f.content is not None}
+    result.findings += hooks.check(hook_files, dpkg_md5, record_hashes, hooks.own_parts(root), skel)
     if release.lock is None:
         result.lock_why = release.why_no_lock or "no lock"
     else:

@@ -35,7 +35,7 @@ def captured(path: str) -> bool:
     account files, startup hooks)."""
     return (inventory.wants_content(path, 0) or (path.startswith("/var/lib/dpkg/info/") and path.endswith(".md5sums"))
             or (".dist-info/" in path and path.endswith(DIST_INFO_FILES)) or accounts.wants(path)
-            or hooks.wants(path))
+            or hooks.wants(path) or path.startswith("/etc/skel/"))
 
 
 def record_hash(digest: bytes) -> str:

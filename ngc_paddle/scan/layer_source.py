@@ -13,7 +13,6 @@ Where no registry can be started, the image is saved as before (SavedImage), and
 walk through the layers it holds.
 """
 
-import gzip
 import hashlib
 import io
 import json
@@ -26,6 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
+
+from isal import igzip
 
 from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError, ToolchainError
@@ -114,7 +115,7 @@ def layer_tar(blob: IO[bytes], where: str) -> tarfile.TarFile:
     buffered = io.BufferedReader(blob, 1 << 20)  # type: ignore[arg-type]
     magic = buffered.peek(4)[:4]
     if magic.startswith(GZIP_MAGIC):
-        stream: IO[bytes] = gzip.GzipFile(fileobj=buffered, mode="rb")
+        stream: IO[bytes] = igzip.IGzipFile(fileobj=buffered, mode="rb")  # ISA-L: twice zlib's speed here
     elif magic == ZSTD_MAGIC:
         raise NgcPaddleError(f"{where}: a zstd-compressed layer, which the gate cannot read; fix: build with gzip "
                              "layers (the default) or set NGC_PADDLE_SCAN_REGISTRY=save")

@@ -216,11 +216,13 @@ class SavedImage(ImageConfig):
 
     @contextmanager
     def open_layer(self, layer: Layer) -> Iterator[tarfile.TarFile]:
-        """One layer's tar, read in place inside the saved archive ("r:*": the containerd image store saves
-        layers gzip-compressed, as it stores them)."""
+        """One layer's tar, read in place inside the saved archive (the containerd image store saves layers
+        gzip-compressed, as it stores them)."""
+        from ngc_paddle.scan.layer_source import layer_tar
+
         with tarfile.open(self.path) as outer:
             blob = outer.extractfile(outer.getmember(self.layer_files[layer.index]))
-            with tarfile.open(fileobj=blob, mode="r:*") as inner:
+            with layer_tar(blob, f"{self.path} {layer.where}") as inner:
                 yield inner
 
     def entries(self, content_limit: int = 256 * 1024, want_content=None) -> Iterator[Entry]:
