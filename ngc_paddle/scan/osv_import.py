@@ -141,7 +141,12 @@ def import_zip(source: str, ecosystem: str, into: Path, say=print) -> Imported:
                     why = f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}"
                     raise OsvImportError(f"{zip_path}: {info.filename}: cannot be read ({why}); fix: download the "
                                          "export again") from None
-                data = bounded_read.load_json(target, OsvImportError, MAX_MEMBER_BYTES)
+                try:
+                    data = bounded_read.load_json(target, OsvImportError, MAX_MEMBER_BYTES)
+                except OsvImportError as exc:  # named by the export and its member, not the staged copy
+                    what = str(exc).removeprefix(f"{target}: (file): ").rsplit("; fix: ", 1)[0]
+                    raise OsvImportError(f"{zip_path}: {info.filename}: {what}; fix: download the export "
+                                         "again") from None
                 records = data if isinstance(data, list) else [data]
                 try:
                     _RECORDS.model_validate(records)
