@@ -320,7 +320,7 @@ def test_import_writes_the_ecosystems_records_and_they_match_the_image(tmp_path:
     ("BAD-1.json", '{"id": "BAD-1", "affected": [{"package": {"ecosystem": "PyPI", "name": "x"}, '
                    '"ranges": [{"type": "ECOSYSTEM", "events": [{"introduced": "not a version"}]}]}]}',
      "BAD-1.json: 0.affected.0"),
-    ("BAD-2.json", "{not json", "BAD-2.json: (file): not valid JSON"),
+    ("BAD-2.json", "{not json", "bad.zip: BAD-2.json: not valid JSON"),
 ])
 def test_import_refuses_a_bad_member_and_writes_nothing(tmp_path: Path, member: str, text: str, needle: str) -> None:
     into = tmp_path / "osv"
