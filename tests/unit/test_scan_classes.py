@@ -234,11 +234,11 @@ def test_a_rescan_reads_only_the_layers_the_cache_lacks(tmp_path: Path) -> None:
             from tests.unit.layer_tars import layer_tar
 
             @contextmanager
-            def opened():
+            def opening():
                 opened.append(at.index)
                 with tarfile.open(fileobj=io.BytesIO(layer_tar([Member(f"/f{at.index}", b"x")])), mode="r:") as t:
                     yield t
-            return opened()
+            return opening()
 
     cache = LayerCache(tmp_path)
     gate.read_layers(Source([layer(0, "base"), layer(1, "suite")]), cache, lambda _line: None)
