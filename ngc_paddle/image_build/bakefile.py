@@ -115,7 +115,7 @@ def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, st
     with outputs.staged() as stage:
         for path, text in texts.items():
             ensure_folder(path.parent, stop=root)
-            if path.is_symlink() or not path.exists() or path.read_text() != text:
+            if path.is_symlink() or not path.is_file() or path.read_text() != text:
                 stage.write_text(path, text)
     return bake_file
 
