@@ -16,8 +16,9 @@ PYTEST_ARGS ?=
 build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
              $(foreach s,$(SOURCES),--source $(s))
 
-.PHONY: image lock test unit integration lint toolchain validate scan release notes bake-print bench-build bench-repro \
-        bench-validate bench-input bench-overhead bench-threads bench-scan clean distclean help
+.PHONY: image lock test unit integration lint toolchain fleet-toolchain validate scan release gates notes bake-print \
+        bench-build bench-repro bench-validate bench-input bench-overhead bench-threads bench-scan bench-fleet clean \
+        distclean help
 
 help:
 	@sed -n '2,5p' Makefile | sed 's/^# //'
@@ -30,6 +31,11 @@ $(BIN)/.installed: pyproject.toml
 ## Docker engine + buildx (installed and started where missing; see toolchain/ensure-engine.sh)
 toolchain:
 	bash toolchain/ensure-engine.sh
+
+## The fan-out's test places: a one-node Slurm cluster on 127.0.0.1 (munge, slurmctld, slurmd) and OpenSSH's sshd
+fleet-toolchain:
+	bash toolchain/ensure-slurm.sh
+	bash toolchain/ensure-sshd.sh
 
 ## Build RELEASE/FLAVOR layer by layer; the release tag moves only after a smoke test.
 ## Nothing changed (the images' inputs-digest labels equal today's inputs): answers from the labels; FORCE=1 builds.
@@ -46,7 +52,7 @@ test: unit integration
 unit: $(BIN)/.installed
 	$(BIN)/pytest tests/unit -n 2 $(PYTEST_ARGS)
 
-integration: $(BIN)/.installed toolchain
+integration: $(BIN)/.installed toolchain fleet-toolchain
 	$(BIN)/pytest tests/integration $(PYTEST_ARGS)
 
 lint: $(BIN)/.installed
@@ -79,7 +85,14 @@ bench-scan: $(BIN)/.installed toolchain
 ## ACCEPT_UNPROVEN="reason" pushes flavors whose gates are NOT PROVEN; the notes print the reason.
 release: $(BIN)/.installed toolchain
 	$(BIN)/ngc-paddle release $(RELEASE) $(foreach f,$(FLAVOR),--flavor $(f)) $(foreach s,$(SOURCES),--source $(s)) \
-	  $(if $(REGISTRY),--registry $(REGISTRY)) $(if $(ACCEPT_UNPROVEN),--accept-unproven "$(ACCEPT_UNPROVEN)")
+	  $(if $(REGISTRY),--registry $(REGISTRY)) $(if $(ACCEPT_UNPROVEN),--accept-unproven "$(ACCEPT_UNPROVEN)") \
+	  $(if $(FLEET),--fleet $(FLEET))
+
+## A built release's validation and benchmark gates per hardware profile of FLEET (default: this host), by digest.
+## Exit 1: a FAIL; 3: NOT RUN / NOT PROVEN / N/A on a profile. See docs/fleets.md.
+gates: $(BIN)/.installed toolchain
+	$(BIN)/ngc-paddle gates $(RELEASE) $(foreach f,$(FLAVOR),--flavor $(f)) $(if $(FLEET),--fleet $(FLEET)) \
+	  $(if $(REGISTRY),--registry $(REGISTRY))
 
 ## Re-render release-notes/RELEASE.md and support-matrix.md from the committed inputs (release-notes/inputs/)
 notes: $(BIN)/.installed
@@ -89,6 +102,11 @@ notes: $(BIN)/.installed
 bake-print: $(BIN)/.installed
 	@f=$$($(BIN)/ngc-paddle bake-file $(RELEASE)) && rel=$$(basename $$f .json) && \
 	  RELEASE=$$rel docker buildx bake -f docker-bake.hcl -f $$f --print $(or $(FLAVOR),default)
+
+## The fan-out's cost: the same gates through Slurm and on this host (overhead, target <= 5 %), and N profiles
+## run at once against their sum (needs the image built and `make fleet-toolchain`)
+bench-fleet: $(BIN)/.installed toolchain fleet-toolchain
+	$(BIN)/python perf/fleet/bench_fanout.py $(build_args)
 
 ## Cold build, no-change rebuild and top-layer rebuild, with image size vs installed payload
 bench-build: $(BIN)/.installed toolchain

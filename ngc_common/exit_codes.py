@@ -14,6 +14,7 @@ class ExitCode(IntEnum):
     BAD_INPUT = 2  # bad input or toolchain: a malformed file, an unknown flavor, an unreachable source
     NOT_PROVEN = 3  # NOT PROVEN / NOT RUN: the verdict rests on checks that could not run (no GPU, no data)
     INTERNAL = 4  # a bug: one line naming the file that holds the traceback
+    NOT_STARTED = 75  # a gate job could not start the image on its node (EX_TEMPFAIL): the fan-out requeues it once
     INTERRUPTED = 130  # SIGINT (Ctrl-C): 128 + 2, as a shell reports it
     TERMINATED = 143  # SIGTERM (docker stop, scancel, a time limit): 128 + 15
 

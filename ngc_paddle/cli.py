@@ -1,13 +1,15 @@
-"""`ngc-paddle`: the command line, one subcommand per job (build, manifest, lock, validate, scan, release...).
+"""`ngc-paddle`: the command line, one subcommand per job (build, manifest, lock, validate, scan, gates, release...).
 
 Why: make targets, CI and release engineers all go through one entry point that turns every
 failure into one line on stderr and a distinct exit code (ngc_common.exit_codes: 1 a build or gate
 failed, 2 bad input or toolchain, 3 not proven, 4 an internal error, its traceback saved to a file
-named in the line, 130 interrupted).
+named in the line, 130 interrupted). SIGTERM stops a run as Ctrl-C does (jobs a fan-out submitted are
+cancelled first), 143.
 """
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -182,8 +184,21 @@ def cmd_release(args: argparse.Namespace) -> int:
     opts = ReleaseOptions(release, args.flavor, args.registry, Path(args.policy),
                           Path(args.osv_dir) if args.osv_dir else None,
                           tuple(args.bench) if args.bench is not None else ReleaseOptions.benchmarks, root,
-                          args.accept_unproven, _source_overrides(args.source))
+                          args.accept_unproven, _source_overrides(args.source),
+                          Path(args.fleet) if args.fleet else None)
     run(opts, say=lambda line: print(line, flush=True))
+    return 0
+
+
+def cmd_gates(args: argparse.Namespace) -> int:
+    from ngc_paddle.release.gates_command import run
+    from ngc_paddle.release.options import BENCHMARKS
+
+    root = Path(args.root).resolve()
+    release = args.release or _load(None, root).release
+    run(root, release, args.flavor, Path(args.fleet) if args.fleet else None, args.registry,
+        tuple(args.bench) if args.bench is not None else BENCHMARKS, args.accept_unproven,
+        say=lambda line: print(line, flush=True))
     return 0
 
 
@@ -258,7 +273,22 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--accept-unproven", metavar="REASON",
                    help="push flavors whose gates are NOT PROVEN (e.g. GPU gates on a host without a GPU); the "
                         "release notes print the reason")
+    r.add_argument("--fleet", metavar="FILE", help="run validation and benchmarks per hardware profile where a fleet "
+                   "file says (fleets/*.yaml: Slurm partitions, SSH hosts, this host); see docs/fleets.md")
     r.set_defaults(func=cmd_release)
+
+    g = sub.add_parser("gates", help="run a built release's validation and benchmark gates per hardware profile of a "
+                       "fleet (Slurm, SSH hosts, this host), by the candidate's digest")
+    g.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest)")
+    g.add_argument("--flavor", action="append", default=[], help="flavor(s), repeated or space-separated (default: "
+                   "the default flavor)")
+    g.add_argument("--fleet", metavar="FILE", help="fleets/*.yaml (default: this host, as fleets/local.yaml)")
+    g.add_argument("--registry", default="127.0.0.1:5000", help="where the candidate is pushed and the jobs pull it "
+                   "from (default: a local registry)")
+    g.add_argument("--bench", action="append", help="benchmark commands (default: bench-rn50, bench-hgnet)")
+    g.add_argument("--accept-unproven", metavar="REASON", help="exit 0 although a profile is NOT PROVEN / NOT RUN / "
+                   "N/A; the reason is kept with the verdicts")
+    g.set_defaults(func=cmd_gates)
 
     lk = sub.add_parser("lock", help="resolve a release's flavors and write releases/<release>-<flavor>.lock.json")
     lk.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest in releases/)")
@@ -274,16 +304,27 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken as Ctrl-C: the run stops the same way (a fan-out's jobs cancelled), exit 143."""
+
+
+def _terminate(_signum: int, _frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the cancelling that follows must not be cut short
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         return args.func(args)
     except OneLineError as exc:  # NgcPaddleError, or an image-side reader's InputError
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("error: interrupted; the release tag was not moved", file=sys.stderr)
-        return ExitCode.INTERRUPTED
+    except KeyboardInterrupt as exc:
+        what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+        print(f"error: {what}; the release tag was not moved; rerun the same command to resume", file=sys.stderr)
+        return ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
     except Exception as exc:  # a bug, not a verdict: never exit 1 ("blocked") or 2 ("bad input") for it
         return crash.report(exc, "ngc-paddle")
 

@@ -22,3 +22,4 @@ class ReleaseOptions:
     root: Path = Path(".")
     accept_unproven: str | None = None  # the reason a person gives for pushing a flavor whose gates are not proven
     sources: dict[str, str] = field(default_factory=dict)  # mirrors for the build stage (NAME -> URL or path)
+    fleet: Path | None = None  # fleets/*.yaml: validate and bench fan out per hardware profile (stages/gates.py)

@@ -1,7 +1,11 @@
 """`ngc-paddle release YY.MM`: the release stages in order for each flavor, their state, and the push decision.
 
-Per flavor: build, then the gates validate, bench, scan and month-over-month, then for every flavor
-at once push, with the notes written after the gates and again after the push. Each stage is one
+Per flavor: build, then the candidate pushed under its candidate tag (the gates run it by digest), then the
+gates validate, bench, scan and month-over-month; with a fleet file the validate and bench stages are one
+`gates` stage fanned out per hardware profile (Slurm, SSH hosts, this host), submitted before the local gates
+run and watched while they run. Then the stages that must pass on the gated digest before it may carry a
+release tag (BEFORE_RELEASE_TAG: issue 21's attestations), then for every flavor at once push (the release tag
+moved to the gated digest), with the notes written after the gates and again after the push. Each stage is one
 module in ngc_paddle/release/stages/, saying its inputs (its resume key), how it runs and how it
 reports. The release is resolved once (ngc_paddle.flavor: the manifest opened once, each flavor's lock
 and image names derived once) and passed to the build and every stage; this module only orders them,
@@ -16,18 +20,23 @@ the notes print in the gate table; a gate NOT PROVEN with the same key is then t
 again. Containers the stages start get the host's GPUs where it has them (engine.run_flags).
 """
 
+import dataclasses
 from collections.abc import Callable
 
 from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.manifest.resolve import flavor_of
 from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.release.fleet import schema as fleet_schema
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import (
     Built,
+    Outcome,
     Step,
     bench,
     build,
+    candidate,
+    gates,
     month_over_month,
     notes,
     push,
@@ -39,6 +48,12 @@ from ngc_paddle.release.state_file import State
 
 # The gates of a built flavor, in the order they run; month-over-month reads the SBOM the scan wrote.
 GATES: tuple[Callable[[Built], Step], ...] = (validate.plan, bench.plan, scan.plan, month_over_month.plan)
+# With a fleet, validate and bench run as the fan-out (stages/gates.py); these stay on this host.
+LOCAL_GATES: tuple[Callable[[Built], Step], ...] = (scan.plan, month_over_month.plan)
+# Stages that must pass on a flavor's gated digest (built.resolved.reference: REGISTRY/REPO@sha256:...) after its
+# gates and before the release tag moves to it. Issue 21's `attest` (signed provenance, SBOM, lock and verdict
+# attestations, verified by read-back) goes here; each returns an Outcome, anything but passed blocks the push.
+BEFORE_RELEASE_TAG: tuple[Callable[[Built, State], Outcome], ...] = ()
 PASSING = ("passed", "accepted unproven")
 
 
@@ -70,11 +85,13 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     release = ResolvedRelease.load(opts.root, opts.release, opts.sources)  # the one load of the manifest
     root, manifest = release.root, release.manifest
     flavors, every = requested_flavors(manifest, opts.flavors)
+    fleet = fleet_schema.load(opts.fleet, root) if opts.fleet else None  # a bad fleet file: exit 2, nothing pushed
     state = State(release_folder(root, manifest.release) / "state.json")
     failures: list[str] = []
     unproven: list[str] = []  # the failures that are NOT PROVEN gates: alone, they make the release NOT PROVEN
     not_built: dict[str, str] = {}
     infos: dict[str, dict] = {}
+    builts: list[Built] = []
     for name in flavors:
         say(f"=== release {manifest.release}: flavor {name}")
         info = infos[name] = {"stages": {}}
@@ -91,12 +108,45 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         info["image"] = built.image
         info["stages"][build.NAME] = state.record(name, build.NAME, built.image_id, outcome.status, outcome.detail,
                                                   **outcome.stored)
-        for step in [plan(built) for plan in GATES]:  # every key first: the inputs as they were before any gate ran
-            info["stages"][step.name] = _gate(state, built, step, opts.accept_unproven, failures, unproven,
-                                                 say)
+        if not builts:
+            push.ensure_registry(opts.registry)
+        # The gates run this digest; a registry that refuses the push stops the run here (a login: exit 2).
+        ref = candidate.push(state, name, built.image, opts.registry, say)
+        builts.append(dataclasses.replace(built, resolved=built.resolved.with_digest(ref)))
+    fan = gates.Gates(fleet, root, manifest.release, release.previous, opts.benchmarks, state, say) if fleet else None
+    try:
+        if fan:
+            say(f"==> gates on fleet {opts.fleet}: validation and benchmarks of "
+                f"{', '.join(b.flavor for b in builts) or 'no flavor'} per hardware profile")
+            fan.start([(b.flavor, b.resolved.needs_gpu, b.resolved.reference) for b in builts],
+                      background=True)  # its progress shows while the local gates run
+        for built in builts:
+            say(f"=== gates of {built.flavor}" + (" on this host (scan, month-over-month)" if fan else ""))
+            # every key first: the inputs as they were before any gate ran
+            for step in [plan(built) for plan in (LOCAL_GATES if fan else GATES)]:
+                infos[built.flavor]["stages"][step.name] = _gate(state, built, step, opts.accept_unproven, failures,
+                                                                 unproven, say)
+        fanned = fan.wait() if fan else {}
+    except BaseException as exc:  # Ctrl-C, SIGTERM, a failing stage: the fleet's jobs are cancelled first
+        if fan:
+            fan.abort(exc)
+        raise
+    for built in builts:
+        if built.flavor in fanned:
+            key, result = fanned[built.flavor]
+            say(f"=== fleet gates of {built.flavor}")
+            step = Step(gates.NAME, key, lambda result=result: result)
+            infos[built.flavor]["stages"][gates.NAME] = _gate(state, built, step, opts.accept_unproven, failures,
+                                                              unproven, say)
     built_names = [name for name in flavors if name not in not_built]
     if not built_names:
         failures.append("no flavor could be built on this host")
+    if not failures:
+        for built in builts:
+            for hook in BEFORE_RELEASE_TAG:
+                outcome = hook(built, state)
+                if outcome.status != "passed":
+                    failures.append(f"{built.flavor}: {outcome.detail}")
     notes.write(release, state)
     if failures:
         say("==> push skipped: " + "; ".join(failures))
@@ -104,9 +154,9 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         blocked = ReleaseNotProven if len(unproven) == len(failures) else ReleaseBlocked
         raise blocked(f"release {manifest.release} blocked by: {'; '.join(failures)}; the registry keeps "
                       "the previous release")
-    push.ensure_registry(opts.registry)
+    gated = {b.flavor: b.resolved.reference.rsplit("@", 1)[1] for b in builts}
     for name in built_names:
-        infos[name]["digest"] = push.push(state, name, infos[name]["image"], opts.registry, say)
+        infos[name]["digest"] = push.push(state, name, infos[name]["image"], opts.registry, say, gated=gated[name])
     notes.write(release, state)
     say(f"==> release {manifest.release} pushed to {opts.registry}: "
         + ", ".join(f"{n} {infos[n]['digest'][:19]}" for n in built_names))

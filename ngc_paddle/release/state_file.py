@@ -9,6 +9,7 @@ with the fix (delete the file to start over: every stage then reruns), exit 2; n
 """
 
 import json
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -19,10 +20,11 @@ from ngc_common import bounded_read
 from ngc_common.error_line import one_line
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import Token
+from ngc_paddle.release.fleet.cells import Cell
 
 MAX_STATE_BYTES = 4 * 1024 * 1024  # a few kB per release
 MAX_DETAIL = 20_000  # characters of a stage's detail or evidence: the reader's limit, which the writer keeps too
-Stage = Literal["build", "validate", "bench", "scan", "month-over-month", "push"]
+Stage = Literal["build", "candidate", "validate", "bench", "gates", "scan", "month-over-month", "push"]
 Status = Literal["passed", "failed", "not proven", "accepted unproven"]
 
 
@@ -47,7 +49,7 @@ class StageEntry(BaseModel):
     # gates only: what the gate itself found, before a person's acceptance was added to `detail`
     evidence: Annotated[str, Field(max_length=MAX_DETAIL)] | None = None
     finished: Annotated[str, Field(max_length=40), AfterValidator(_timestamp)]
-    digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None  # push only
+    digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None  # candidate and push only
     image_id: Annotated[str, Field(max_length=80, pattern=r"^[A-Za-z0-9:]*$")] | None = None  # the image gated
     # build only: the image, its components as read back from it (for the notes), its size in bytes
     image: Annotated[str, Field(max_length=300)] | None = None
@@ -56,6 +58,8 @@ class StageEntry(BaseModel):
     # month-over-month only: every package change (a line each, for the notes) and the release compared with
     changes: list[Annotated[str, Field(max_length=500)]] | None = None
     since: Annotated[str, Field(max_length=20)] | None = None
+    # gates only (a fleet's fan-out): the verdict of each hardware profile, by the fleet file's profile name
+    profiles: dict[Token, Cell] | None = None
 
 
 class StateFile(BaseModel):
@@ -100,6 +104,7 @@ class State:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.data = read(path)  # checked at the door: a malformed file is one line, exit 2
+        self.lock = threading.RLock()  # a fan-out's watcher records its cells while the local gates record theirs
 
     def done(self, flavor: str, stage: str, key: str) -> dict | None:
         """The stage's last result when its inputs are unchanged and it passed (a NOT PROVEN one always reruns)."""
@@ -118,9 +123,30 @@ class State:
             extra = {**extra, "evidence": fit(extra["evidence"])}
         entry = {"key": key, "status": status, "detail": fit(detail),
                  "finished": datetime.now(UTC).isoformat(timespec="seconds"), **extra}
-        self.data.setdefault(flavor, {})[stage] = entry
+        with self.lock:
+            self.data.setdefault(flavor, {})[stage] = entry
+            self._write()
+        return entry
+
+    def record_profile(self, flavor: str, stage: str, profile: str, cell: dict) -> None:
+        """Keep one profile's verdict of a fan-out as soon as it is known (the stage's own result comes after all
+        of them): an interrupted run then resumes with the profiles that passed."""
+        with self.lock:
+            entry = self.data.setdefault(flavor, {}).get(stage) or {}
+            if entry.get("key") != "" or entry.get("detail") != "in progress":  # a finished run's entry: start anew
+                entry = {"key": "", "status": "not proven", "detail": "in progress",
+                         "profiles": dict(entry.get("profiles") or {}),  # the verdicts a rerun keeps
+                         "finished": datetime.now(UTC).isoformat(timespec="seconds")}
+            entry.setdefault("profiles", {})[profile] = cell
+            self.data[flavor][stage] = entry
+            self._write()
+
+    def profile(self, flavor: str, stage: str, profile: str) -> dict | None:
+        """The last recorded verdict of one profile of a fan-out stage."""
+        return ((self.data.get(flavor, {}).get(stage) or {}).get("profiles") or {}).get(profile)
+
+    def _write(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self.data, indent=2) + "\n")
         tmp.replace(self.path)
-        return entry

@@ -105,7 +105,18 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
     args = (release, "--bench", "bench-rn50", "--registry", REGISTRY, "--policy", str(waived))
     state_file = scratch_repo / "build/release" / release / "state.json"
 
-    # 1. Interrupt the pipeline once the benchmark stage has started.
+    # 1. Without a login the candidate push (before any gate: the gates run the candidate by digest) is refused in
+    #    one line naming the registry and the fix; nothing is gated, nothing recorded as pushed.
+    refused = cli(scratch_repo, docker_config, *args)
+    assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr
+    assert refused.stderr.count("\n") == 1 and f"fix: docker login {REGISTRY}" in refused.stderr, refused.stderr
+    state = json.loads(state_file.read_text())
+    assert state["cpu"]["candidate"]["status"] == "failed" and "validate" not in state["cpu"]
+    assert "push" not in state["cpu"] and "--> validate" not in refused.stdout
+
+    # 2. With a login (the docker config's credentials), over TLS: the candidate is pushed; interrupt the pipeline
+    #    once the benchmark stage has started.
+    login(docker_config)
     proc = start(scratch_repo, docker_config, *args)
     seen = []
     for line in proc.stdout:
@@ -117,23 +128,18 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
     assert proc.returncode != 0, "".join(seen[-20:])
     state = json.loads(state_file.read_text())
     assert state["cpu"]["validate"]["status"] == "passed" and "bench" not in state["cpu"]
+    candidate = state["cpu"]["candidate"]["digest"]
+    assert f"pushed {REGISTRY}/{IMAGE}:{release}-cpu-candidate@{candidate}" in "".join(seen)
 
-    # 2. Rerun without a login: finished stages are skipped, the rest runs, and the push is refused in one line
-    #    naming the registry and the fix; nothing is recorded as pushed.
-    refused = cli(scratch_repo, docker_config, *args)
-    assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr
-    assert "--> validate: unchanged since" in refused.stdout and "--> bench\n" in refused.stdout
-    assert refused.stderr.count("\n") == 1 and f"fix: docker login {REGISTRY}" in refused.stderr, refused.stderr
-    assert json.loads(state_file.read_text())["cpu"]["push"]["status"] == "failed"
-
-    # 3. With a login (the docker config's credentials), over TLS: pushed, and the digest read back through the
-    #    docker client is the one docker push reported.
-    login(docker_config)
+    # 3. Rerun: finished stages are skipped, the rest runs, and the release tag moves to the digest the gates ran
+    #    (read back through the docker client: the one docker push reported).
     done = cli(scratch_repo, docker_config, *args)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
-    assert "--> bench: unchanged since" in done.stdout and "--> scan: unchanged since" in done.stdout
+    assert "--> validate: unchanged since" in done.stdout and "--> bench\n" in done.stdout
+    assert f"--> push {REGISTRY}/{IMAGE}:{release}-cpu-candidate: already there" in done.stdout
     state = json.loads(state_file.read_text())
     pushed = state["cpu"]["push"]["digest"]
+    assert pushed == candidate  # nothing unproven carries the release tag: it is the gated digest
     monkeypatch.setenv("DOCKER_CONFIG", docker_config["DOCKER_CONFIG"])  # the login, for served_digest's client
     assert served_digest(f"{REGISTRY}/{IMAGE}:{release}-cpu") == pushed
     notes = (scratch_repo / "release-notes" / f"{release}.md").read_text()

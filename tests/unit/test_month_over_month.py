@@ -17,6 +17,7 @@ from ngc_paddle.release.new import create
 from ngc_paddle.release.stages import Outcome, month_over_month
 from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.release.stages import build as build_stage
+from ngc_paddle.release.stages import candidate as candidate_stage
 from ngc_paddle.release.stages import push as push_stage
 from ngc_paddle.release.stages import scan as scan_stage
 from ngc_paddle.release.stages import validate as validate_stage
@@ -120,7 +121,8 @@ def next_month(tmp_path: Path, repo: Path, monkeypatch) -> Path:
     monkeypatch.setattr(validate_stage, "run_validation", lambda image, out: Outcome("passed", "all passed"))
     monkeypatch.setattr(bench_stage, "run_benchmarks", lambda *a: Outcome("passed", "PASS"))
     monkeypatch.setattr(push_stage, "ensure_registry", lambda registry: None)
-    monkeypatch.setattr(push_stage, "push", lambda *a: "sha256:" + "f" * 64)
+    monkeypatch.setattr(push_stage, "push", lambda *a, **kw: "sha256:" + "f" * 64)
+    monkeypatch.setattr(candidate_stage, "push", lambda *a: "127.0.0.1:5000/ngc-paddle@sha256:" + "f" * 64)
 
     def scan(image, out, *_args):
         write_sbom(out / "sbom.cdx.json", {**OLD, "pypi:numpy": "1.26.4"})

@@ -22,6 +22,7 @@ from ngc_paddle.release.new import create
 from ngc_paddle.release.stages import Outcome
 from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.release.stages import build as build_stage
+from ngc_paddle.release.stages import candidate as candidate_stage
 from ngc_paddle.release.stages import notes as notes_stage
 from ngc_paddle.release.stages import push as push_stage
 from ngc_paddle.release.stages import scan as scan_stage
@@ -224,11 +225,13 @@ def fake_stages(notes_tree: Path, monkeypatch) -> dict:
     monkeypatch.setattr(scan_stage, "run_scan", lambda *a: Outcome("passed", "0 blocking"))
     monkeypatch.setattr(push_stage, "ensure_registry", lambda registry: None)
 
-    def push(state, flavor, image, registry_, say):
+    def push(state, flavor, image, registry_, say, gated=None):
         seen["pushed"].append(flavor)
         return "sha256:" + "e" * 64
 
     monkeypatch.setattr(push_stage, "push", push)
+    monkeypatch.setattr(candidate_stage, "push", lambda state, flavor, image, registry_, say:
+                        f"{registry_}/ngc-paddle@sha256:" + "e" * 64)
     return seen
 
 

@@ -8,11 +8,12 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
-from typing import get_args
+from typing import ClassVar, get_args
 
 import pytest
 
 from ngc_paddle import engine
+from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest import load_manifest
@@ -26,12 +27,14 @@ from ngc_paddle.release.stages import (
     Outcome,
     bench,
     build,
+    candidate,
     month_over_month,
     push,
     release_folder,
     scan,
     validate,
 )
+from ngc_paddle.release.stages import gates as fleet_gates
 from ngc_paddle.scan import sources
 from tests.unit.fuzz_support import bench_result
 
@@ -59,7 +62,10 @@ def built(root: Path, release: str = "27.01", image_id: str = "sha256:aaa", spec
 def test_the_stage_names_are_those_of_the_state_model(tree: Path) -> None:
     gates = [plan(built(tree)).name for plan in release_pipeline.GATES]
     assert gates == ["validate", "bench", "scan", "month-over-month"]  # month-over-month reads the scan's SBOM
-    assert [build.NAME, *gates, push.NAME] == list(get_args(state_file.Stage))
+    local = [plan(built(tree)).name for plan in release_pipeline.LOCAL_GATES]
+    assert local == ["scan", "month-over-month"]  # with a fleet, validate and bench are the fan-out's `gates`
+    assert [build.NAME, candidate.NAME, *gates[:2], fleet_gates.NAME, *local, push.NAME] == \
+        list(get_args(state_file.Stage))
 
 
 def test_the_validate_key_is_the_image(tree: Path) -> None:
@@ -165,10 +171,16 @@ def faked(tree: Path, monkeypatch) -> dict:
     monkeypatch.setattr(month_over_month, "run_gate", lambda *a: seen["runs"].append("month-over-month") or gate(*a))
     monkeypatch.setattr(push, "ensure_registry", lambda registry: None)
 
-    def pushed(state, flavor, image, registry, say):
+    def candidate_pushed(state, flavor, image, registry, say):
+        seen["candidate_before"] = list(seen["runs"])  # the gates that had run when the candidate was pushed
+        return f"{registry}/ngc-paddle@sha256:" + "e" * 64
+
+    def pushed(state, flavor, image, registry, say, gated=None):
         seen["pushed"] += 1
+        seen["gated"] = gated
         return "sha256:" + "e" * 64
 
+    monkeypatch.setattr(candidate, "push", candidate_pushed)
     monkeypatch.setattr(push, "push", pushed)
     return seen
 
@@ -178,11 +190,13 @@ def test_the_pipeline_skips_a_gate_whose_key_is_unchanged(tree: Path, faked: dic
     opts = ReleaseOptions("26.12", ["cpu"], root=tree)
     release_pipeline.run(opts, say=lambda _l: None)
     assert faked["runs"] == ["validate", "bench", "scan", "month-over-month"] and faked["pushed"] == 1
+    # The candidate is pushed before any gate, and the release tag moved to the digest the gates ran.
+    assert faked["candidate_before"] == [] and faked["gated"] == "sha256:" + "e" * 64
 
     faked["runs"].clear()
     lines: list[str] = []
     release_pipeline.run(opts, say=lines.append)
-    assert faked["runs"] == [] and faked["pushed"] == 2  # the push stage decides its own skip
+    assert faked["runs"] == [] and faked["pushed"] == 2  # the push stages decide their own skip
     skipped = [line.split(":")[0] for line in lines if ": unchanged since " in line]
     assert skipped == ["--> validate", "--> bench", "--> scan", "--> month-over-month"], lines
     assert any(line.endswith(", skipped (scan ran)") for line in lines)  # with the result it had
@@ -247,3 +261,136 @@ def test_a_failed_gate_beside_an_unproven_one_blocks_with_exit_1(tree: Path, fak
     with pytest.raises(release_pipeline.ReleaseBlocked) as err:
         release_pipeline.run(ReleaseOptions("26.12", ["cpu"], root=tree), say=lambda _l: None)
     assert err.value.exit_code == 1 and "cpu: validate gate (1 failed)" in str(err.value)
+
+
+class FakeGates:
+    """The fan-out of a fleet, faked: each flavor's cells as the test says, recorded as the real stage records them."""
+
+    cells: ClassVar[dict[str, dict[str, dict]]] = {}
+    started: ClassVar[list] = []
+
+    def __init__(self, fleet, root, release, previous, benchmarks, state, say, poll_s=None) -> None:
+        self.state = state
+
+    def start(self, flavors, background=False) -> None:
+        assert background  # the jobs are watched while the local gates run
+        FakeGates.started.append(flavors)
+
+    def wait(self) -> dict:
+        from ngc_paddle.release.fleet.cells import Cell
+
+        found = {}
+        for flavor, _gpu, _image in FakeGates.started[-1]:
+            cells = {p: Cell.model_validate(c) for p, c in FakeGates.cells[flavor].items()}
+            for profile, cell in cells.items():
+                self.state.record_profile(flavor, fleet_gates.NAME, profile, cell.model_dump(mode="json"))
+            found[flavor] = fleet_gates.outcome(cells)
+        return found
+
+    def abort(self, exc) -> None:
+        FakeGates.started.append(("aborted", exc))
+
+
+def cell(status: str, job: str = "slurm job 7", **extra) -> dict:
+    return {"key": "k" + status.replace(" ", "").replace("/", ""), "status": status, "detail": f"{status} detail",
+            "profile": "cpu", "hardware": "cpu", "runner": "slurm", "job": job, "node": "vm",
+            "facts": {"hostname": "vm", "gpu_count": "0"}, "validation": "PASS", "bench": {"bench-rn50": status}
+            if status in ("PASS", "FAIL") else {}, "finished": "2026-12-04T00:00:00+00:00", **extra}
+
+
+@pytest.fixture
+def fleet_release(tree: Path, faked: dict, monkeypatch) -> ReleaseOptions:
+    fleet = tree / "fleets" / "lab.yaml"
+    fleet.parent.mkdir()
+    fleet.write_text("profiles:\n  cpu:\n    slurm: {partition: cpu}\n")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "benchmarks", tree / "benchmarks")
+    monkeypatch.setattr(fleet_gates, "Gates", FakeGates)
+    FakeGates.started = []
+    return ReleaseOptions("26.12", ["cpu"], root=tree, fleet=fleet)
+
+
+def test_with_a_fleet_validate_and_bench_run_as_the_fan_out_and_the_notes_show_each_profile(
+        tree: Path, faked: dict, fleet_release: ReleaseOptions) -> None:
+    FakeGates.cells = {"cpu": {"cpu": cell("PASS")}}
+    release_pipeline.run(fleet_release, say=lambda _l: None)
+    assert faked["runs"] == ["scan", "month-over-month"]  # validate and bench ran on the fleet, not here
+    assert FakeGates.started == [[("cpu", False, "127.0.0.1:5000/ngc-paddle@sha256:" + "e" * 64)]]  # by digest
+    assert faked["pushed"] == 1 and faked["gated"] == "sha256:" + "e" * 64
+    state = json.loads((release_folder(tree, "26.12") / "state.json").read_text())
+    assert state["cpu"]["gates"]["status"] == "passed" and state["cpu"]["gates"]["profiles"]["cpu"]["job"] == \
+        "slurm job 7"
+    notes = (tree / "release-notes" / "26.12.md").read_text()
+    assert "| cpu | gates | passed | cpu: PASS (slurm job 7 on vm) |" in notes
+    assert "### Gates per hardware profile" in notes
+    assert "| cpu | cpu | PASS | PASS | PASS | vm (no GPU) | slurm job 7 |  |" in notes
+
+
+def test_a_profile_that_is_not_proven_holds_the_release_back_with_exit_3(tree: Path, faked: dict,
+                                                                          fleet_release: ReleaseOptions) -> None:
+    FakeGates.cells = {"cpu": {"cpu": cell("PASS"), "cpu-empty": cell(
+        "NOT PROVEN", job=None, runner="slurm", detail="partition 'empty' has no nodes (sinfo)")}}
+    with pytest.raises(release_pipeline.ReleaseNotProven, match=r"cpu: gates gate NOT PROVEN \(cpu: PASS \(slurm job "
+                                                                r"7 on vm\); cpu-empty: NOT PROVEN: partition 'empty'"):
+        release_pipeline.run(fleet_release, say=lambda _l: None)
+    assert faked["pushed"] == 0
+    notes = (tree / "release-notes" / "26.12.md").read_text()
+    assert "| cpu | cpu-empty (cpu) | NOT PROVEN | PASS | - | vm (no GPU) | - | partition 'empty' has no nodes " \
+           "(sinfo) |" in notes
+    FakeGates.cells["cpu"]["cpu-empty"] = cell("N/A", detail="node vm shows no NVIDIA GPU (nvidia-smi found none), "
+                                               "not A100-80GB")
+    fleet_release.accept_unproven = "the A100 partition is drained for maintenance"
+    release_pipeline.run(fleet_release, say=lambda _l: None)  # a person's word pushes it, and the notes say so
+    assert faked["pushed"] == 1
+    notes = (tree / "release-notes" / "26.12.md").read_text()
+    assert "| cpu | gates | NOT PROVEN, pushed on a person's word |" in notes and "drained for maintenance" in notes
+
+
+def test_a_failing_profile_blocks_and_an_interrupt_cancels_the_fan_out(tree: Path, faked: dict,
+                                                                       fleet_release: ReleaseOptions,
+                                                                       monkeypatch) -> None:
+    FakeGates.cells = {"cpu": {"cpu": cell("FAIL")}}
+    with pytest.raises(release_pipeline.ReleaseBlocked) as err:
+        release_pipeline.run(fleet_release, say=lambda _l: None)
+    assert err.value.exit_code == 1 and faked["pushed"] == 0
+    monkeypatch.setattr(scan, "run_scan", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+    faked["image_id"] = "sha256:two"  # a new image: the scan runs again, and is interrupted
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C while the local gates run: the fleet's jobs are cancelled
+        release_pipeline.run(fleet_release, say=lambda _l: None)
+    assert FakeGates.started[-1][0] == "aborted"
+
+
+def test_a_bad_fleet_file_stops_before_anything_is_built_or_pushed(tree: Path, faked: dict,
+                                                                    fleet_release: ReleaseOptions) -> None:
+    fleet_release.fleet.write_text("profiles:\n  cpu:\n    slurm: {partition: cpu, gres: gpu}\n")
+    with pytest.raises(NgcPaddleError) as err:
+        release_pipeline.run(fleet_release, say=lambda _l: None)
+    assert err.value.exit_code == 2 and "slurm.gres" in str(err.value) and faked["pushed"] == 0
+    assert not (release_folder(tree, "26.12") / "state.json").exists()
+
+
+def test_a_stage_before_the_release_tag_can_block_it(tree: Path, faked: dict, monkeypatch) -> None:
+    seen = []
+
+    def attest(built, state):
+        seen.append(built.resolved.reference)  # the gated digest
+        return Outcome("failed", "attest: the provenance signature does not verify")
+
+    monkeypatch.setattr(release_pipeline, "BEFORE_RELEASE_TAG", (attest,))
+    with pytest.raises(release_pipeline.ReleaseBlocked, match="cpu: attest: the provenance signature does not"):
+        release_pipeline.run(ReleaseOptions("26.12", ["cpu"], root=tree), say=lambda _l: None)
+    assert seen == ["127.0.0.1:5000/ngc-paddle@sha256:" + "e" * 64] and faked["pushed"] == 0
+
+
+def test_the_baseline_of_a_profile_is_the_previous_releases_passing_result_on_that_profile(tree: Path) -> None:
+    runs = release_folder(tree, "26.12") / "cpu" / "gates"
+    previous = load_manifest(tree / "releases" / "26.12.yaml")  # 27.01's previous release
+    assert fleet_gates.previous_result(tree, previous, "cpu", "cpu", "bench-rn50") is None
+    assert fleet_gates.previous_result(tree, None, "cpu", "cpu", "bench-rn50") is None  # a first release
+    passing = runs / "cpu" / "20261201T000000000000Z" / "attempt-1" / "bench" / "bench-rn50" / "rn50-1" / "result.json"
+    passing.parent.mkdir(parents=True)
+    passing.write_text(json.dumps(bench_result("rn50")))
+    failing = runs / "cpu" / "20261202T000000000000Z" / "attempt-1" / "bench" / "bench-rn50" / "rn50-2" / "result.json"
+    failing.parent.mkdir(parents=True)
+    failing.write_text(json.dumps({**bench_result("rn50"), "verdict": "FAIL", "passed": False}))  # newer, no baseline
+    assert fleet_gates.previous_result(tree, previous, "cpu", "cpu", "bench-rn50") == passing
+    assert fleet_gates.previous_result(tree, previous, "cpu", "A100-80GB", "bench-rn50") is None  # per profile

@@ -82,17 +82,21 @@ def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: 
             result = bench_result.read(results[-1], "check the benchmark in the image", BenchResultError)
         except NgcPaddleError as exc:
             return Outcome("failed", f"{command} wrote a result.json that cannot be read: {exc}")
-        gates = result.gates
-        counts = {s: sum(g.status == s for g in gates) for s in ("PASS", "FAIL", "NOT RUN", "N/A")}
-        failed = [g.gate for g in gates if g.status == "FAIL"]
-        baseline = f", baseline {baselines[command].parent.name}" if command in baselines else ", no baseline"
-        details.append(f"{command}: {result.verdict} ({counts['PASS']} pass, {counts['FAIL']} fail, "
-                       f"{counts['NOT RUN']} not run, {counts['N/A']} n/a{baseline})"
-                       + (f" (failed: {', '.join(failed)})" if failed else "")
-                       + "".join(f"; {r}" for r in result.verdict_reasons if result.verdict != "FAIL"))
+        details.append(describe(command, result, baselines[command].parent.name if command in baselines else None))
         statuses.append(BENCH_STATUS[proc.returncode])
     status = "failed" if "failed" in statuses else "not proven" if "not proven" in statuses else "passed"
     return Outcome(status, "; ".join(details))
+
+
+def describe(command: str, result: bench_result.ResultFile, baseline: str | None) -> str:
+    """`COMMAND: VERDICT (N pass, N fail, N not run, N n/a, baseline RUN|no baseline) [(failed: gates)][; reasons]`."""
+    gates = result.gates
+    counts = {s: sum(g.status == s for g in gates) for s in ("PASS", "FAIL", "NOT RUN", "N/A")}
+    failed = [g.gate for g in gates if g.status == "FAIL"]
+    return (f"{command}: {result.verdict} ({counts['PASS']} pass, {counts['FAIL']} fail, {counts['NOT RUN']} not run, "
+            f"{counts['N/A']} n/a, {f'baseline {baseline}' if baseline else 'no baseline'})"
+            + (f" (failed: {', '.join(failed)})" if failed else "")
+            + "".join(f"; {r}" for r in result.verdict_reasons if result.verdict != "FAIL"))
 
 
 def markdown(folder: Path) -> str:

@@ -33,7 +33,9 @@ from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.manifest.loader import load_manifest
 from ngc_paddle.manifest.schema import Flavor, Manifest
 from ngc_paddle.outputs import ensure_folder, staged
-from ngc_paddle.release.stages import bench, release_folder
+from ngc_paddle.release.fleet import hardware
+from ngc_paddle.release.options import BENCHMARKS
+from ngc_paddle.release.stages import bench, gates, release_folder
 from ngc_paddle.release.state_file import MAX_DETAIL, State
 
 LABELS = {"os": "OS", "python": "Python", "cuda-runtime": "CUDA runtime", "cublas": "cuBLAS", "cudnn": "cuDNN",
@@ -93,7 +95,7 @@ def check_record(data: object, path: Path | str) -> dict:
     return record
 
 
-def cell(text: object) -> str:
+def table_cell(text: object) -> str:
     """A value as one Markdown table cell: on one line, its pipes escaped (a tool's output may hold both)."""
     return " ".join(str(text).split()).replace("|", "\\|")
 
@@ -138,7 +140,7 @@ def runs_as(manifest: Manifest) -> str:
     if user is None:
         return "They run as a non-root user."
     if user.uid == 0:
-        return f"They run as root: {cell(user.root_reason)}."
+        return f"They run as root: {table_cell(user.root_reason)}."
     return f"They run as the non-root user {user.name} (uid {user.uid}, gid {user.gid})."
 
 
@@ -167,7 +169,7 @@ def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str,
             source = manifest.sources[comp.source]
             where = source.url or source.path
             out.append(f"| {LABELS.get(cname, cname)} | {comp.package or comp.image} | {comp.version} | "
-                       f"{cell(found)}{mark} | {comp.source} ({where}) |")
+                       f"{table_cell(found)}{mark} | {comp.source} ({where}) |")
         out.append("")
     out += ["## Driver Requirements", ""]
     for name, flavor in manifest.flavors.items():
@@ -190,13 +192,17 @@ def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str,
             status = result.get("status", "-")
             shown = "NOT PROVEN, pushed on a person's word" if status == "accepted unproven" else status
             shown = "not built" if info.get("not_built") and stage == "build" else shown
-            out.append(f"| {cell(name)} | {cell(stage)} | {cell(shown)} | {cell(result.get('detail', ''))} |")
+            row = (name, stage, shown, result.get("detail", ""))
+            out.append("| " + " | ".join(table_cell(part) for part in row) + " |")
     out.append("")
+    table = profile_table(flavors)
+    if table:
+        out += ["### Gates per hardware profile", "", *table, ""]
     for name, info in flavors.items():
         month = info.get("stages", {}).get("month-over-month", {})
         if month.get("changes"):
             out += [f"## Package changes since {month.get('since')} ({name})", "",
-                    *[f"- {cell(line)}" for line in month["changes"]], ""]
+                    *[f"- {table_cell(line)}" for line in month["changes"]], ""]
     for name, info in flavors.items():
         if info.get("bench_md"):
             out += [f"## Benchmarks ({name})", "", info["bench_md"].strip(), ""]
@@ -206,7 +212,8 @@ def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str,
         digest = info.get("digest") or (f"not built: {info['not_built']}" if info.get("not_built") else
                                          f"not pushed ({info['digest_note']})" if info.get("digest_note") else
                                          "not pushed")
-        out.append(f"| `{cell(info.get('image') or f'{manifest.image}:{rel}-{name}')}` | {cell(digest)} |")
+        image = table_cell(info.get("image") or f"{manifest.image}:{rel}-{name}")
+        out.append(f"| `{image}` | {table_cell(digest)} |")
     if not built:
         out += ["", "No image of this release was built yet: the contents table shows the manifest only."]
     return "\n".join(out) + "\n"
@@ -257,6 +264,30 @@ def known_issues(root: Path, release: str) -> str | None:
     return known.read_text() if known.exists() else None
 
 
+def profile_table(flavors: dict[str, dict]) -> list[str]:
+    """The fan-out's verdicts as a table of flavor x hardware profile: each cell's verdict, its validation and
+    benchmark verdicts, the node it ran on (GPU model and count, driver, CUDA) and the job; why, when not PASS."""
+    cells = [(name, profile, cell) for name, info in flavors.items()
+             for profile, cell in ((info.get("stages", {}).get("gates") or {}).get("profiles") or {}).items()]
+    if not cells:
+        return []
+    benches = [b for b in BENCHMARKS if any(b in (cell.get("bench") or {}) for _, _, cell in cells)]
+    lines = ["| flavor | profile | verdict | validate | " + "".join(f"{b} | " for b in benches) + "node | job | why |",
+             "| --- | --- | --- | --- | " + "--- | " * len(benches) + "--- | --- | --- |"]
+    for name, profile, cell in cells:
+        hw = cell.get("hardware", profile)
+        shown = profile if hw in (profile, "-") else f"{profile} ({hw})"
+        node = hardware.describe(cell["facts"]) if cell.get("facts") else cell.get("node") or "-"
+        job = cell.get("job") or "-"
+        if cell.get("attempts"):
+            job += f" (requeued; {len(cell['attempts'])} attempt(s) without a verdict)"
+        why = "" if cell.get("status") == "PASS" else cell.get("detail", "").replace("|", "\\|")[:500]
+        lines.append(f"| {name} | {shown} | {cell.get('status')} | {cell.get('validation') or '-'} | "
+                     + "".join(f"{(cell.get('bench') or {}).get(b, '-')} | " for b in benches)
+                     + f"{node} | {job} | {why} |")
+    return lines
+
+
 def collect(root: Path, release: str, state: dict) -> dict[str, dict]:
     """Every flavor's notes inputs: the committed record, overlaid by the flavors of the stored state
     (build/release/<release>/state.json and each flavor's stored benchmark results). Releasing one
@@ -274,12 +305,14 @@ def collect(root: Path, release: str, state: dict) -> dict[str, dict]:
             info["image"] = build.get("image")
             info["readback"] = build.get("readback")
             for stage, entry in stages.items():
-                if stage == "push" or not isinstance(entry, dict):
+                if stage in ("push", "candidate") or not isinstance(entry, dict):  # not gates: the digests table
                     continue
                 if entry.get("image_id", build["key"]) != build["key"]:  # stored for an earlier image
                     entry = {**entry, "status": "stale", "detail": f"ran on an earlier image: {entry.get('detail')}"}
                 info["stages"][stage] = {k: v for k, v in entry.items() if k != "readback"}  # kept once, above
-            info["bench_md"] = bench.markdown(release_folder(root, release) / name / "bench")
+            info["bench_md"] = "\n".join(part for part in (
+                bench.markdown(release_folder(root, release) / name / "bench"),
+                gates.markdown(root, (stages.get(gates.NAME) or {}).get("profiles") or {})) if part)
         push = stages.get("push")
         if isinstance(push, dict) and push.get("status") == "passed":
             current = push.get("image_id", build.get("key")) == build.get("key") and "not_built" not in info

@@ -31,7 +31,11 @@ def run_validation(image: str, out: Path) -> Outcome:
         status = "failed"
     except NotProven:
         status = "not proven"
-    report = json.loads((out / "validation.json").read_text())
+    return Outcome(status, describe(json.loads((out / "validation.json").read_text())))
+
+
+def describe(report: dict) -> str:
+    """`N passed, N failed, N skipped[; verdict reasons]` of a validation.json."""
     counts = report["counts"]
     detail = f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
-    return Outcome(status, detail + "".join(f"; {reason}" for reason in report.get("verdict_reasons", [])))
+    return detail + "".join(f"; {reason}" for reason in report.get("verdict_reasons", []))

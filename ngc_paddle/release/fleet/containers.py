@@ -1,0 +1,155 @@
+"""How a gate job starts the image on its node: docker, pyxis (srun --container-image), enroot or apptainer.
+
+Why: sites run containers on their nodes in different ways (NGC's own clusters through enroot and pyxis, HPC
+centres through apptainer, smaller ones through a Docker engine on each node); the job (payload.sh) stays one
+script and asks the runtime for three bash functions: `ngc_prepare` (get the image by digest onto the node),
+`ngc_run ROOT STEP COMMAND...` (run one command of the image with the job folder at /workspace/out, in the
+background of the job's shell so that a SIGTERM reaches the trap at once) and `ngc_stop` (stop what runs;
+remove what ngc_prepare made). Each is written to its tool's documentation:
+- docker: `docker pull REPO@sha256:...`, `docker run --rm` with the NGC flags (ngc_paddle.image_build.engine);
+  every container carries the label ngc-paddle.slurm-job=<cluster>/<job> that the Slurm Epilog
+  (toolchain/slurm-epilog.sh) removes by, since a container outlives a job killed with SIGKILL;
+- pyxis: `srun --container-image=REGISTRY#REPO:sha256:HEX --container-name=...` (enroot's URI has no `@`;
+  enroot fetches /v2/REPO/manifests/<tag>, so the digest in the tag's place pulls by digest), the entrypoint
+  called explicitly (pyxis skips the image's by default), `--container-remap-root` for the validation;
+- enroot: `enroot import` + `enroot create` + `enroot start --rw --mount` (+ `--root`), `enroot remove`;
+- apptainer: `apptainer pull docker://REPO@sha256:...` + `apptainer exec --nv --bind` (no root: the hygiene walk
+  then reports what it could not read, as under any non-root uid).
+Only docker runs here; the other three are unit-tested through the commands they produce (fakes on PATH).
+"""
+
+import shlex
+
+from ngc_paddle.engine import CONTAINER_HOSTNAME, GPU_FLAGS
+
+ENTRYPOINT = "/opt/ngc-paddle/entrypoint.sh"
+LABEL = "ngc-paddle.slurm-job"
+
+# Flags every docker run of a job gets: no network (a resolvable hostname for Paddle's launcher), quiet banner.
+_DOCKER = f"""
+NGC_GPU_FLAGS=({shlex.join(GPU_FLAGS[2:])})
+ngc_prepare() {{
+  docker pull --quiet "$NGC_IMAGE" >/dev/null || return 1
+  NGC_RUNTIME_VERSION="docker $(docker version -f '{{{{.Server.Version}}}}' 2>/dev/null)"
+  NGC_IMAGE_ID=$(docker image inspect --format '{{{{.Id}}}}' "$NGC_IMAGE" 2>/dev/null)
+}}
+ngc_run() {{
+  local root=$1 step=$2 flags=()
+  shift 2
+  if [ "$NGC_GPUS" -gt 0 ]; then
+    local devices=${{SLURM_JOB_GPUS:-${{CUDA_VISIBLE_DEVICES:-}}}}
+    if [ -n "$devices" ]; then flags+=(--gpus "\\"device=$devices\\""); else flags+=(--gpus all); fi
+    flags+=("${{NGC_GPU_FLAGS[@]}}")
+  fi
+  [ -n "${{SLURM_CPUS_PER_TASK:-}}" ] && flags+=(--cpus "$SLURM_CPUS_PER_TASK")
+  if [ "$root" = 1 ]; then flags+=(--user 0:0); else flags+=(--user "$NGC_OWNER"); fi
+  NGC_CONTAINER="ngc-gates-$NGC_TAG-$step"
+  docker rm -f "$NGC_CONTAINER" >/dev/null 2>&1
+  docker run --rm --name "$NGC_CONTAINER" --label "{LABEL}=$NGC_LABEL" "${{flags[@]}}" --network none \\
+    --hostname {CONTAINER_HOSTNAME} --add-host {CONTAINER_HOSTNAME}:127.0.0.1 -e NGC_PADDLE_QUIET=1 \\
+    -e NGC_OWNER="$NGC_OWNER" -v "$NGC_OUT:/workspace/out" "$NGC_IMAGE" "$@" &
+  NGC_CHILD=$!
+  wait "$NGC_CHILD"
+}}
+ngc_stop() {{
+  [ -n "${{NGC_CONTAINER:-}}" ] && docker rm -f "$NGC_CONTAINER" >/dev/null 2>&1
+  return 0
+}}
+"""
+
+_PYXIS = f"""
+ngc_prepare() {{
+  command -v srun >/dev/null || {{ echo "srun not found: pyxis runs inside a Slurm job" >&2; return 1; }}
+  NGC_RUNTIME_VERSION="pyxis ($(srun --version 2>/dev/null))"
+  [ "$NGC_ALLOW_HTTP" = 1 ] && export ENROOT_ALLOW_HTTP=yes
+  NGC_IMAGE_ID=$NGC_IMAGE
+}}
+ngc_run() {{
+  local root=$1 step=$2 flags=()
+  shift 2
+  [ "$root" = 1 ] && flags+=(--container-remap-root)
+  [ -n "$NGC_GRES" ] && flags+=(--gres="$NGC_GRES")
+  srun --ntasks=1 --container-image="$NGC_ENROOT_URI" --container-name="ngc-gates-$NGC_TAG" \\
+    --container-mounts="$NGC_OUT:/workspace/out" --container-workdir=/workspace --no-container-mount-home \\
+    "${{flags[@]}}" --export=ALL,NGC_PADDLE_QUIET=1,NGC_OWNER="$NGC_OWNER" {ENTRYPOINT} "$@" &
+  NGC_CHILD=$!
+  wait "$NGC_CHILD"
+}}
+ngc_stop() {{
+  [ -n "${{NGC_CHILD:-}}" ] && kill -TERM "$NGC_CHILD" 2>/dev/null
+  return 0
+}}
+"""
+
+_ENROOT = f"""
+ngc_prepare() {{
+  [ "$NGC_ALLOW_HTTP" = 1 ] && export ENROOT_ALLOW_HTTP=yes
+  NGC_SQSH="${{TMPDIR:-/tmp}}/ngc-gates-$NGC_TAG.sqsh"
+  rm -f "$NGC_SQSH"
+  enroot import --output "$NGC_SQSH" "docker://$NGC_ENROOT_URI" || return 1
+  enroot create --force --name "ngc-gates-$NGC_TAG" "$NGC_SQSH" || return 1
+  NGC_RUNTIME_VERSION="enroot $(enroot version 2>/dev/null)"
+  NGC_IMAGE_ID=$NGC_IMAGE
+}}
+ngc_run() {{
+  local root=$1 step=$2 flags=(--rw --mount "$NGC_OUT:/workspace/out" --env NGC_PADDLE_QUIET=1 --env NGC_OWNER)
+  shift 2
+  [ "$root" = 1 ] && flags+=(--root)
+  if [ "$NGC_GPUS" -gt 0 ]; then
+    export NVIDIA_VISIBLE_DEVICES=${{SLURM_JOB_GPUS:-${{CUDA_VISIBLE_DEVICES:-all}}}}
+    flags+=(--env NVIDIA_VISIBLE_DEVICES)
+  fi
+  enroot start "${{flags[@]}}" "ngc-gates-$NGC_TAG" {ENTRYPOINT} "$@" &
+  NGC_CHILD=$!
+  wait "$NGC_CHILD"
+}}
+ngc_stop() {{
+  [ -n "${{NGC_CHILD:-}}" ] && kill -TERM "$NGC_CHILD" 2>/dev/null
+  enroot remove --force "ngc-gates-$NGC_TAG" >/dev/null 2>&1
+  rm -f "${{NGC_SQSH:-}}"
+  return 0
+}}
+"""
+
+_APPTAINER = f"""
+ngc_prepare() {{
+  local flags=()
+  [ "$NGC_ALLOW_HTTP" = 1 ] && flags+=(--no-https)
+  NGC_SIF="${{TMPDIR:-/tmp}}/ngc-gates-$NGC_TAG.sif"
+  rm -f "$NGC_SIF"
+  apptainer pull "${{flags[@]}}" "$NGC_SIF" "docker://$NGC_IMAGE" || return 1
+  NGC_RUNTIME_VERSION=$(apptainer --version 2>/dev/null)
+  NGC_IMAGE_ID=$NGC_IMAGE
+}}
+ngc_run() {{
+  local root=$1 step=$2 flags=(--cleanenv --no-home --writable-tmpfs --bind "$NGC_OUT:/workspace/out" --pwd /workspace)
+  shift 2
+  export APPTAINERENV_NGC_PADDLE_QUIET=1 APPTAINERENV_NGC_OWNER="$NGC_OWNER"
+  if [ "$NGC_GPUS" -gt 0 ]; then
+    flags+=(--nv)
+    [ -n "${{CUDA_VISIBLE_DEVICES:-}}" ] && export APPTAINERENV_CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES
+  fi
+  apptainer exec "${{flags[@]}}" "$NGC_SIF" {ENTRYPOINT} "$@" &
+  NGC_CHILD=$!
+  wait "$NGC_CHILD"
+}}
+ngc_stop() {{
+  [ -n "${{NGC_CHILD:-}}" ] && kill -TERM "$NGC_CHILD" 2>/dev/null
+  rm -f "${{NGC_SIF:-}}"
+  return 0
+}}
+"""
+
+RUNTIMES = {"docker": _DOCKER, "pyxis": _PYXIS, "enroot": _ENROOT, "apptainer": _APPTAINER}
+
+
+def functions(runtime: str) -> str:
+    """The bash functions ngc_prepare, ngc_run and ngc_stop of `runtime` (a name the fleet schema allowed)."""
+    return RUNTIMES[runtime]
+
+
+def enroot_uri(image: str) -> str:
+    """REGISTRY/REPO@sha256:HEX as enroot's and pyxis's URI, REGISTRY#REPO:sha256:HEX (see the module's docstring)."""
+    name, _, digest = image.partition("@")
+    registry, _, repo = name.partition("/")
+    return f"{registry}#{repo}:{digest}"

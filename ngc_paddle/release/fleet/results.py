@@ -1,0 +1,145 @@
+"""A finished job's folder to one verdict of its flavor x profile: PASS, FAIL, NOT RUN, NOT PROVEN or N/A.
+
+Why: what a job leaves (payload.sh: outcome, facts.txt, steps.tsv, validation/validation.json,
+bench/<command>/<run>/result.json) is read the way the release reads its local gates, with the same readers,
+plus what only a fleet can get wrong: a job that never produced a verdict (a dead node, a time limit, an
+image that would not start: NOT RUN, never PASS), a node without the profile's GPU (N/A, with what it has), a
+node that ran another image than the candidate's digest (NOT RUN). The worst verdict of the steps is the
+cell's: FAIL, then NOT RUN, N/A, NOT PROVEN; PASS only when every step passed.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ngc_common import bench_result, bounded_read
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.release.fleet import hardware
+from ngc_paddle.release.fleet.runners.base import STOPPED, JobState, Placed
+from ngc_paddle.release.stages import bench as bench_stage
+from ngc_paddle.release.stages import validate as validate_stage
+
+ORDER = ("FAIL", "NOT RUN", "N/A", "NOT PROVEN", "PASS")  # worst first
+VERDICT_OF = {ExitCode.PASS: "PASS", ExitCode.FAIL: "FAIL", ExitCode.NOT_PROVEN: "NOT PROVEN"}  # validate's, a bench's
+BENCH_VERDICT = {"PASS": "PASS", "FAIL": "FAIL", "NOT PROVEN": "NOT PROVEN", "SMOKE": "NOT PROVEN"}
+
+
+@dataclass
+class Reading:
+    """What one attempt of a job gave. `ran` is False when it produced no verdict at all (requeue it once)."""
+
+    status: str
+    detail: str
+    ran: bool = True
+    facts: dict[str, str] = field(default_factory=dict)
+    validate: str | None = None
+    bench: dict[str, str] = field(default_factory=dict)
+
+
+def worst(statuses: list[str]) -> str:
+    return min(statuses, key=ORDER.index) if statuses else "NOT RUN"
+
+
+def attempt_folder(job: Placed) -> Path:
+    return job.local / f"attempt-{job.attempt}"
+
+
+def outcome(job: Placed) -> str:
+    path = attempt_folder(job) / "outcome"
+    if not path.is_file():
+        return ""
+    return (bounded_read.read_text(path, NgcPaddleError, max_bytes=4096).strip().splitlines() or [""])[0]
+
+
+def slurm_words(state: JobState) -> str:
+    """`FAILED (JobLaunchFailure, exit 0:9)`: the state, Slurm's reason and the exit code, as Slurm gave them."""
+    extra = [p for p in (state.reason if state.reason not in ("None", "") else "",
+                         f"exit {state.exit_code}" if state.exit_code not in ("", "0", "0:0") else "") if p]
+    return state.state + (f" ({', '.join(extra)})" if extra else "")
+
+
+def read(job: Placed, state: JobState, pattern: str) -> Reading:
+    """The verdict of the job's current attempt, which ended in `state`; `pattern` is its profile's GPU pattern."""
+    folder = attempt_folder(job)
+    facts = hardware.read_facts(folder / "facts.txt")
+    said = outcome(job)
+    if said.startswith("no-gpu:"):
+        return Reading("N/A", said.removeprefix("no-gpu:").strip(), facts=facts)
+    if state.state != "COMPLETED" or said != "done":
+        why = said.removeprefix("start-failed: ") if said.startswith("start-failed") else (
+            f"the job ended without a verdict ({said or 'no outcome written'})" if state.state == "COMPLETED" else
+            said or "no outcome written")
+        return Reading("NOT RUN", why, ran=False, facts=facts)
+    wrong = hardware.mismatch(job.spec.hardware, pattern, job.spec.gpus, facts)
+    if wrong:
+        return Reading("N/A", wrong, facts=facts)
+    expected = job.spec.image.partition("@")[2]
+    if facts.get("image_digest") != expected:
+        return Reading("NOT RUN", f"the node ran {facts.get('image', 'an unknown image')}, not the candidate "
+                                  f"{expected[:19]}", facts=facts)
+    steps = _steps(folder / "steps.tsv")
+    validate, validate_detail = _validate(folder, steps.get("validate"))
+    verdicts, details = {}, [f"validate {validate} ({validate_detail})"]
+    for command, _args in job.spec.benches:
+        verdicts[command], detail = _bench(folder, command, steps.get(command), job)
+        details.append(detail)
+    status = worst([validate, *verdicts.values()])
+    return Reading(status, "; ".join(details), facts=facts, validate=validate, bench=verdicts)
+
+
+def _steps(path: Path) -> dict[str, int]:
+    found = {}
+    if path.is_file():
+        for line in bounded_read.read_text(path, NgcPaddleError, max_bytes=64 * 1024).splitlines():
+            parts = line.split("\t")
+            if len(parts) == 3 and parts[1].lstrip("-").isdigit():
+                found[parts[0]] = int(parts[1])
+    return found
+
+
+def _not_run(code: int | None) -> str | None:
+    if code is None:
+        return "did not run"
+    if code in STOPPED:
+        return f"interrupted (exit {code})"
+    return None
+
+
+def _validate(folder: Path, code: int | None) -> tuple[str, str]:
+    stopped = _not_run(code)
+    if stopped:
+        return "NOT RUN", stopped
+    if code not in VERDICT_OF:
+        return "FAIL", f"the validation suite could not run (exit {code})"
+    report_path = folder / "validation" / "validation.json"
+    try:
+        report = bounded_read.load_json(report_path, NgcPaddleError)
+        return VERDICT_OF[code], validate_stage.describe(report)
+    except (NgcPaddleError, KeyError, TypeError) as exc:
+        return "FAIL", f"exit {code} but its report cannot be read: {str(exc)[:200]}"
+
+
+def _bench(folder: Path, command: str, code: int | None, job: Placed) -> tuple[str, str]:
+    stopped = _not_run(code)
+    if stopped:
+        return "NOT RUN", f"{command}: {stopped}"
+    results = sorted((folder / "bench" / command).glob("*/result.json"))
+    if code not in VERDICT_OF or not results:
+        return "FAIL", f"{command} could not run (exit {code})"
+    try:
+        result = bench_result.read(results[-1], "check the benchmark in the image", bench_stage.BenchResultError)
+    except NgcPaddleError as exc:
+        return "FAIL", f"{command} wrote a result.json that cannot be read: {exc}"
+    baseline = job.local / "inputs" / f"baseline-{command}.json"
+    verdict = BENCH_VERDICT.get(result.verdict, "NOT RUN")
+    detail = bench_stage.describe(command, result, _baseline_name(baseline))
+    if result.verdict == "SMOKE":
+        detail += "; a --smoke run measures no gate"
+    return verdict, detail
+
+
+def _baseline_name(path: Path) -> str | None:
+    origin = path.with_suffix(".from")
+    if not path.is_file():
+        return None
+    return origin.read_text().strip() if origin.is_file() else path.name

@@ -1,0 +1,183 @@
+"""The fleet file (fleets/*.yaml): where each hardware profile's gates run. Strict pydantic, checked at the door.
+
+Why: a fleet file decides which machines prove a release. A misspelt key, a partition name with a space, a
+`gres: gpu` without a count or a profile the benchmarks do not know would otherwise surface as a job that
+runs somewhere else, or nowhere, minutes later. Here any of them is one line naming the file and the field,
+exit 2, before anything is pushed or submitted.
+
+    profiles:
+      A100-80GB:                       # a profile of benchmarks/gates.yaml, or `cpu` (or any name + `hardware:`)
+        flavors: [gpu]                 # optional: default cpu profile -> flavors without CUDA, GPU ones -> with
+        slurm: {partition: a100, gres: "gpu:1", time: "01:00:00", container: pyxis}
+        bench: {bench-rn50: [--precision, "tf32,amp"], bench-hgnet: [--model, tiny]}
+        validate: [-m, "not slow"]
+      L4:
+        ssh: {hosts: [gpu-l4-01, "ops@gpu-l4-02:2222"], gpus: 1}
+      cpu:
+        local: {}
+"""
+
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ngc_common import bounded_read
+from ngc_common.error_line import one_line
+from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.release.fleet import hardware
+from ngc_paddle.release.options import BENCHMARKS
+
+FIX = "see fleets/example-gpu-site.yaml and docs/fleets.md for the format"
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# Slurm names (partition, account, qos): no spaces, commas or shell characters.
+SLURM_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+CONSTRAINT_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._&|\[\]*:()-]{0,200}")  # Slurm's feature expression
+GRES_RE = re.compile(r"gpu(?::([A-Za-z0-9_.-]{1,64}))?:([1-9][0-9]{0,2})")
+TIME_RE = re.compile(r"(?:[0-9]{1,3}-)?[0-9]{1,3}(?::[0-5][0-9]){0,2}")  # [D-]HH[:MM[:SS]], or minutes
+MEM_RE = re.compile(r"[1-9][0-9]{0,6}[KMGT]?")
+HOST_RE = re.compile(r"(?:[a-z_][a-z0-9_.-]{0,31}@)?[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::[0-9]{1,5})?")
+DOCKER_HOST_RE = re.compile(r"(?:unix://)?/[A-Za-z0-9._/-]{1,200}|tcp://[A-Za-z0-9.-]{1,253}:[0-9]{1,5}")
+ARG_RE = re.compile(r"[^\x00-\x1f\x7f]{1,200}")  # an argument passed to a command in the image: one line
+ABS_PATH_RE = re.compile(r"/[A-Za-z0-9._/+-]{0,500}")
+
+
+def _matches(pattern: re.Pattern[str], what: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            shown = repr(value) if len(value) <= 60 else repr(value[:60]) + "..."
+            raise ValueError(f"{shown} is not {what}")
+        return value
+
+    return AfterValidator(check)
+
+
+Name = Annotated[str, _matches(NAME_RE, "a name of letters, digits, '.', '_' and '-' (e.g. A100-80GB)")]
+SlurmName = Annotated[str, _matches(SLURM_NAME_RE, "a Slurm name (letters, digits, '.', '_', '-')")]
+Arg = Annotated[str, _matches(ARG_RE, "one line of at most 200 characters")]
+AbsPath = Annotated[str, _matches(ABS_PATH_RE, "an absolute path (letters, digits, '.', '_', '/', '+', '-')")]
+Runtime = Literal["pyxis", "enroot", "apptainer", "docker"]
+DockerHost = Annotated[str, _matches(DOCKER_HOST_RE, "a DOCKER_HOST (unix:///PATH or tcp://HOST:PORT)")]
+
+
+def _bench(value: str) -> str:
+    if value not in BENCHMARKS:
+        raise ValueError(f"{value[:60]!r} is not a benchmark of the image ({', '.join(BENCHMARKS)})")
+    return value
+
+
+Bench = Annotated[str, AfterValidator(_bench)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class SlurmPlace(_Strict):
+    """A Slurm partition, reached with Slurm's own commands (sbatch, squeue, scontrol, sacct, scancel) from here."""
+
+    partition: SlurmName
+    account: SlurmName | None = None
+    qos: SlurmName | None = None
+    constraint: Annotated[str, _matches(CONSTRAINT_RE, "a Slurm feature expression (e.g. a100&nvlink)")] | None = None
+    gres: Annotated[str, _matches(GRES_RE, "gpu:N or gpu:TYPE:N (e.g. gpu:1, gpu:a100:8)")] | None = None
+    cpus_per_task: Annotated[int, Field(ge=1, le=1024)] | None = None
+    mem: Annotated[str, _matches(MEM_RE, "a Slurm memory size (e.g. 64G)")] | None = None
+    time: Annotated[str, _matches(TIME_RE, "a Slurm time limit (e.g. 01:00:00, 2-00:00:00 or 90)")] = "02:00:00"
+    container: Runtime = "docker"
+    # A folder this host and every node of the partition see under the same path (the jobs' results come
+    # back through it); default: the release's own build folder, which must then be on a shared filesystem.
+    shared_dir: AbsPath | None = None
+    allow_http: bool = False  # the registry speaks plain HTTP (enroot, pyxis and apptainer need to be told)
+
+    @property
+    def gpus(self) -> int:
+        match = GRES_RE.fullmatch(self.gres or "")
+        return int(match.group(2)) if match else 0
+
+
+class SshPlace(_Strict):
+    """Hosts with a container runtime, reached with OpenSSH; keys come from the user's ssh-agent, never a file here."""
+
+    hosts: Annotated[list[Annotated[str, _matches(HOST_RE, "[USER@]HOST[:PORT]")]], Field(min_length=1, max_length=64)]
+    gpus: Annotated[int, Field(ge=0, le=64)] = 0
+    container: Literal["apptainer", "docker"] = "docker"
+    work_dir: AbsPath = "/tmp/ngc-paddle-gates"  # on the host: the job's folder, removed once its results are back
+    known_hosts: AbsPath | None = None  # default: the user's own known_hosts (StrictHostKeyChecking stays on)
+    docker_host: DockerHost | None = None  # the engine on the host, when not its default one
+    allow_http: bool = False
+
+
+class LocalPlace(_Strict):
+    """This host: the same job a node runs, started here (what `ngc-paddle gates` does without a fleet file)."""
+
+    gpus: Annotated[int, Field(ge=0, le=64)] = 0
+    container: Literal["apptainer", "docker"] = "docker"
+    allow_http: bool = False
+
+
+class Profile(_Strict):
+    hardware: Name | None = None  # the gates.yaml profile this entry proves (default: the entry's name)
+    flavors: Annotated[list[Name], Field(min_length=1)] | None = None
+    slurm: SlurmPlace | None = None
+    ssh: SshPlace | None = None
+    local: LocalPlace | None = None
+    validate_args: Annotated[list[Arg], Field(alias="validate", max_length=32)] = []
+    # The benchmarks this profile runs, each with its options (default: the release's, without options).
+    bench: dict[Bench, Annotated[list[Arg], Field(max_length=64)]] | None = None
+
+    @model_validator(mode="after")
+    def _one_place(self) -> "Profile":
+        places = [p for p in (self.slurm, self.ssh, self.local) if p is not None]
+        if len(places) != 1:
+            raise ValueError("a profile runs in exactly one place: give one of slurm:, ssh:, local:")
+        return self
+
+    @property
+    def place(self) -> SlurmPlace | SshPlace | LocalPlace:
+        return self.slurm or self.ssh or self.local  # type: ignore[return-value]
+
+    @property
+    def runner(self) -> str:
+        return "slurm" if self.slurm else "ssh" if self.ssh else "local"
+
+    @property
+    def gpus(self) -> int:
+        return self.place.gpus
+
+
+class Fleet(_Strict):
+    profiles: Annotated[dict[Name, Profile], Field(min_length=1, max_length=64)]
+
+
+class FleetError(NgcPaddleError):
+    """The fleet file cannot be used (bad input: exit 2)."""
+
+
+LOCAL = Fleet(profiles={hardware.CPU: Profile(local=LocalPlace())})  # no fleet file: this host, as a node
+
+
+def load(path: Path, root: Path) -> Fleet:
+    """The fleet file at `path`, checked against the schema and against the profiles benchmarks/gates.yaml knows."""
+    data = bounded_read.load_yaml(path, FleetError)
+    try:
+        fleet = Fleet.model_validate(data)
+    except ValidationError as exc:
+        raise FleetError(one_line(path, exc, FIX)) from None
+    known = hardware.gates_profiles(root)
+    for name, profile in fleet.profiles.items():
+        where = f"{path}: profiles.{name}"
+        hw = profile.hardware or name
+        if hw not in known:
+            raise FleetError(f"{where}: {hw!r} is not a hardware profile of benchmarks/gates.yaml; fix: use one of "
+                             f"{', '.join(known)}, or name it with hardware:")
+        if hw != hardware.CPU and profile.gpus == 0:
+            where += ".slurm.gres" if profile.slurm else f".{profile.runner}.gpus"
+            raise FleetError(f"{where}: the {hw} profile asks for no GPU, so its jobs would never see one; fix: "
+                             "ask for at least one (slurm: gres: gpu:1; ssh/local: gpus: 1)")
+    return fleet
+
+
+def hardware_of(name: str, profile: Profile) -> str:
+    return profile.hardware or name

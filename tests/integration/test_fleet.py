@@ -1,0 +1,276 @@
+"""The fan-out against real places: a one-node Slurm cluster (toolchain/ensure-slurm.sh: slurmctld, slurmd, munge
+from Debian's packages, on 127.0.0.1) and an sshd this test starts, each running the cpu flavor's image by digest
+from a registry of the tests' own (127.0.0.1:5019).
+
+Covered: the cpu flavor's gates as a Slurm job next to the same gates on this host (same verdicts, figures within
+noise), a profile on an empty partition (NOT PROVEN, nothing submitted) and a GPU profile on a node without GPUs
+(N/A), a job killed mid-run (requeued once, then NOT RUN, its container removed by the Epilog), Ctrl-C during the
+run (jobs cancelled, squeue empty, the rerun keeps what passed), a bad fleet file (exit 2, nothing submitted), and
+the SSH runner with a key that only an ssh-agent holds. The validation runs its `fast` checks (the whole suite runs
+in test_validation.py); one benchmark runs for real so that the figures of the two places can be compared.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ngc_paddle.image_build.scratch import scratch_copy
+from tests.integration.conftest import CLI, REPO
+
+REGISTRY = "127.0.0.1:5019"  # the tests' own; toolchain/ensure-registry.sh starts it through `ngc-paddle gates`
+RELEASE = "26.12"
+FAST = ["-m", "fast"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster() -> None:
+    proc = subprocess.run(["bash", str(REPO / "toolchain" / "ensure-slurm.sh")], capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.fail(f"no Slurm cluster: {proc.stderr.strip()[-500:]}; fix: make fleet-toolchain")
+
+
+@pytest.fixture
+def root(tmp_path: Path, built) -> Path:
+    """A copy of the repository (same image name: the image `built` made) whose build/ is the test's own."""
+    return scratch_copy(REPO, tmp_path / "repo", "ngc-paddle")
+
+
+def fleet(root: Path, name: str, profiles: dict) -> Path:
+    path = root / "fleets" / f"{name}.yaml"
+    path.write_text(yaml.safe_dump({"profiles": profiles}, sort_keys=False))
+    return path
+
+
+def gates_args(root: Path, fleet_file: Path, *extra: str) -> list[str]:
+    return [*CLI, "--root", str(root), "gates", RELEASE, "--flavor", "cpu", "--fleet", str(fleet_file),
+            "--registry", REGISTRY, *extra]
+
+
+def gates(root: Path, fleet_file: Path, *extra: str, timeout: float = 1200) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(gates_args(root, fleet_file, *extra), capture_output=True, text=True, cwd=REPO,
+                          timeout=timeout)
+
+
+def cells(root: Path) -> dict:
+    state = json.loads((root / "build" / "release" / RELEASE / "state.json").read_text())
+    return state["cpu"]["gates"]["profiles"]
+
+
+def our_jobs() -> list[str]:
+    """Jobs of the fan-out still queued or running on the cluster."""
+    out = subprocess.run(["squeue", "-h", "-o", "%i %j %T"], capture_output=True, text=True, check=True).stdout
+    return [line for line in out.splitlines() if " ngc-gates-" in line]
+
+
+def containers_of(job: str) -> list[str]:
+    return subprocess.run(["docker", "ps", "-aq", "--filter", f"label=ngc-paddle.slurm-job=ngc-paddle/{job}"],
+                          capture_output=True, text=True, check=True).stdout.split()
+
+
+def rn50(root: Path, cell: dict) -> dict:
+    results = sorted((root / cell["folder"]).glob("attempt-*/bench/bench-rn50/*/result.json"))
+    return json.loads(results[-1].read_text())
+
+
+def test_a_bad_fleet_file_is_one_line_and_submits_nothing(tmp_path: Path) -> None:
+    root = scratch_copy(REPO, tmp_path / "repo", "ngc-paddle")
+    before = our_jobs()
+    bad = fleet(root, "bad", {"cpu": {"slurm": {"partition": "cpu", "gres": "gpu"}}})
+    proc = gates(root, bad, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"error: {bad}: profiles.cpu.slurm.gres: ")
+    assert our_jobs() == before == []  # nothing submitted (and nothing pushed: no state was written)
+    assert not (root / "build" / "release" / RELEASE / "state.json").exists()
+
+
+def test_the_cpu_gates_through_slurm_agree_with_the_same_gates_here(root: Path) -> None:
+    slurm = fleet(root, "lab", {
+        "cpu": {"slurm": {"partition": "cpu", "cpus_per_task": 2, "time": "00:30:00"}, "validate": FAST,
+                "bench": {"bench-rn50": []}},
+        "cpu-empty": {"hardware": "cpu", "slurm": {"partition": "empty"}, "validate": FAST},
+        "A100-80GB": {"flavors": ["cpu"], "slurm": {"partition": "gpu", "gres": "gpu:1"}, "validate": FAST}})
+    started = time.monotonic()
+    proc = gates(root, slurm)
+    slurm_s = time.monotonic() - started
+    out = proc.stdout
+    assert proc.returncode == 3, out[-3000:] + proc.stderr  # a profile without nodes, one without its GPU
+    found = cells(root)
+    cpu, empty, a100 = found["cpu"], found["cpu-empty"], found["A100-80GB"]
+    assert cpu["status"] == "PASS", cpu["detail"]
+    assert cpu["runner"] == "slurm" and cpu["job"].startswith("slurm job ") and cpu["node"] == socket.gethostname()
+    assert cpu["validation"] == "PASS" and cpu["bench"] == {"bench-rn50": "PASS"}
+    state = json.loads((root / "build" / "release" / RELEASE / "state.json").read_text())
+    digest = state["cpu"]["candidate"]["digest"]
+    assert cpu["facts"]["image"] == f"{REGISTRY}/ngc-paddle@{digest}"  # the candidate, by digest, not a tag
+    assert empty["status"] == "NOT PROVEN" and empty["detail"] == "partition 'empty' has no nodes (sinfo)"
+    assert "job" not in empty and "cpu@cpu-empty: NOT PROVEN: partition 'empty' has no nodes" in out
+    assert a100["status"] == "N/A" and "gave the job 0 NVIDIA GPU(s), the profile asks for 1" in a100["detail"]
+    job = cpu["job"].split()[-1]
+    assert f"cpu@cpu: slurm job {job} submitted" in out and f"slurm job {job} running on " in out
+    report = (root / "build" / "release" / RELEASE / "gates.md").read_text()
+    assert f"| cpu | cpu | PASS | PASS | PASS | {socket.gethostname()} (no GPU) | slurm job {job} |" in report
+    assert our_jobs() == [] and containers_of(job) == []
+    assert proc.stderr.startswith("error: gates of 26.12 NOT PROVEN")
+
+    local = fleet(root, "here", {"cpu": {"local": {}, "validate": FAST, "bench": {"bench-rn50": []}}})
+    started = time.monotonic()
+    here = gates(root, local)
+    local_s = time.monotonic() - started
+    assert here.returncode == 0, here.stdout[-3000:] + here.stderr
+    mine = cells(root)["cpu"]
+    assert mine["runner"] == "local" and mine["job"].startswith("local pid ")
+    assert (mine["status"], mine["validation"], mine["bench"]) == (cpu["status"], cpu["validation"], cpu["bench"])
+    assert mine["detail"].split(";")[0] == cpu["detail"].split(";")[0]  # the same checks passed, failed, skipped
+    there, here_ = rn50(root, cpu), rn50(root, mine)
+    assert there["config"] == here_["config"]  # the same run: threads, batch, sizes, steps
+    assert there["environment"]["hardware"] == here_["environment"]["hardware"]  # the same CPU and thread count
+    a, b = (r["results"]["train"]["fp32"]["efficiency"] for r in (there, here_))
+    print(f"\ntrain fp32 efficiency: slurm {a:.3f}, here {b:.3f}; wall: slurm {slurm_s:.0f} s, here {local_s:.0f} s")
+    # Within noise: the efficiency is the training's FLOP/s over a peak probed just before it, and other work on this
+    # shared 2-core host moves one against the other (0.32-0.77 seen for the same run here); a job that ran on other
+    # hardware, another thread count or another configuration differs beyond that, or fails the assertions above.
+    assert 1 / 3 < a / b < 3, (a, b)
+
+
+def run_until(root: Path, fleet_file: Path, wanted: list[str], timeout: float = 600) -> tuple[subprocess.Popen, list]:
+    """Start `gates` in a session of its own and read its output until every line of `wanted` was seen in order."""
+    proc = subprocess.Popen(gates_args(root, fleet_file), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    for line in proc.stdout:
+        seen.append(line)
+        if wanted and wanted[0] in line:
+            wanted.pop(0)
+            if not wanted:
+                break
+        if time.monotonic() > deadline:
+            break
+    return proc, seen
+
+
+def test_a_job_killed_mid_run_is_requeued_once_then_not_run(root: Path) -> None:
+    lab = fleet(root, "lab", {"cpu": {"slurm": {"partition": "cpu", "cpus_per_task": 2}, "validate": FAST,
+                                      "bench": {"bench-rn50": []}}})  # long enough to be killed while it runs
+    proc, seen = run_until(root, lab, [" running on "])
+    job = next(line for line in seen if " running on " in line).split("slurm job ")[1].split()[0]
+    time.sleep(5)  # the validation's container is up
+    subprocess.run(["scancel", "--signal=KILL", "--batch", job], check=True)  # as the OOM killer or a dead node would
+    for line in proc.stdout:  # requeued by the fan-out (scontrol requeue), started again under the same id
+        seen.append(line)
+        if "requeued (attempt 2 of 2)" in "".join(seen) and " running on " in line:
+            break
+    time.sleep(5)
+    subprocess.run(["scancel", "--signal=KILL", "--batch", job], check=True)
+    rest, _ = proc.communicate(timeout=300)
+    out = "".join(seen) + rest
+    assert proc.returncode == 3, out[-3000:]
+    cell = cells(root)["cpu"]
+    assert cell["status"] == "NOT RUN" and len(cell["attempts"]) == 2, cell
+    assert [a["state"].split()[0] for a in cell["attempts"]] == ["FAILED", "FAILED"]
+    assert cell["detail"].startswith(f"attempt 1: slurm job {job} FAILED") and "attempt 2:" in cell["detail"]
+    assert "requeued (attempt 2 of 2)" in out and "PASS" not in cell["status"]
+    assert our_jobs() == [] and containers_of(job) == []  # the Epilog removed what the killed script left running
+
+
+def test_ctrl_c_cancels_the_jobs_and_the_rerun_keeps_what_passed(root: Path) -> None:
+    lab = fleet(root, "lab", {
+        "quick": {"hardware": "cpu", "slurm": {"partition": "cpu", "cpus_per_task": 1}, "validate": FAST, "bench": {}},
+        "slow": {"hardware": "cpu", "slurm": {"partition": "gpu", "cpus_per_task": 1}, "validate": FAST,
+                 "bench": {"bench-rn50": []}}})
+    proc, seen = run_until(root, lab, ["cpu@quick: slurm job"])
+    for line in proc.stdout:
+        seen.append(line)
+        if "cpu@quick: slurm job" in line and " done " in line:
+            break
+    assert "cpu@slow" in "".join(seen) and " done " not in "".join(s for s in seen if "cpu@slow" in s)
+    os.killpg(proc.pid, signal.SIGINT)
+    rest, _ = proc.communicate(timeout=300)
+    out = "".join(seen) + rest
+    assert proc.returncode == 130, out[-3000:]
+    assert "cancelling 1 job(s)" in out and "rerun the same command to resume" in out
+    assert our_jobs() == []  # squeue empty: nothing of the run is left queued or running
+    slow_job = cells(root)["slow"]["job"].split()[-1]
+    assert containers_of(slow_job) == []
+    quick = cells(root)["quick"]
+    assert quick["status"] == "PASS" and cells(root)["slow"]["status"] == "NOT RUN"
+
+    again = gates(root, lab)
+    assert "cpu@quick: unchanged since" in again.stdout and "PASS kept" in again.stdout
+    assert "cpu@quick: slurm job" not in again.stdout and "cpu@slow: slurm job" in again.stdout
+    assert again.returncode == 0, again.stdout[-2000:]
+    assert cells(root)["slow"]["status"] == "PASS" and cells(root)["quick"] == quick
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def sshd(tmp_path: Path):
+    """An sshd on 127.0.0.1 that takes one key, which only an ssh-agent started here holds (its file is deleted)."""
+    subprocess.run(["bash", str(REPO / "toolchain" / "ensure-sshd.sh")], check=True)
+    ssh = tmp_path / "ssh"
+    ssh.mkdir(mode=0o700)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(ssh / "host_key")], check=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(ssh / "user_key")], check=True)
+    (ssh / "authorized_keys").write_text((ssh / "user_key.pub").read_text())
+    port = free_port()
+    (ssh / "known_hosts").write_text(f"[127.0.0.1]:{port} {(ssh / 'host_key.pub').read_text()}")
+    (ssh / "sshd_config").write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {ssh}/host_key\nAuthorizedKeysFile {ssh}/authorized_keys\n"
+        "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+        f"StrictModes no\nPidFile {ssh}/sshd.pid\n")
+    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation folder
+    server = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(ssh / "sshd_config")],
+                              stderr=subprocess.PIPE, text=True)
+    agent_out = subprocess.run(["ssh-agent", "-s"], capture_output=True, text=True, check=True).stdout
+    agent = dict(part.split("=", 1) for part in agent_out.replace(";", "\n").split() if "=" in part)
+    env = {"SSH_AUTH_SOCK": agent["SSH_AUTH_SOCK"], "SSH_AGENT_PID": agent["SSH_AGENT_PID"]}
+    subprocess.run(["ssh-add", "-q", str(ssh / "user_key")], check=True, env={**os.environ, **env},
+                   capture_output=True)
+    (ssh / "user_key").unlink()  # from here on the key is in the agent only
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.2)
+    try:
+        yield {"host": f"root@127.0.0.1:{port}", "known_hosts": str(ssh / "known_hosts"), "env": env}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        os.kill(int(env["SSH_AGENT_PID"]), signal.SIGTERM)
+
+
+def test_the_ssh_runner_runs_the_gates_on_a_host_with_the_agents_key(root: Path, sshd: dict, tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    work = tmp_path / "remote-work"
+    place = {"hosts": [sshd["host"]], "known_hosts": sshd["known_hosts"], "work_dir": str(work)}
+    if os.environ.get("DOCKER_HOST"):
+        place["docker_host"] = os.environ["DOCKER_HOST"]  # the engine the image is in; an ssh session gets no env
+    lab = fleet(root, "ssh", {"cpu": {"ssh": place, "validate": FAST, "bench": {}}})
+    for name, value in sshd["env"].items():
+        monkeypatch.setenv(name, value)
+    proc = gates(root, lab)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    cell = cells(root)["cpu"]
+    assert cell["status"] == "PASS" and cell["runner"] == "ssh" and cell["validation"] == "PASS"
+    assert cell["job"].startswith(f"ssh {sshd['host']} pid ") and cell["facts"]["hostname"] == socket.gethostname()
+    assert (root / cell["folder"] / "attempt-1" / "validation" / "validation.json").is_file()  # brought back
+    assert list(work.iterdir()) == []  # and removed on the host
+
+    monkeypatch.delenv("SSH_AUTH_SOCK")  # no agent: no key, and nothing else is tried
+    refused = gates(root, fleet(root, "ssh2", {"cpu": {"ssh": {**place, "work_dir": str(work / "b")},
+                                                       "validate": ["-m", "fast and not slow"], "bench": {}}}))
+    assert refused.returncode == 3 and "Permission denied (publickey)" in cells(root)["cpu"]["detail"]
