@@ -93,3 +93,33 @@ def _use_import(result, _path: Path) -> None:
 
 register(Reader("osv-export", "all.zip", _osv_sample, _members, _zip_of, _osv_import, (OsvImportError,),
                 use=_use_import))
+
+
+def _read_fleet(path: Path):
+    from ngc_paddle.release.fleet import schema
+
+    return schema.load(path, REPO)
+
+
+def _use_fleet(fleet, _path: Path) -> None:
+    from ngc_paddle.release.fleet import schema
+
+    for name, profile in fleet.profiles.items():
+        assert schema.hardware_of(name, profile)
+
+
+def _yaml_bytes(data) -> bytes:
+    import yaml
+
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True).encode()
+
+
+def _yaml_load(raw: bytes):
+    import yaml
+
+    return yaml.safe_load(raw)
+
+
+FLEET = REPO / "fleets" / "example-gpu-site.yaml"
+if FLEET.is_file():
+    register(Reader("fleet", "fleet.yaml", FLEET.read_bytes, _yaml_load, _yaml_bytes, _read_fleet, use=_use_fleet))
