@@ -60,16 +60,18 @@ def expected_debian(lock: Lock) -> dict[str, str]:
     return versions
 
 
-def expected_python(lock: Lock) -> dict[str, tuple[str, str | None, str | None]]:
-    """Canonical name -> (version, wheel file, sha256): the venv seeds, then the pip entries."""
+def expected_python(lock: Lock, layers: set[str] | None = None) -> dict[str, tuple[str, str | None, str | None]]:
+    """Canonical name -> (version, wheel file, sha256): the venv seeds, then the pip entries (of `layers` only, for
+    an image that stops at a layer below the top: a layer image of the build)."""
     wanted: dict[str, tuple[str, str | None, str | None]] = {
         canonicalize_name(s.name): (s.version, None, None) for s in lock.seed}
-    wanted.update({e.name: (e.version, e.file, e.sha256) for e in lock.pip})
+    wanted.update({e.name: (e.version, e.file, e.sha256) for e in lock.pip if layers is None or e.layer in layers})
     return wanted
 
 
-def compare(packages: list[Package], lock: Lock) -> list[Finding]:
-    """Versions: every installed package against the lock, and every locked one present."""
+def compare(packages: list[Package], lock: Lock, layers: set[str] | None = None) -> list[Finding]:
+    """Versions: every installed package against the lock, and every locked one present (of `layers`: the flavor's
+    layers up to the one the image is, by its ngc-paddle.layer label; None: all)."""
     findings = []
     debs = expected_debian(lock)
     seen: set[str] = set()
@@ -85,7 +87,7 @@ def compare(packages: list[Package], lock: Lock) -> list[Finding]:
                                      f"layer {p.layer}"))
     for name in sorted(debs.keys() - seen):
         findings.append(_finding("deb", "missing", name, "", debs[name], "image"))
-    wanted = expected_python(lock)
+    wanted = expected_python(lock, layers)
     present: set[str] = set()
     for p in packages:
         if p.ecosystem != "pypi" or p.path.startswith(DEBIAN_PYTHON):

@@ -25,6 +25,7 @@ from ngc_paddle.scan.layer_facts import LayerFacts
 from ngc_paddle.scan.saved_image import Layer
 
 MD5SUMS = "/var/lib/dpkg/info/"
+LAYER_LABEL = "ngc-paddle.layer"  # which build layer an image of ours is (ngc_paddle/image_build/bakefile.py)
 
 
 @dataclass
@@ -76,6 +77,18 @@ class Release:
     flavor: str = ""
     lock: Lock | None = None
     why_no_lock: str = ""
+    layers: set[str] | None = None  # the flavor's layers up to the image's own (a layer image), None: all
+
+    @property
+    def lock_file(self) -> str:
+        return f"releases/{self.manifest.release}-{self.flavor}.lock.json" if self.manifest else ""
+
+
+def _layers_upto(manifest: Manifest, flavor: str, labels: dict) -> set[str] | None:
+    """A layer image of the build (ngc-paddle.layer below the flavor's top) holds the lock's entries up to it."""
+    layers = manifest.flavors[flavor].layers
+    top = labels.get(LAYER_LABEL)
+    return set(layers[: layers.index(top) + 1]) if top in layers and top != layers[-1] else None
 
 
 def release_of(config: dict, image_manifest: dict | None, root: Path, resolved: ResolvedFlavor | None) -> Release:
@@ -88,12 +101,13 @@ def release_of(config: dict, image_manifest: dict | None, root: Path, resolved: 
         manifest, flavor = release_manifest(labels, image_manifest, root, {})
     except Unavailable as exc:
         return Release(why_no_lock=str(exc))
+    upto = _layers_upto(manifest, flavor, labels)
     try:
         status, lock = lock_status(manifest, flavor, root / "releases")
     except ManifestError as exc:
-        return Release(manifest, flavor, None, str(exc))
+        return Release(manifest, flavor, None, str(exc), upto)
     why = "" if lock is not None else f"flavor {flavor} of {manifest.release} has no lock yet ({status})"
-    return Release(manifest, flavor, lock, why)
+    return Release(manifest, flavor, lock, why, upto)
 
 
 def user_findings(config_user: str, files: dict[str, accounts.File], declared: RuntimeUser | None,
@@ -160,10 +174,11 @@ def check(layers: list[Layer], facts: list[LayerFacts], config: dict, config_use
         result.lock_why = release.why_no_lock or "no lock"
     else:
         packages = inventory.packages()
-        result.findings += drift.compare(packages, release.lock)
+        result.findings += drift.compare(packages, release.lock, release.layers)
         result.findings += drift.check_builds(dists, packages, release.lock, hashes)
         result.lock_status = "compared"
-        result.lock_why = f"releases/{release.manifest.release}-{release.flavor}.lock.json" if release.manifest else ""
+        upto = f" (layers {', '.join(sorted(release.layers))})" if release.layers else ""
+        result.lock_why = release.lock_file + upto
     return result, inventory
 
 

@@ -129,9 +129,11 @@ def test_planted_vulnerable_package_blocks_through_osv(planted: dict, tmp_path: 
 def test_allowlisted_finding_passes_until_its_expiry(planted: dict, tmp_path: Path, days: int, blocked: bool) -> None:
     expires = (datetime.now(UTC).date() + timedelta(days=days)).isoformat()
     policy = tmp_path / "policy.yaml"
+    later = (datetime.now(UTC).date() + timedelta(days=30)).isoformat()
     policy.write_text(waived_policy(tmp_path).read_text().replace(
         "allowlist: []", f"allowlist:\n  - {{id: CVE-2021-33503, package: urllib3, justification: "
-                         f"test-only image, expires: {expires}}}"))
+                         f"test-only image, expires: {expires}}}\n"  # the pip install outside the lock is drift:
+                         f"  - {{id: pypi-extra, package: urllib3, justification: planted, expires: {later}}}"))
     proc, report = scan(planted["vulnerable-package"], tmp_path / "out", "--osv-dir", OSV, "--policy", str(policy))
     assert proc.returncode == (1 if blocked else 0), proc.stdout[-2000:]
     if blocked:
