@@ -58,7 +58,10 @@ register(Reader("notes-record", "26.12.json", RECORD.read_bytes, json.loads, jso
                 use=_use_record))
 
 
-def _zip_of(members: dict) -> bytes:
+def _zip_of(members: object) -> bytes:
+    """An export of `members` (name -> record); anything else a mutation made of them, as one member."""
+    if not isinstance(members, dict):
+        members = {"GHSA-all.json": members}
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, record in members.items():
