@@ -113,6 +113,16 @@ def binary_hits(data: bytes, path: str = "") -> set[str]:
     return hits
 
 
+def is_binary(data: bytes) -> bool:
+    """A NUL byte in the first 8 KiB: compiled code or data, not text (git's and grep's rule)."""
+    return b"\0" in data[:8192]
+
+
+def buffer_hits(data: bytes, path: str = "") -> set[str]:
+    """The rules for one whole file: binary_hits for a binary, content_hits for text (as StreamScan does)."""
+    return binary_hits(data, path) if is_binary(data) else content_hits(data, path)
+
+
 class StreamScan:
     """The same rules over a file read in chunks (bounded memory for files of any size), with its hashes.
 
@@ -127,7 +137,7 @@ class StreamScan:
 
     def feed(self, chunk: bytes) -> None:
         if self.binary is None:
-            self.binary = b"\0" in chunk[:8192]
+            self.binary = is_binary(chunk)
         for h in self.hashes.values():
             h.update(chunk)
         data = self._tail + chunk if self._tail else chunk

@@ -121,7 +121,7 @@ def _read(e: Entry, facts: LayerFacts, special: bool, keep: bool) -> tuple[str |
     archive = archives.is_archive(e.path)
     if e.content is not None:
         data = e.content
-        hits = patterns.content_hits(data, e.path)
+        hits = patterns.buffer_hits(data, e.path)
         keys = patterns.key_digests(data) if "private-key" in hits else set()
         if python:
             facts.hashes[e.path] = record_hash(hashlib.sha256(data).digest())
