@@ -167,10 +167,12 @@ def main() -> None:
             g = r[name]
             lines.append(f"| {i} | {r['trivy']['total']:.1f} s ({r['trivy']['save']:.1f} + {r['trivy']['trivy']:.1f}) "
                          f"| {g['total']:.1f} s | {g['ratio']:.2f} | {g['rescan']['total']:.1f} s | "
-                         f"{g['layers_read']} / {g['rescan']['layers_read']} of {g['layers']} |")
+                         f"{g['layers_read']} of {g['layers']} / {g['rescan']['layers_read']} of "
+                         f"{g['rescan']['layers']} |")
         lines += ["", f"Median gate/trivy {statistics.median(ratios):.2f} (target <= 1.5); median rescan "
                       f"{statistics.median(rescans):.1f} s (target <= 20 s). Cold gate phases of the last round (s): "
-                      + ", ".join(f"{p} {runs[-1][name]['phases'].get(p, 0):.1f}" for p in PHASES) + "."]
+                      + ", ".join(f"{p} {runs[-1][name]['phases'][p]:.1f}" for p in PHASES
+                                  if p in runs[-1][name]["phases"]) + "."]
     if args.json:
         args.json.write_text(json.dumps({"image": args.image, "runs": runs}, indent=2) + "\n")
     if not args.no_record:
