@@ -148,7 +148,7 @@ def resolved_group(root: Path, bake_file: Path, manifest: Manifest, flavor: str,
 
 # Fields of a printed bake target that build_command translates; anything else is refused so a
 # definition never builds differently from what the bake file says.
-_TRANSLATED = {"context", "dockerfile", "args", "labels", "tags", "secret", "network", "target"}
+_TRANSLATED = {"context", "dockerfile", "args", "labels", "tags", "secret", "network", "target", "entitlements"}
 
 
 def build_command(target_name: str, target: dict[str, Any], flags: tuple[str, ...] = ()) -> list[str]:
@@ -173,8 +173,10 @@ def build_command(target_name: str, target: dict[str, Any], flags: tuple[str, ..
         cmd += ["--label", f"{key}={value}"]
     for tag in target.get("tags", []):
         cmd += ["--tag", tag]
-    for secret in target.get("secret", []):
-        cmd += ["--secret", secret]
+    for secret in target.get("secret", []):  # buildx 0.14+ prints {"id": ..., "src": ...}, older ones a string
+        cmd += ["--secret", secret if isinstance(secret, str) else ",".join(f"{k}={v}" for k, v in secret.items())]
+    for entitlement in target.get("entitlements", []):
+        cmd += ["--allow", entitlement]
     if "target" in target:
         cmd += ["--target", target["target"]]
     return [*cmd, target.get("context", ".")]

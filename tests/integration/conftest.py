@@ -5,6 +5,7 @@ missing engine is a failure with the fix, not a skip.
 """
 
 import json
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -64,6 +65,16 @@ def built_cu118() -> str:
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     return next(line.split()[2].rstrip(",") for line in proc.stdout.splitlines()
                 if line.startswith(("==> tagged", "==> unchanged")))
+
+
+def _sigint_as_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+# Start a command that a test interrupts (os.killpg(pid, SIGINT)): a session of its own, and SIGINT at its default
+# disposition. A test run started in the background by a non-interactive shell inherits SIGINT ignored, and Python
+# then installs no KeyboardInterrupt handler: the Ctrl-C a test sends would be lost.
+INTERRUPTIBLE = {"start_new_session": True, "preexec_fn": _sigint_as_default}
 
 
 EXIT_OF_VERDICT = {"PASS": 0, "FAIL": 1, "NOT PROVEN": 3, "SMOKE": 0}

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from ngc_paddle.image_build.scratch import scratch_copy
-from tests.integration.conftest import CLI, REPO
+from tests.integration.conftest import CLI, INTERRUPTIBLE, REPO
 
 REGISTRY = "127.0.0.1:5019"  # the tests' own; toolchain/ensure-registry.sh starts it through `ngc-paddle gates`
 RELEASE = "26.12"
@@ -142,7 +142,7 @@ def test_the_cpu_gates_through_slurm_agree_with_the_same_gates_here(root: Path) 
 def run_until(root: Path, fleet_file: Path, wanted: list[str], timeout: float = 600) -> tuple[subprocess.Popen, list]:
     """Start `gates` in a session of its own and read its output until every line of `wanted` was seen in order."""
     proc = subprocess.Popen(gates_args(root, fleet_file), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+                            text=True, **INTERRUPTIBLE)
     seen: list[str] = []
     deadline = time.monotonic() + timeout
     for line in proc.stdout:

@@ -15,7 +15,7 @@ from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.release.registry import LoginRequired, served_digest
 from ngc_paddle.release.stages import push as push_stage
 from ngc_paddle.release.state_file import State
-from tests.integration.conftest import CLI, REPO
+from tests.integration.conftest import CLI, INTERRUPTIBLE, REPO
 
 # A registry of its own (TLS with a self-signed CA trusted through /etc/docker/certs.d, htpasswd login), so the
 # push goes through the docker client's credentials and TLS as against any real registry.
@@ -90,7 +90,7 @@ def cli(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProc
 
 def start(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen:
     return subprocess.Popen([*CLI, "--root", str(root), "release", *args], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True, env=env)
+                            stderr=subprocess.STDOUT, text=True, **INTERRUPTIBLE, env=env)
 
 
 def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(scratch_repo: Path, docker_config: dict,

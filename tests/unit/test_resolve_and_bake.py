@@ -226,3 +226,10 @@ def test_build_command_translates_a_printed_target() -> None:
 def test_build_command_refuses_fields_it_cannot_pass() -> None:
     with pytest.raises(ToolchainError, match="cache-from"):
         build_command("x", {"context": ".", "cache-from": ["type=local"]})
+
+
+def test_build_command_takes_the_secret_and_entitlements_as_newer_buildx_prints_them() -> None:
+    cmd = build_command("os-cpu", {"context": ".", "secret": [{"id": "ca", "src": "/ca.crt"}], "network": "host",
+                                   "entitlements": ["network.host"]})
+    pairs = list(itertools.pairwise(cmd))
+    assert ("--secret", "id=ca,src=/ca.crt") in pairs and ("--allow", "network.host") in pairs
