@@ -157,8 +157,11 @@ def check(layers: list[Layer], facts: list[LayerFacts], config: dict, config_use
     account_files = {p: accounts.File(p, f.item["mode"], f.content, f.layer.where) for p, f in files.items()
                      if accounts.wants(p) and f.item["type"] == "file"}
     result.findings += accounts.check(account_files)
-    result.findings += user_findings(config_user, account_files, release.manifest.user if release.manifest else None,
-                                     release.manifest is not None)
+    # A layer image below the top has no USER yet (the suite layer sets it): only a release image is held to it.
+    if release.layers is None:
+        result.findings += user_findings(config_user, account_files,
+                                         release.manifest.user if release.manifest else None,
+                                         release.manifest is not None)
     dpkg_md5 = dict(inventory.conffiles())
     for path, f in files.items():
         if path.startswith(MD5SUMS) and path.endswith(".md5sums") and f.content is not None:
