@@ -9,6 +9,7 @@ the only thing that blocks), an archive of public keys, the image's own startup 
 
 import json
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
@@ -135,11 +136,12 @@ def test_negative_controls_raise_nothing_else(plants: dict, tmp_path: Path, name
 def test_a_rescan_after_a_top_layer_change_reads_only_that_layer(built: Built, tmp_path: Path) -> None:
     scan(built.image, tmp_path / "first")  # every layer of the release image in the per-layer cache
     image = "ngc-paddle-planted-class:top-layer-changed"
-    build(image, built.image, f"RUN echo {tmp_path.name} > /opt/changed")
+    salt = uuid.uuid4().hex  # a layer no earlier run (nor BuildKit's cache) has seen
+    build(image, built.image, f"RUN echo {salt} > /opt/changed")
     try:
         _proc, report = scan(image, tmp_path / "again")
     finally:
         docker("image", "rm", "-f", image, check=False)
     read = [layer["name"] for layer in report["layers"] if not layer["cached"]]
-    assert read == [f"RUN echo {tmp_path.name} > /opt/changed"], report["layers"]
+    assert read == [f"RUN echo {salt} > /opt/changed"], report["layers"]
     assert report["read_from"].startswith("registry "), report["read_from"]
