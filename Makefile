@@ -75,7 +75,8 @@ validate: $(BIN)/.installed toolchain
 scan: $(BIN)/.installed toolchain
 	img=$$($(IMAGE_REF)) && $(BIN)/ngc-paddle scan "$$img" $(if $(OSV_DIR),--osv-dir $(OSV_DIR))$(if $(DB_REPOSITORY), --db-repository $(DB_REPOSITORY))$(if $(POLICY), --policy $(POLICY))
 
-## Scan gate vs trivy's own secret scan on IMAGE (default: RELEASE/FLAVOR, else the newest default flavor), alternating, REPEATS times
+## Scan gate on IMAGE (default: RELEASE/FLAVOR, else the newest default flavor): cold scan, rescan after a top-layer
+## change and trivy alone, alternating, REPEATS times; figures into docs/measurements.md
 bench-scan: $(BIN)/.installed toolchain
 	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/scan/bench_gate.py "$$img" --repeats $(or $(REPEATS),2)
 

@@ -125,8 +125,10 @@ class _StrictLoader(_SafeLoader):
 _StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _StrictLoader.construct_yaml_timestamp)
 
 
-def load_yaml(path: Path, error: type[OneLineError] = InputError, max_bytes: int = MAX_BYTES) -> Any:
-    """Parse a YAML file with the bounds above; duplicate keys and deep nesting are errors."""
+def load_yaml(path: Path, error: type[OneLineError] = InputError, max_bytes: int = MAX_BYTES,
+              max_nodes: int = MAX_NODES) -> Any:
+    """Parse a YAML file with the bounds above; duplicate keys and deep nesting are errors. `max_nodes`: the
+    values it may expand to (a small hand-written file passes a far smaller bound than a scanner report)."""
     text = read_text(path, error, max_bytes)
     try:
         data = yaml.load(text, Loader=_StrictLoader)  # a safe loader: no arbitrary objects
@@ -139,7 +141,7 @@ def load_yaml(path: Path, error: type[OneLineError] = InputError, max_bytes: int
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
         raise _fail(error, path, f"not valid YAML{at}: {problem}", "correct the syntax") from None
-    check_shape(data, path, error)
+    check_shape(data, path, error, max_nodes)
     return data
 
 
@@ -169,7 +171,8 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def check_shape(data: Any, path: Path | str, error: type[OneLineError] = InputError) -> None:
+def check_shape(data: Any, path: Path | str, error: type[OneLineError] = InputError,
+                max_nodes: int = MAX_NODES) -> None:
     """Refuse nesting deeper than MAX_DEPTH, self-referencing values and alias bombs; iterative, no recursion."""
     sizes: dict[int, int] = {}
     heights: dict[int, int] = {}
@@ -187,8 +190,8 @@ def check_shape(data: Any, path: Path | str, error: type[OneLineError] = InputEr
             heights[key] = 1 + max((heights[id(c)] for c in children), default=0)
             if heights[key] > MAX_DEPTH:
                 raise _fail(error, path, f"nests deeper than {MAX_DEPTH} levels", "flatten the file")
-            if sizes[key] > MAX_NODES:
-                raise _fail(error, path, f"expands to more than {MAX_NODES} values", "remove repeated aliases")
+            if sizes[key] > max_nodes:
+                raise _fail(error, path, f"expands to more than {max_nodes} values", "remove repeated aliases")
             continue
         if key in on_path:
             raise _fail(error, path, "holds a value that contains itself", "remove the recursive alias")

@@ -7,10 +7,13 @@ The setuid allowlist and the known key fixtures are data in security/policy.yaml
 No library offers these as an importable set (trivy's and gitleaks' rules live in Go), hence by hand.
 """
 
+import binascii
 import hashlib
 import math
 import re
 from collections.abc import Iterable
+
+from ngc_common import credential_files
 
 # A PEM / OpenSSH / PGP private key: the armour line followed by key material. An armour line alone
 # (libcrypto's PEM strings, "-----BEGIN RSA PRIVATE KEY-----\n...\n" in documentation) is not a key.
@@ -26,7 +29,17 @@ CREDENTIALS: list[tuple[str, re.Pattern[bytes]]] = [
     ("github-token", re.compile(rb"g(?<!\wg)(?:h[pousr]_[A-Za-z0-9]{36}|ithub_pat_[A-Za-z0-9_]{60,})\b")),
     ("gitlab-token", re.compile(rb"g(?<!\wg)lpat-[A-Za-z0-9_-]{20}\b")),
     ("slack-token", re.compile(rb"x(?<!\wx)ox[abposr]-[A-Za-z0-9-]{10,}\b")),
+    # The rules that were trivy's alone (its builtin rules pypi-upload-token, stripe-secret-token, jwt-token,
+    # npm-access-token): a PyPI upload token is a macaroon whose first bytes always encode "pypi.org".
+    ("pypi-upload-token", re.compile(rb"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}")),
+    ("stripe-secret-key", re.compile(rb"[sr](?<![A-Za-z0-9][sr])k_(?:live|test)_[A-Za-z0-9]{10,99}\b")),
+    ("npm-token", re.compile(rb"n(?<!\wn)pm_[A-Za-z0-9]{36}\b")),
+    ("jwt", re.compile(rb"e(?<![A-Za-z0-9_-]e)yJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
 ]
+# Rules with a fixed prefix that no compiler mangles: also run over compiled Python (.pyc keeps string
+# constants as they were written), where the text rules would see binary noise.
+PREFIXED = {"github-token", "gitlab-token", "slack-token", "pypi-upload-token", "stripe-secret-key", "npm-token",
+            "jwt", "aws-access-key-id"}
 # user:password@ in a URL: a credential in configuration (.git/config, pip.conf, .netrc, ENV, RUN lines);
 # placeholders (${VAR}, <password>, ***) are not. Not applied to source code and documentation, where
 # "http://user:pass@host" is an example.
@@ -37,10 +50,14 @@ CONFIG_FILE = re.compile(r"(/\.git/config|/\.gitconfig|/\.git-credentials|/\.net
                          r"|/\.env|/environment)$")
 # Cheap anchors, tested on a lower-cased chunk before the patterns run (most chunks of a binary match none).
 EXACT_ANCHORS = (b"-----BEGIN", b"AKIA", b"ASIA", b"service_account", b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_",
-                 b"github_pat_", b"glpat-", b"xox")
+                 b"github_pat_", b"glpat-", b"xox", b"pypi-AgE", b"k_live_", b"k_test_", b"npm_", b"eyJ")
 LOWER_ANCHORS = (b"ccess_key", b"ccesskey")
-# Names whose values must never be baked into ENV, labels or build arguments.
-SECRET_NAME = re.compile(r"(?i)(password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential)")
+# Names whose values must never be baked into ENV or build arguments, whatever the value's length or shape
+# (DB_PASS, NEXUS_AUTH, GPG_KEY): a value that points to a secret (SECRET_REFERENCE) is not one.
+SECRET_NAME = re.compile(r"(?i)(pass|auth|token|secret|key|credential)")
+# Labels are documentation (org.opencontainers.image.authors is not a secret): the narrower rule.
+LABEL_SECRET_NAME = re.compile(r"(?i)(password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
+                               r"|credential)")
 # A value that points to a secret instead of holding it: a BuildKit secret mount, a file the runtime mounts.
 SECRET_REFERENCE = re.compile(r"^(/run/secrets/|/var/run/secrets/|\$\{?[A-Za-z_])")
 # A whole key block, to know a key by its content: sha256 of the bytes from "-----BEGIN" to the END line's "-----".
@@ -55,8 +72,10 @@ def url_credentials(data: bytes) -> bool:
 
 
 def content_hits(data: bytes, path: str = "") -> set[str]:
-    """Rule ids found in one buffer: "private-key", a CREDENTIALS rule, "url-credentials" (config files only)."""
+    """Rule ids found in one buffer: "private-key", a CREDENTIALS rule, "url-credentials" (config files only),
+    and the rules of a known credential file (.netrc, .docker/config.json, kubeconfig, ...) holding a secret."""
     hits = {"url-credentials"} if CONFIG_FILE.search(path) and url_credentials(data) else set()
+    hits |= credential_files.hits(path, data)
     if not any(anchor in data for anchor in EXACT_ANCHORS):
         lowered = data.lower()
         if not any(anchor in lowered for anchor in LOWER_ANCHORS):
@@ -81,13 +100,27 @@ def is_fixture(digests: set[str], fixtures: dict[str, str]) -> str | None:
     return "; ".join(sorted({fixtures[d] for d in digests}))
 
 
-def binary_hits(data: bytes) -> set[str]:
+def binary_hits(data: bytes, path: str = "") -> set[str]:
     """The rules that matter inside a binary (a key or an access key id pasted into it), at memchr speed:
-    like trivy and gitleaks, the text rules (tokens, URLs) are not run over compiled code."""
+    like trivy and gitleaks, the text rules (URLs, passwords) are not run over compiled code. Compiled Python
+    (.pyc) also gets the rules of tokens with a fixed prefix, which its string constants keep as written."""
     hits = {"private-key"} if b"-----BEGIN" in data and PRIVATE_KEY.search(data) else set()
-    if (b"AKIA" in data or b"ASIA" in data) and CREDENTIALS[0][1].search(data):
+    if path.endswith(".pyc"):
+        if any(anchor in data for anchor in EXACT_ANCHORS):
+            hits |= {rule for rule, pattern in CREDENTIALS if rule in PREFIXED and pattern.search(data)}
+    elif (b"AKIA" in data or b"ASIA" in data) and CREDENTIALS[0][1].search(data):
         hits.add(CREDENTIALS[0][0])
     return hits
+
+
+def is_binary(data: bytes) -> bool:
+    """A NUL byte in the first 8 KiB: compiled code or data, not text (git's and grep's rule)."""
+    return b"\0" in data[:8192]
+
+
+def buffer_hits(data: bytes, path: str = "") -> set[str]:
+    """The rules for one whole file: binary_hits for a binary, content_hits for text (as StreamScan does)."""
+    return binary_hits(data, path) if is_binary(data) else content_hits(data, path)
 
 
 class StreamScan:
@@ -104,11 +137,11 @@ class StreamScan:
 
     def feed(self, chunk: bytes) -> None:
         if self.binary is None:
-            self.binary = b"\0" in chunk[:8192]
+            self.binary = is_binary(chunk)
         for h in self.hashes.values():
             h.update(chunk)
         data = self._tail + chunk if self._tail else chunk
-        hits = binary_hits(data) if self.binary else content_hits(data, self.path)
+        hits = binary_hits(data, self.path) if self.binary else content_hits(data, self.path)
         if "private-key" in hits:
             self.keys |= key_digests(data)
         self.hits |= hits
@@ -124,7 +157,26 @@ def value_hits(value: str) -> set[str]:
     hits = {rule for rule, pattern in CREDENTIALS if pattern.search(data)}
     if url_credentials(data):
         hits.add("url-credentials")
+    if basic_auth(value):
+        hits.add("basic-auth")
     return hits
+
+
+BASE64_VALUE = re.compile(r"^[A-Za-z0-9+/]{8,}={0,2}$")
+
+
+def basic_auth(value: str) -> bool:
+    """A base64 `user:password` (an HTTP Basic credential, as in NEXUS_AUTH=dXNlcjpwYXNz): decodes to printable
+    ASCII with one colon between two non-empty parts."""
+    v = value.strip().strip("'\"").removeprefix("Basic ").strip()
+    if not BASE64_VALUE.match(v) or len(v) % 4:
+        return False
+    try:
+        text = binascii.a2b_base64(v).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    user, sep, password = text.partition(":")
+    return bool(sep and user and password and text.isprintable() and " " not in user and len(password) >= 3)
 
 
 def shannon_entropy(text: str) -> float:

@@ -24,6 +24,7 @@ from typing import IO
 from ngc_paddle.errors import ToolchainError
 
 ENSURE_ENGINE = Path(__file__).resolve().parents[1] / "toolchain" / "ensure-engine.sh"
+ENSURE_REGISTRY = ENSURE_ENGINE.with_name("ensure-registry.sh")
 # NGC's recommended flags for GPU containers: every GPU, the host's IPC namespace (NCCL, DataLoader
 # workers need more than 64 MB of /dev/shm), unlimited locked memory, a 64 MB stack.
 GPU_FLAGS = ("--gpus", "all", "--ipc=host", "--ulimit", "memlock=-1", "--ulimit", "stack=67108864")
@@ -108,6 +109,18 @@ def remove_instance(name: str) -> None:
     shutil.rmtree(INSTANCE_DATA / name, ignore_errors=True)
     shutil.rmtree(INSTANCE_SOCKETS / name, ignore_errors=True)
     (INSTANCE_SOCKETS / f"{name}.sock").unlink(missing_ok=True)
+
+
+def ensure_registry(registry: str) -> None:
+    """Start a local registry when `registry` is one on this host (127.0.0.1:PORT; toolchain/ensure-registry.sh,
+    idempotent); a remote one is the caller's to run."""
+    host, _, port = registry.partition(":")
+    if host != "127.0.0.1":
+        return
+    proc = subprocess.run(["bash", str(ENSURE_REGISTRY)], env={**os.environ, "REGISTRY_PORT": port or "5000"},
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ToolchainError((proc.stderr.strip().splitlines() or ["registry failed"])[-1].removeprefix("error: "))
 
 
 # ---- images ------------------------------------------------------------------------------------------------

@@ -28,7 +28,15 @@ def ensure_folder(folder: Path, stop: Path | None = None) -> Path:
                                  "written through symlinks")
         if stop is None:
             break
-    folder.mkdir(parents=True, exist_ok=True)
+    blocker = next((part for part in chain if part.exists() and not part.is_dir()), None)
+    if blocker is not None:
+        what = "is a file" if blocker == folder else f"lies under {blocker}, which is a file"
+        raise NgcPaddleError(f"{folder}: (folder): {what}, not a folder; fix: name a folder for the outputs")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NgcPaddleError(f"{folder}: (folder): cannot be made ({exc.strerror}); fix: name a folder you can "
+                             "write") from None
     return folder
 
 
@@ -45,8 +53,16 @@ class Staged:
         self._pending: list[tuple[Path, Path]] = []
 
     def path(self, final: Path) -> Path:
-        """A new temporary file beside `final` to write into; it becomes `final` on commit."""
-        fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+        """A new temporary file beside `final` to write into; it becomes `final` on commit. An output that is a
+        folder, or whose parent is not one, is bad input (one line), found before anything is written."""
+        if final.is_dir() and not final.is_symlink():
+            raise NgcPaddleError(f"{final}: (file): is a folder, where an output file goes; fix: remove or rename "
+                                 "the folder, or write the outputs elsewhere")
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+        except OSError as exc:
+            raise NgcPaddleError(f"{final}: (file): cannot be written in {final.parent} ({exc.strerror}); fix: "
+                                 "name a folder you can write for the outputs") from None
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
         os.close(fd)
         self._pending.append((Path(tmp), final))

@@ -146,7 +146,7 @@ def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, st
     locks = flavor_locks(manifest, root / "releases", built)
     text = definition_text(bake_definition(manifest, base_images, locks, labels, cache))
     ensure_folder(bake_file.parent, stop=root)
-    if bake_file.is_symlink() or not bake_file.exists() or bake_file.read_text() != text:
+    if bake_file.is_symlink() or not bake_file.is_file() or bake_file.read_text() != text:
         with outputs.staged() as stage:
             stage.write_text(bake_file, text)
     return bake_file

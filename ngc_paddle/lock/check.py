@@ -5,6 +5,7 @@ pins. The lock records the part of the manifest it was made from (`inputs`); any
 line naming the lock file, the field and both values, with the fix (run `ngc-paddle lock` again).
 """
 
+import re
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -50,12 +51,53 @@ def mismatch(manifest: Manifest, flavor_name: str, lock: Lock) -> str | None:
     for field in ("python", "platform", "suite", "base_image", "dependency_source", "apt_packages"):
         if getattr(want, field) != getattr(have, field):
             return f"inputs.{field}: the manifest says {getattr(want, field)}, the lock {getattr(have, field)}"
+    problem = _entries_fit(manifest, flavor_name, lock)
+    if problem:
+        return problem
     by_name = {entry.name: entry for entry in lock.pip}
     for name, comp in want.components.items():  # the entries themselves must carry the pins too
         entry = by_name.get(canonicalize_name(comp.package))
         if entry is None or entry.version != comp.version or entry.source != comp.source or entry.component != name:
             return f"pip.{canonicalize_name(comp.package)}: does not install component {name} " \
                    f"({comp.package}=={comp.version} from {comp.source})"
+    return None
+
+
+CUDA_MAJOR = re.compile(r"-cu([0-9]{2})$|cuda([0-9]{2})[0-9]?$")  # nvidia-cublas-cu12, nvidia-dali-cuda120
+GPU_BUILDS = {"paddlepaddle-gpu", "onnxruntime-gpu"}
+
+
+def _cuda_majors(manifest: Manifest, flavor_name: str) -> set[str]:
+    """The CUDA majors a flavor's wheels may be built for: its CUDA, and that of a component built for one (the
+    cpu flavor's DALI is nvidia-dali-cuda120, whose CUDA 12 wheels it installs)."""
+    flavor = manifest.flavors[flavor_name]
+    majors = {flavor.cuda.version.split(".")[0]} if flavor.cuda else set()
+    for comp in flavor.components.values():
+        match = CUDA_MAJOR.search(canonicalize_name(str(comp.package or "")))
+        if match:
+            majors.add(match.group(1) or match.group(2))
+    return majors
+
+
+def _entries_fit(manifest: Manifest, flavor_name: str, lock: Lock) -> str | None:
+    """Each pip entry within what the manifest allows: a source it names, a layer the flavor has, a component it
+    pins (or none), and no CUDA wheel in a flavor without CUDA."""
+    flavor = manifest.flavors[flavor_name]
+    majors = _cuda_majors(manifest, flavor_name)
+    for entry in lock.pip:
+        where = f"pip.{entry.name}"
+        if entry.source not in manifest.sources:
+            return f"{where}.source: {entry.source!r} is not a source of the manifest ({', '.join(manifest.sources)})"
+        if manifest.sources[entry.source].kind not in ("pip-index", "wheel-dir"):
+            return f"{where}.source: {entry.source!r} is a {manifest.sources[entry.source].kind} source, not a pip one"
+        if entry.layer not in flavor.layers:
+            return f"{where}.layer: {entry.layer!r} is not a layer of flavor {flavor_name} ({', '.join(flavor.layers)})"
+        if entry.component is not None and entry.component not in flavor.components:
+            return f"{where}.component: {entry.component!r} is not a component of flavor {flavor_name}"
+        cuda = CUDA_MAJOR.search(entry.name)
+        if (cuda and (cuda.group(1) or cuda.group(2)) not in majors) or (entry.name in GPU_BUILDS and not flavor.cuda):
+            return (f"{where}: a CUDA {cuda.group(1) or cuda.group(2) if cuda else ''} wheel in flavor {flavor_name}, "
+                    f"which needs {'CUDA ' + ', '.join(sorted(majors)) if majors else 'no CUDA'}")
     return None
 
 

@@ -9,12 +9,13 @@ diffs line by line (one entry per distribution) and needs no anchors.
 """
 
 import re
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Annotated, Literal
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
@@ -43,7 +44,22 @@ Pep440 = Annotated[str, AfterValidator(_pep440)]
 DebianVersion = Annotated[str, AfterValidator(lambda v: check(v, DEBIAN_VERSION_RE, "a Debian version"))]
 Name = Annotated[str, AfterValidator(lambda v: check(v, NAME_RE, "a name of lower-case letters, digits and '-'"))]
 WheelFile = Annotated[str, AfterValidator(lambda v: check(v, WHEEL_RE, "a wheel file name"))]
-ReleaseDate = Annotated[str, AfterValidator(lambda v: check(v, DATE_RE, "a Release file date"))]
+def _release_date(value: str) -> str:
+    check(value, DATE_RE, "a Release file date")
+    try:
+        parsedate_to_datetime(value)  # what layer_args reads it with (SOURCE_DATE_EPOCH)
+    except (TypeError, ValueError, IndexError):
+        raise ValueError(f"{value[:60]!r} is not an RFC 2822 date (e.g. Sat, 11 Jul 2026 10:16:37 UTC)") from None
+    return value
+
+
+def _lock_version(value: object) -> object:
+    if type(value) is not int:  # True == 1 and 1.0 == 1, but neither is a lock version
+        raise ValueError(f"lock_version must be the integer {LOCK_VERSION}, not {value!r}")
+    return value
+
+
+ReleaseDate = Annotated[str, AfterValidator(_release_date)]
 
 
 class Strict(BaseModel):
@@ -117,7 +133,8 @@ class Inputs(Strict):
 
 
 class Lock(Strict):
-    lock_version: Literal[2]  # 2: pip, setuptools and wheel are locked entries (no venv seeds from Debian)
+    # 2: pip, setuptools and wheel are locked entries (no venv seeds from Debian)
+    lock_version: Annotated[Literal[2], BeforeValidator(_lock_version)]
     release: str
     flavor: Name
     generated_by: Text  # the command that wrote it

@@ -16,6 +16,9 @@ from ngc_paddle.manifest.schema import RELEASE_RE, Manifest
 
 RELEASES_DIR = Path("releases")
 MAX_MANIFEST_BYTES = 1024 * 1024  # a manifest is a few kB; also bounds `release new`, which reloads it per proposal
+# Values after expanding its aliases: 26.12 (three flavors sharing two anchors) expands to about 1,000; many
+# aliases of aliases would make every reload of `release new` validate millions (it hung past 20 s).
+MAX_MANIFEST_VALUES = 20_000
 
 
 def find_manifest(release: str, releases_dir: Path = RELEASES_DIR) -> Path:
@@ -42,7 +45,7 @@ def latest_release(releases_dir: Path = RELEASES_DIR) -> str:
 
 def load_manifest(path: Path) -> Manifest:
     """Parse, validate and consistency-check one manifest file."""
-    data = bounded_read.load_yaml(path, ManifestError, MAX_MANIFEST_BYTES)
+    data = bounded_read.load_yaml(path, ManifestError, MAX_MANIFEST_BYTES, MAX_MANIFEST_VALUES)
     if not isinstance(data, dict):
         raise ManifestError(f"{path}: (top level): the manifest must be a mapping of keys; fix: see releases/README.md")
     # Top-level `x-*` keys only hold YAML anchors shared by flavors (as in Compose files).

@@ -161,6 +161,24 @@ class Flavor(Strict):
         return layers
 
 
+class RuntimeUser(Strict):
+    """Who the release's images run as (their USER): the scan gate blocks an image whose USER differs. Root is
+    allowed only with the reason, which the release notes print."""
+
+    name: Annotated[str, AfterValidator(lambda v: check(v, re.compile(r"[a-z_][a-z0-9_-]{0,31}"), "a user name"))]
+    uid: Annotated[int, Field(ge=0, le=2**31 - 1)]
+    gid: Annotated[int, Field(ge=0, le=2**31 - 1)]
+    root_reason: Text | None = None  # required with uid 0
+
+    @model_validator(mode="after")
+    def _root_says_why(self) -> "RuntimeUser":
+        if self.uid == 0 and not self.root_reason:
+            raise ValueError("uid 0 (root) needs 'root_reason': why this release's images run as root")
+        if self.uid != 0 and self.root_reason:
+            raise ValueError(f"root_reason is for uid 0, not uid {self.uid}")
+        return self
+
+
 class Manifest(Strict):
     """A monthly release: its id, package sources and flavors."""
 
@@ -169,6 +187,8 @@ class Manifest(Strict):
     image: ImageName = "ngc-paddle"
     default_flavor: Name
     dependency_source: Name = "pypi"  # pip index for dependencies the manifest does not pin
+    # Who the images run as; None (older manifests): any non-root user, the gate refuses root.
+    user: RuntimeUser | None = None
     sources: dict[Name, Source]
     flavors: dict[Name, Flavor]
 

@@ -23,6 +23,7 @@ from ngc_paddle.fields import Token
 from ngc_paddle.release.fleet.cells import Cell
 
 MAX_STATE_BYTES = 4 * 1024 * 1024  # a few kB per release
+MAX_DETAIL = 20_000  # characters of a stage's detail or evidence: the reader's limit, which the writer keeps too
 Stage = Literal["build", "candidate", "validate", "bench", "gates", "scan", "month-over-month", "push"]
 Status = Literal["passed", "failed", "not proven", "accepted unproven"]
 
@@ -44,9 +45,9 @@ class StageEntry(BaseModel):
 
     key: Annotated[str, Field(max_length=200, pattern=r"^[A-Za-z0-9:]*$")]  # a hash or an image id; "" if none
     status: Status
-    detail: Annotated[str, Field(max_length=20_000)]  # may quote a tool's output, newlines included
+    detail: Annotated[str, Field(max_length=MAX_DETAIL)]  # may quote a tool's output, newlines included
     # gates only: what the gate itself found, before a person's acceptance was added to `detail`
-    evidence: Annotated[str, Field(max_length=20_000)] | None = None
+    evidence: Annotated[str, Field(max_length=MAX_DETAIL)] | None = None
     finished: Annotated[str, Field(max_length=40), AfterValidator(_timestamp)]
     digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None  # candidate and push only
     image_id: Annotated[str, Field(max_length=80, pattern=r"^[A-Za-z0-9:]*$")] | None = None  # the image gated
@@ -71,8 +72,19 @@ def fix(path: Path) -> str:
     return f"delete {path} to start over (every stage then reruns)"
 
 
+def fit(text: str) -> str:
+    """A detail cut to what the reader accepts, saying how much was cut (a month-over-month failure listing
+    hundreds of removed packages would otherwise write a state.json its own reader refuses)."""
+    if len(text) <= MAX_DETAIL:
+        return text
+    keep = MAX_DETAIL - 100
+    return text[:keep] + f" ... ({len(text) - keep} more characters cut; the stage's own report has them all)"
+
+
 def read(path: Path) -> dict[str, Any]:
     """The recorded stages as a plain mapping (flavor -> stage -> entry); {} when there is no file yet."""
+    if path.is_symlink():  # a link (a loop reads as "no file") is never taken as "no state yet", nor written through
+        raise StateError(f"{path}: (file): is a symlink; fix: replace it with the file itself, or {fix(path)}")
     if not path.exists():
         return {}
     try:
@@ -107,7 +119,9 @@ class State:
         return entry if entry and entry.get("key") == key and entry.get("status") in statuses else None
 
     def record(self, flavor: str, stage: str, key: str, status: str, detail: str, **extra) -> dict:
-        entry = {"key": key, "status": status, "detail": detail,
+        if "evidence" in extra and isinstance(extra["evidence"], str):
+            extra = {**extra, "evidence": fit(extra["evidence"])}
+        entry = {"key": key, "status": status, "detail": fit(detail),
                  "finished": datetime.now(UTC).isoformat(timespec="seconds"), **extra}
         with self.lock:
             self.data.setdefault(flavor, {})[stage] = entry

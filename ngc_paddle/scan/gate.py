@@ -20,10 +20,11 @@ from ngc_paddle import outputs
 from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.fields import IMAGE_REF_RE
 from ngc_paddle.flavor import ResolvedFlavor
-from ngc_paddle.scan import freshness, layer_checks, policy, sbom, sources, vulnerabilities
+from ngc_paddle.scan import freshness, image_checks, layer_checks, layer_source, policy, sbom, sources, vulnerabilities
 from ngc_paddle.scan.findings import Finding, dedupe, severity_rank
-from ngc_paddle.scan.inventory import Inventory, wants_content
-from ngc_paddle.scan.saved_image import SavedImage, save
+from ngc_paddle.scan.layer_cache import LayerCache, default_folder
+from ngc_paddle.scan.layer_facts import LayerFacts, scan_layer
+from ngc_paddle.scan.saved_image import Layer
 
 HADOLINT_LEVEL = {"error": "HIGH", "warning": "MEDIUM", "info": "LOW", "style": "LOW"}
 
@@ -79,6 +80,42 @@ def hadolint_findings(root: Path) -> list[Finding]:
     return findings
 
 
+def read_layers(source, cache: LayerCache, say: Callable[[str], None]) -> tuple[list[LayerFacts], list[dict]]:
+    """Each layer's facts: from the per-layer cache by diff id, else read from the image (and cached)."""
+    facts, report = [], []
+    for layer in source.layers:
+        found = cache.get(layer.diff_id)
+        cached = found is not None
+        if found is None:
+            with source.open_layer(layer) as tar:
+                found = scan_layer(layer, tar)
+            cache.put(found)
+        facts.append(found)
+        report.append({"index": layer.index, "name": layer.name, "diff_id": layer.diff_id, "cached": cached,
+                       "entries": found.entries, "bytes": found.size,
+                       "seconds": 0.0 if cached else round(found.seconds, 2)})
+    read = [r for r in report if not r["cached"]]
+    say(f"    {len(report)} layers: {len(read)} read ({sum(r['seconds'] for r in read):.1f} s), "
+        f"{len(report) - len(read)} from the per-layer cache ({cache.folder})")
+    return facts, report
+
+
+def name_trivy_layers(findings: list[Finding], layers: list[Layer]) -> list[Finding]:
+    """trivy names a layer by its diff id: name it as our own findings do ("layer 3 (paddle)")."""
+    by_prefix = {layer.diff_id[:19]: layer.where for layer in layers if layer.diff_id}
+    for f in findings:
+        if f.location.startswith("layer sha256:"):
+            f.location = by_prefix.get(f.location.removeprefix("layer "), f.location)
+    return findings
+
+
+def secret_scan(scanned: str) -> dict:
+    """Whether trivy's secret scanner ran beside our own rules: without it the secret part is NOT RUN."""
+    if "secret" in scanned.split("+"):
+        return {"status": "scanned", "detail": f"trivy ({scanned}) and the gate's own rules"}
+    return {"status": "NOT RUN", "detail": f"{scanned}; only the gate's own rules ran"}
+
+
 def _timed(timings: dict[str, float], phase: str, work: Callable, *args):
     """Run one phase and record its wall time (phases running in a pool thread are timed there)."""
     mark = time.perf_counter()
@@ -110,26 +147,24 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
         # nothing replaces the previous outputs unless the whole run succeeds
         hadolint_job = pool.submit(_timed, timings, "hadolint", hadolint_findings, root)
         with tempfile.TemporaryDirectory(prefix="ngc-scan-") as tmp:
-            say(f"==> scan {image}: saving the image")
-            tar = _timed(timings, "save", save, image, Path(tmp) / "image.tar")
-            # One saved archive feeds every scanner. trivy reads it in its own process while this one
-            # walks the layers (two cores busy instead of one after the other); the thread only waits.
+            say(f"==> scan {image}")
+            source, how = _timed(timings, "fetch", layer_source.open_image, image, Path(tmp), say)
+            # trivy reads the same image (the registry reference, or the saved tar) in its own process while
+            # this one reads the layers (two cores busy instead of one after the other); the thread only waits.
             cache = sources.trivy_cache()  # where an air-gapped host keeps a pre-populated database
-            trivy_job = pool.submit(_timed, timings, "trivy", vulnerabilities.run_trivy, tar, cache,
-                                    db_repository, Path(tmp) / "trivy.json")
+            trivy_job = pool.submit(_timed, timings, "trivy", vulnerabilities.run_trivy,
+                                    source.reference or getattr(source, "path", None), cache, db_repository,
+                                    Path(tmp) / "trivy.json")
             mark = time.perf_counter()
-            saved = SavedImage(tar)
-            say(f"    reading {len(saved.layers)} layers")
-            inventory, findings = Inventory(), []
-            want = lambda path, size: wants_content(path, size) or layer_checks.wants_content(path, size)  # noqa: E731
-            checks = layer_checks.LayerScan(rules.setuid_allowed, rules.key_fixtures)
-            for entry in saved.entries(want_content=want):
-                inventory.add(entry)
-                findings += checks.entry(entry)
-            findings += checks.finish()
-            findings += layer_checks.scan_config(saved)
-            packages = inventory.packages()
+            facts, layer_report = read_layers(source, LayerCache(default_folder(root)), say)
             timings["layers"] = time.perf_counter() - mark
+            mark = time.perf_counter()
+            findings = layer_checks.judge(source.layers, facts, rules)
+            findings += layer_checks.scan_config(source, source.layers)
+            whole, inventory = image_checks.check(source.layers, facts, source.config, source.user, root, resolved)
+            findings += whole.findings
+            packages = inventory.packages()
+            timings["checks"] = time.perf_counter() - mark
             mark = time.perf_counter()
             manifest = json.loads(inventory.image_manifest) if inventory.image_manifest else None
             distro = inventory.distro(manifest)
@@ -139,7 +174,7 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             timings["sbom"] = time.perf_counter() - mark
             say(f"    SBOM: {sbom.component_count(staged_sbom)} components -> {sbom_path}")
             mark = time.perf_counter()
-            fresh = freshness.check(packages, saved.config, manifest, root, source_overrides, say=say,
+            fresh = freshness.check(packages, source.config, manifest, root, source_overrides, say=say,
                                     resolved=resolved)
             findings += fresh.findings
             timings["freshness"] = time.perf_counter() - mark
@@ -147,7 +182,7 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             trivy_report, scanned = trivy_job.result()
             timings["trivy_wait"] = time.perf_counter() - mark  # trivy's time beyond the layer walk
             if trivy_report:
-                findings += vulnerabilities.read_trivy(trivy_report)
+                findings += name_trivy_layers(vulnerabilities.read_trivy(trivy_report), source.layers)
                 say(f"    trivy: {scanned} scanners")
             else:
                 say(f"    trivy: {scanned}")
@@ -181,6 +216,10 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             "suppressed": [f.as_dict() for f in decision.suppressed],
             "informational": [f.as_dict() for f in decision.informational],
             "freshness": fresh.as_dict(),
+            "secret_scan": secret_scan(scanned),
+            "lock": {"status": whole.lock_status, "detail": whole.lock_why},
+            "read_from": how,
+            "layers": layer_report,
         }
         timings["report"] = time.perf_counter() - mark
         timings["total"] = time.perf_counter() - start
@@ -205,6 +244,12 @@ def not_run_parts(report: dict) -> list[str]:
     """What the verdict could not rest on, a line each: the vulnerability part (no consulted source, no
     waiver) and the freshness part (an archive or index that could not be read)."""
     parts = [not_run_line(report)] if report["vulnerabilities"]["status"] == "NOT RUN" else []
+    secrets = report.get("secret_scan") or {}
+    if secrets.get("status") == "NOT RUN":
+        parts.append(f"secrets: NOT RUN ({secrets['detail']})")
+    lock = report.get("lock") or {}
+    if lock.get("status") == "NOT RUN":
+        parts.append(f"lock: NOT RUN (the image was not compared with a lock: {lock.get('detail')})")
     fresh = (report.get("freshness") or {}).get("not_run") or {}
     if fresh:
         parts.append("freshness: NOT RUN (" + "; ".join(f"{part}: {why}" for part, why in sorted(fresh.items())) + ")")

@@ -84,6 +84,18 @@ class Inventory:
         else the release manifest it carries."""
         return from_os_release(self.os_release()) or from_image_manifest(manifest)
 
+    def conffiles(self) -> dict[str, str]:
+        """/path -> md5 of every configuration file dpkg installed (the Conffiles of its status; they are not
+        in the md5sums files)."""
+        status = self.files.get(DPKG_STATUS)
+        found = {}
+        for paragraph in _installed(status) if status else []:
+            for line in paragraph.get("Conffiles", "").splitlines():
+                parts = line.split()
+                if len(parts) >= 2 and parts[0].startswith("/") and len(parts[1]) == 32:
+                    found[parts[0]] = parts[1]
+        return found
+
     def packages(self) -> list[Package]:
         status = self.files.get(DPKG_STATUS)
         found = _dpkg(status, self.statuses) if status else []
@@ -97,15 +109,17 @@ def _installed(entry: Entry) -> list[Deb822]:
 
 
 def _dpkg(status: Entry, statuses: list[Entry]) -> list[Package]:
-    # The layer whose dpkg status first lists a package as installed is the layer that installed it.
-    first_layer: dict[str, str] = {}
+    # The layer whose dpkg status first lists a package at its current version is the layer that installed that
+    # version (an upgrade or a downgrade in a later layer belongs to that layer, not to the base).
+    first_layer: dict[tuple[str, str], str] = {}
     for entry in statuses:
         for paragraph in _installed(entry):
-            first_layer.setdefault(paragraph["Package"], entry.layer.name)
+            first_layer.setdefault((paragraph["Package"], paragraph.get("Version", "")), entry.layer.name)
     packages = []
     for p in _installed(status):
         name = p["Package"]
-        packages.append(Package("deb", name, p.get("Version", ""), first_layer.get(name, status.layer.name),
+        packages.append(Package("deb", name, p.get("Version", ""),
+                                first_layer.get((name, p.get("Version", "")), status.layer.name),
                                 arch=p.get("Architecture", ""),
                                 extra={"source": p.get("Source", name).split(" ")[0]}))
     return packages

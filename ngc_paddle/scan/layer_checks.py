@@ -6,161 +6,174 @@ file scanners do not read as a whole. What counts as a key or a credential is ng
 shared with the in-image hygiene checks; what is allowed (setuid paths, key fixtures) is the policy.
 """
 
-import hashlib
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from ngc_common import credential_files
 from ngc_common import secret_patterns as patterns
+from ngc_paddle.scan import capabilities
 from ngc_paddle.scan.findings import Finding
-from ngc_paddle.scan.saved_image import Entry, SavedImage, split_build_args
+from ngc_paddle.scan.layer_facts import LayerFacts
+from ngc_paddle.scan.policy import Policy
+from ngc_paddle.scan.saved_image import ImageConfig, Layer, split_build_args
 
 MD5SUMS_DIR = "/var/lib/dpkg/info/"
-TITLES = {"private-key": "private key in a layer", "url-credentials": "user:password@ URL in a configuration file"}
+TITLES = {"private-key": "private key in a layer", "url-credentials": "user:password@ URL in a configuration file",
+          "basic-auth": "a base64 user:password (HTTP Basic credential)"}
+FILE_RULES = {rule for _pattern, rule, _holds in credential_files.RULES}
 
 
 def wants_content(path: str, size: int) -> bool:
-    """Every regular file is read: small ones whole, larger ones streamed in chunks (see scan_entry)."""
+    """Every regular file is read: small ones whole, larger ones streamed in chunks (see layer_facts)."""
     return True
 
 
 @dataclass
-class _Setuid:
+class _Allowed:
     path: str
-    bit: str
+    what: str  # setuid | setgid | capability
     md5: str
     where: str
     layer: int
 
 
-@dataclass
-class LayerScan:
-    """The checks over the stream of layer entries; `finish()` adds what needs the whole image (dpkg's md5sums)."""
-
-    setuid_allowed: set[str]
-    key_fixtures: dict[str, str] = field(default_factory=dict)  # sha256 of a key block -> why it may ship
-    # Each dpkg md5sums file as each layer left it (layer index -> path -> content): a setuid file is judged by
-    # what dpkg recorded as of its own layer, since a package upgraded in a later layer (the os layer applies
-    # -security on top of the base) records the new file's sums while the lower layer keeps the old file.
-    md5sums: dict[int, dict[str, bytes]] = field(default_factory=dict)
-    allowed_setuid: list[_Setuid] = field(default_factory=list)
-
-    def entry(self, e: Entry) -> list[Finding]:
-        findings: list[Finding] = []
-        where = f"layer {e.layer.index} ({e.layer.name})"
-        if e.type == "file":
-            special = e.mode & (stat.S_ISUID | stat.S_ISGID)
-            hits, keys, md5 = self._content(e, want_md5=bool(special))
-            if special:
-                bit = "setuid" if e.mode & stat.S_ISUID else "setgid"
-                if e.path not in self.setuid_allowed:
-                    findings.append(Finding("setuid", f"{bit}-file", "HIGH", f"{bit} file not in the allowlist",
-                                            package=e.path, location=where, source="layers"))
-                else:
-                    self.allowed_setuid.append(_Setuid(e.path, bit, md5 or "", where, e.layer.index))
-            if e.path.startswith(MD5SUMS_DIR) and e.path.endswith(".md5sums") and e.content is not None:
-                self.md5sums.setdefault(e.layer.index, {})[e.path] = e.content
-            for rule in sorted(hits):
-                fixture = patterns.is_fixture(keys, self.key_fixtures) if rule == "private-key" else None
-                if fixture:
-                    findings.append(Finding("key-fixture", "private-key-fixture", "LOW",
-                                            f"known test key shipped by a package: {fixture}",
-                                            package=e.path, location=where, source="layers"))
-                    continue
-                kind = "private-key" if rule == "private-key" else "credential"
-                findings.append(Finding(kind, rule, "CRITICAL", TITLES.get(rule, f"{rule} in a layer"),
-                                        package=e.path, location=where, source="layers"))
-            if e.mode & stat.S_IWOTH:
-                findings.append(Finding("world-writable", "world-writable-file", "HIGH", "world-writable file",
-                                        package=e.path, location=where, source="layers"))
-        elif e.type == "dir" and e.mode & stat.S_IWOTH and not e.mode & stat.S_ISVTX:
-            # CIS Docker/Linux benchmarks: every world-writable folder carries the sticky bit (/tmp, /workspace).
-            findings.append(Finding("world-writable", "world-writable-dir", "HIGH",
-                                    "world-writable folder without the sticky bit", package=e.path,
-                                    location=where, source="layers"))
-        return findings
-
-    @staticmethod
-    def _content(e: Entry, want_md5: bool) -> tuple[set[str], set[str], str | None]:
-        """Rule hits, the digests of the private-key blocks found (for key_fixtures) and the md5 (setuid files,
-        for dpkg); small files are in memory, larger ones are read in chunks."""
-        if e.content is not None:
-            hits = patterns.content_hits(e.content, e.path)
-            keys = patterns.key_digests(e.content) if "private-key" in hits else set()
-            return hits, keys, hashlib.md5(e.content).hexdigest() if want_md5 else None
-        if e.stream is None:
-            return set(), set(), None
-        scan = patterns.StreamScan(e.path, ("md5",) if want_md5 else ())
-        while chunk := e.stream.read(patterns.CHUNK):
-            scan.feed(chunk)
-        return scan.hits, scan.keys, scan.digest("md5") if want_md5 else None
-
-    def finish(self) -> list[Finding]:
-        """An allowed setuid path must hold the file its Debian package installed, unmodified (dpkg's md5sums):
-        a setuid copy of /bin/bash over /usr/bin/su is not su. Each file is compared with the sums dpkg had
-        recorded as of its own layer (the newest md5sums file at or below it)."""
-        findings = []
-        for s in self.allowed_setuid:
-            files: dict[str, bytes] = {}
-            for index in sorted(i for i in self.md5sums if i <= s.layer):
-                files.update(self.md5sums[index])
-            recorded: dict[str, str] = {}
-            for content in files.values():
-                recorded.update(patterns.parse_md5sums(content))
-            expected = next((recorded[n] for n in patterns.dpkg_names(s.path) if n in recorded), None)
-            if expected == s.md5:
-                continue
-            why = ("no Debian package installed this file (no dpkg md5sums entry)" if expected is None else
-                   f"differs from the file its package installed (md5 {s.md5[:12]}, dpkg recorded {expected[:12]})")
-            findings.append(Finding("setuid", f"{s.bit}-file-modified", "CRITICAL",
-                                    f"{s.bit} file at an allowlisted path {why}", package=s.path, location=s.where,
-                                    source="layers"))
-        return findings
+def _rule_findings(path: str, rule: str, keys: list[str], where: str, rules: Policy) -> Finding:
+    if rule == "private-key":
+        fixture = patterns.is_fixture(set(keys), rules.key_fixtures)
+        if fixture:
+            return Finding("key-fixture", "private-key-fixture", "LOW",
+                           f"known test key shipped by a package: {fixture}", package=path, location=where,
+                           source="layers")
+        return Finding("private-key", rule, "CRITICAL", TITLES["private-key"], package=path, location=where,
+                       source="layers")
+    title = TITLES.get(rule) or (f"{rule}: a credential file holding a secret" if rule in FILE_RULES
+                                 else f"{rule} in a layer")
+    return Finding("credential", rule, "CRITICAL", title, package=path, location=where, source="layers")
 
 
-def scan_entry(e: Entry, setuid_allowed: set[str]) -> list[Finding]:
-    """Findings of one entry alone (no dpkg comparison); LayerScan is what the gate uses."""
-    return LayerScan(setuid_allowed).entry(e)
+def judge(layers: list[Layer], facts: list[LayerFacts], rules: Policy) -> list[Finding]:
+    """The findings of every layer's facts under the policy: keys and credentials (in archives too), setuid and
+    capability files (outside the allowlist, or not the file dpkg installed), world-writable entries, archive
+    bombs. A layer's own findings stand even when a later layer deletes the file: it is still in the image."""
+    findings: list[Finding] = []
+    md5sums: dict[int, dict[str, bytes]] = {}
+    allowed: list[_Allowed] = []
+    for layer, f in zip(layers, facts, strict=True):
+        where = layer.where
+        md5sums[layer.index] = {p: c for p in f.files if p.startswith(MD5SUMS_DIR) and p.endswith(".md5sums")
+                                if (c := f.content(p)) is not None}
+        findings += [_rule_findings(path, rule, keys, where, rules) for path, rule, keys in f.hits]
+        for s in f.special:
+            findings += _special(s, where, layer.index, rules, allowed)
+        for a in f.archives:
+            if a["bomb"]:
+                findings.append(Finding("archive", "archive-bomb", "HIGH",
+                                        f"archive past the gate's bounds: {a['bomb']}", package=a["path"],
+                                        location=where, source="layers"))
+            if a["unreadable"]:
+                findings.append(Finding("archive-unread", "archive-unreadable", "LOW",
+                                        "could not be searched: " + "; ".join(a["unreadable"][:3]),
+                                        package=a["path"], location=where, source="layers"))
+    return findings + _modified(allowed, md5sums)
+
+
+def _special(s: dict, where: str, index: int, rules: Policy, allowed: list[_Allowed]) -> list[Finding]:
+    path, mode = s["path"], s["mode"]
+    if s["type"] == "dir":
+        # CIS Docker/Linux benchmarks: every world-writable folder carries the sticky bit (/tmp, /workspace).
+        return [Finding("world-writable", "world-writable-dir", "HIGH", "world-writable folder without the sticky bit",
+                        package=path, location=where, source="layers")]
+    found = []
+    if mode & (stat.S_ISUID | stat.S_ISGID):
+        bit = "setuid" if mode & stat.S_ISUID else "setgid"
+        if path not in rules.setuid_allowed:
+            found.append(Finding("setuid", f"{bit}-file", "HIGH", f"{bit} file not in the allowlist", package=path,
+                                 location=where, source="layers"))
+        else:
+            allowed.append(_Allowed(path, bit, s["md5"], where, index))
+    if s["caps"]:
+        names, effective = capabilities.decode(bytes.fromhex(s["caps"]))
+        shown = ",".join(names) + ("=ep" if effective else "=p")
+        permitted = rules.capabilities_allowed.get(path)
+        if permitted is None or not set(names) <= permitted:
+            why = "not in the allowlist" if permitted is None else f"beyond the allowed {','.join(sorted(permitted))}"
+            found.append(Finding("capability", "file-capability", "CRITICAL", f"file capabilities {shown} {why}",
+                                 package=path, installed=shown, location=where, source="layers"))
+        else:
+            allowed.append(_Allowed(path, "capability", s["md5"], where, index))
+    if mode & stat.S_IWOTH:
+        found.append(Finding("world-writable", "world-writable-file", "HIGH", "world-writable file", package=path,
+                             location=where, source="layers"))
+    return found
+
+
+def _modified(allowed: list[_Allowed], md5sums: dict[int, dict[str, bytes]]) -> list[Finding]:
+    """An allowed setuid or capability path must hold the file its Debian package installed, unmodified (dpkg's
+    md5sums): a setuid copy of /bin/bash over /usr/bin/su is not su. Each file is compared with the sums dpkg
+    had recorded as of its own layer (the newest md5sums file at or below it): a package upgraded in a later
+    layer records the new file's sums while the lower layer keeps the old file."""
+    findings = []
+    for s in allowed:
+        files: dict[str, bytes] = {}
+        for index in sorted(i for i in md5sums if i <= s.layer):
+            files.update(md5sums[index])
+        recorded: dict[str, str] = {}
+        for content in files.values():
+            recorded.update(patterns.parse_md5sums(content))
+        expected = next((recorded[n] for n in patterns.dpkg_names(s.path) if n in recorded), None)
+        if expected == s.md5:
+            continue
+        why = ("no Debian package installed this file (no dpkg md5sums entry)" if expected is None else
+               f"differs from the file its package installed (md5 {s.md5[:12]}, dpkg recorded {expected[:12]})")
+        kind, rule = ("capability", "file-capability-modified") if s.what == "capability" else \
+            ("setuid", f"{s.what}-file-modified")
+        findings.append(Finding(kind, rule, "CRITICAL", f"{s.what} file at an allowlisted path {why}",
+                                package=s.path, location=s.where, source="layers"))
+    return findings
 
 
 def _secret_value(value: str) -> bool:
     return bool(value) and not patterns.SECRET_REFERENCE.match(value)
 
 
-def scan_config(image: SavedImage) -> list[Finding]:
+def scan_config(image: ImageConfig, layers: list[Layer]) -> list[Finding]:
+    """Secrets in the image config: ENV and build arguments with a secret-like name and a value (whatever its
+    length), credentials and token-shaped values in ENV, labels, build arguments and RUN lines."""
     findings = []
     for name, value in image.env.items():
-        where = f"image config: Env {name}"
-        if patterns.SECRET_NAME.search(name) and _secret_value(value):
-            findings.append(Finding("secret", "secret-in-env", "CRITICAL", f"ENV {name} carries a value",
-                                    package=name, location=where, source="config"))
-            continue
-        rules = patterns.value_hits(value)
-        for rule in sorted(rules):
-            findings.append(Finding("credential", rule, "CRITICAL", f"{rule} in ENV {name}", package=name,
-                                    location=where, source="config"))
-        if not rules and patterns.looks_like_token(value):
-            findings.append(Finding("secret", "token-in-env", "CRITICAL",
-                                    f"ENV {name} holds a long random value (a token?)", package=name,
-                                    location=where, source="config"))
+        findings += _named_value("Env", name, value, f"image config: Env {name}", "CRITICAL")
     for name, value in image.labels.items():
-        if patterns.SECRET_NAME.search(name) and _secret_value(value):
+        where = f"image config: Labels {name}"
+        if patterns.LABEL_SECRET_NAME.search(name) and _secret_value(value):
             findings.append(Finding("secret", "secret-in-label", "CRITICAL", f"label {name} carries a value",
-                                    package=name, location=f"image config: Labels {name}", source="config"))
+                                    package=name, location=where, source="config"))
         for rule in sorted(patterns.value_hits(value)):
             findings.append(Finding("credential", rule, "CRITICAL", f"{rule} in label {name}", package=name,
-                                    location=f"image config: Labels {name}", source="config"))
-    for layer in image.layers:
+                                    location=where, source="config"))
+    for layer in layers:
         args, _command = split_build_args(layer.created_by)
-        where = f"history of layer {layer.index} ({layer.name})"
+        where = f"history of {layer.where}"
         for name, value in args:
-            if patterns.SECRET_NAME.search(name) and name != "LAYER_SPEC" and _secret_value(value):
-                findings.append(Finding("secret", "secret-in-build-args", "HIGH",
-                                        f"build argument {name} is recorded in the image history",
-                                        package=name, location=where, source="config"))
-        for rule in sorted(patterns.value_hits(layer.created_by)):
+            if name != "LAYER_SPEC":
+                findings += _named_value("build argument", name, value, where, "HIGH")
+        for rule in sorted(patterns.value_hits(layer.created_by) - {"basic-auth"}):
             findings.append(Finding("credential", rule, "CRITICAL", f"{rule} in the image history",
                                     package=f"layer {layer.index}", location=where, source="config"))
-    if image.user.split(":")[0] in ("", "root", "0"):
-        findings.append(Finding("user", "runs-as-root", "LOW", "the image's USER is root", package=image.user,
-                                location="image config: User", source="config"))
     return findings
+
+
+def _named_value(what: str, name: str, value: str, where: str, severity: str) -> list[Finding]:
+    """One ENV or build argument: a secret-like name with a value blocks whatever the value; any name with a
+    credential or a token-shaped value too."""
+    rule_id = "secret-in-env" if what == "Env" else "secret-in-build-args"
+    if patterns.SECRET_NAME.search(name) and _secret_value(value):
+        return [Finding("secret", rule_id, severity, f"{'ENV' if what == 'Env' else what} {name} carries a value"
+                        + (" recorded in the image history" if what != "Env" else ""),
+                        package=name, location=where, source="config")]
+    found = [Finding("credential", rule, "CRITICAL", f"{rule} in {what} {name}", package=name, location=where,
+                     source="config") for rule in sorted(patterns.value_hits(value))]
+    if not found and patterns.looks_like_token(value):
+        token_id = "token-in-env" if what == "Env" else "token-in-build-args"
+        found.append(Finding("secret", token_id, "CRITICAL", f"{what} {name} holds a long random value (a token?)",
+                             package=name, location=where, source="config"))
+    return found

@@ -9,11 +9,14 @@ One bad member stops the import with one line naming it, and nothing is written:
 staged in a new folder beside the target and replace the ecosystem's folder only when all passed.
 """
 
+import os
 import re
 import shutil
+import stat
 import tempfile
 import urllib.request
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +36,7 @@ MAX_TOTAL_BYTES = 4 * 1024 * 1024 * 1024
 MAX_ZIP_BYTES = 2 * 1024 * 1024 * 1024
 MAX_RATIO = 200  # JSON compresses ~10x; far more is a zip bomb
 _RECORDS = RootModel[list[OsvAdvisory]]
+UNREADABLE = (zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError, OSError, ValueError)
 
 
 class OsvImportError(NgcPaddleError):
@@ -96,8 +100,18 @@ def import_zip(source: str, ecosystem: str, into: Path, say=print) -> Imported:
     with tempfile.TemporaryDirectory(prefix=".osv-import-", dir=into) as tmp:
         zip_path = fetch(source, Path(tmp))
         try:
+            st = os.stat(zip_path)  # a FIFO or a device would block zipfile for ever: refused before it opens
+        except OSError as exc:
+            raise OsvImportError(f"{zip_path}: (file): cannot be read ({exc.strerror}); fix: give the path of OSV's "
+                                 "all.zip") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise OsvImportError(f"{zip_path}: (file): not a regular file; fix: give the path of OSV's all.zip")
+        if st.st_size > MAX_ZIP_BYTES:
+            raise OsvImportError(f"{zip_path}: (file): {st.st_size} bytes, more than {MAX_ZIP_BYTES}; fix: give "
+                                 "OSV's per-ecosystem all.zip")
+        try:
             archive = zipfile.ZipFile(zip_path)
-        except (OSError, zipfile.BadZipFile) as exc:
+        except (OSError, zipfile.BadZipFile, ValueError, EOFError) as exc:
             raise OsvImportError(f"{zip_path}: (file): not a readable zip ({exc}); "
                                "fix: give OSV's per-ecosystem all.zip") from None
         with archive:
@@ -117,9 +131,22 @@ def import_zip(source: str, ecosystem: str, into: Path, say=print) -> Imported:
                 if info.is_dir():
                     continue
                 target = stage / info.filename
-                with archive.open(info) as src, target.open("wb") as out:
-                    out.write(src.read(MAX_MEMBER_BYTES + 1))
-                data = bounded_read.load_json(target, OsvImportError, MAX_MEMBER_BYTES)
+                try:
+                    with archive.open(info) as src, target.open("wb") as out:
+                        data = src.read(MAX_MEMBER_BYTES + 1)
+                        if len(data) != info.file_size:  # a size the central directory lies about
+                            raise zipfile.BadZipFile(f"{len(data)} bytes where the archive says {info.file_size}")
+                        out.write(data)
+                except UNREADABLE as exc:  # bad CRC, corrupt deflate, encrypted, unknown compression, lying sizes
+                    why = f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}"
+                    raise OsvImportError(f"{zip_path}: {info.filename}: cannot be read ({why}); fix: download the "
+                                         "export again") from None
+                try:
+                    data = bounded_read.load_json(target, OsvImportError, MAX_MEMBER_BYTES)
+                except OsvImportError as exc:  # named by the export and its member, not the staged copy
+                    what = str(exc).removeprefix(f"{target}: (file): ").rsplit("; fix: ", 1)[0]
+                    raise OsvImportError(f"{zip_path}: {info.filename}: {what}; fix: download the export "
+                                         "again") from None
                 records = data if isinstance(data, list) else [data]
                 try:
                     _RECORDS.model_validate(records)
@@ -135,6 +162,9 @@ def import_zip(source: str, ecosystem: str, into: Path, say=print) -> Imported:
                 for r in records:
                     if r.get("modified") and (newest is None or timestamp(r["modified"]) > timestamp(newest)):
                         newest = r["modified"]
+        if kept == 0:  # an empty export, or another ecosystem's: the folder we have is better than none
+            raise OsvImportError(f"{zip_path}: (archive): no records of {ecosystem} in it ({skipped} of other "
+                                 f"ecosystems); fix: give the all.zip of {ecosystem} (the existing folder is kept)")
         final = into / folder_name(ecosystem)
         old = Path(tmp) / "previous"
         if final.exists():

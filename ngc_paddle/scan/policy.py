@@ -23,10 +23,11 @@ from ngc_paddle.scan.findings import SEVERITIES, Finding, severity_rank
 
 DEFAULT_POLICY = Path("security/policy.yaml")
 ALWAYS_BLOCK = {"secret", "private-key", "credential", "setuid", "world-writable", "security-update",
-                "yanked"}  # the default of block_on
+                "yanked", "capability", "privilege", "drift", "remote-exec", "archive"}  # the default of block_on
 # Every kind of finding the gate produces (see findings.Finding.kind); `block_on` may only name these.
 FindingKind = Literal["vulnerability", "secret", "private-key", "credential", "setuid", "world-writable", "user",
-                      "dockerfile", "key-fixture", "security-update", "outdated", "yanked"]
+                      "dockerfile", "key-fixture", "security-update", "outdated", "yanked", "capability",
+                      "privilege", "drift", "startup-hook", "remote-exec", "archive", "archive-unread"]
 MAX_POLICY_BYTES = 1024 * 1024
 
 
@@ -60,6 +61,7 @@ class Policy:
     count_unfixed: bool = False
     block_on: set[str] = field(default_factory=lambda: set(ALWAYS_BLOCK))
     setuid_allowed: set[str] = field(default_factory=set)
+    capabilities_allowed: dict[str, set[str]] = field(default_factory=dict)  # path -> capabilities it may hold
     allowlist: list[AllowEntry] = field(default_factory=list)
     key_fixtures: dict[str, str] = field(default_factory=dict)  # sha256 of a key block a package ships -> why
     max_source_age_days: int | None = None
@@ -110,17 +112,29 @@ class _KeyFixtureModel(_Strict):
     reason: Annotated[Text, Field(min_length=1)]
 
 
+class _CapabilityModel(_Strict):
+    """A file that may carry file capabilities (Debian's own, e.g. ping's cap_net_raw): only these, and only as
+    the file its package installed (dpkg's md5sums)."""
+
+    path: Annotated[str, Field(max_length=4096), AfterValidator(_absolute)]
+    capabilities: Annotated[list[Annotated[str, Field(pattern=r"^cap_[a-z_0-9]{1,30}$")]], Field(min_length=1)]
+    reason: Annotated[Text, Field(min_length=1)]
+
+
 class _WaiverModel(_Strict):
     reason: Annotated[Text, Field(min_length=1, max_length=500)]
     expires: Annotated[date, BeforeValidator(_real_date)]
-    ecosystems: list[Literal["debian", "pypi"]] | None = None
+    # An empty list would read as "the default, both": it is refused, the key is left out instead.
+    ecosystems: Annotated[list[Literal["debian", "pypi"]], Field(min_length=1)] | None = None
 
 
 class _PolicyModel(_Strict):
     severity_threshold: Annotated[Literal[SEVERITIES], BeforeValidator(_threshold)] = "HIGH"  # type: ignore[valid-type]
     count_unfixed: bool = False  # strict: "false" is a string, not a boolean
-    block_on: list[FindingKind] | None = None  # strict: a string is not a list of kinds
+    # strict: a string is not a list of kinds; [] would read as "the default kinds": refused, leave the key out
+    block_on: Annotated[list[FindingKind], Field(min_length=1)] | None = None
     setuid_allowed: list[Annotated[str, Field(max_length=4096), AfterValidator(_absolute)]] | None = None
+    capabilities_allowed: list[_CapabilityModel] | None = None
     allowlist: list[_AllowEntryModel] | None = None
     key_fixtures: list[_KeyFixtureModel] | None = None
     max_source_age_days: Annotated[int, Field(ge=1, le=3650)] | None = None
@@ -144,7 +158,8 @@ def load(path: Path) -> Policy:
     entries = [AllowEntry(e.id, e.package, e.justification, e.expires) for e in model.allowlist or []]
     waiver = model.vulnerability_waiver
     return Policy(model.severity_threshold, model.count_unfixed, set(model.block_on or ALWAYS_BLOCK),
-                  set(model.setuid_allowed or []), entries,
+                  set(model.setuid_allowed or []),
+                  {c.path: set(c.capabilities) for c in model.capabilities_allowed or []}, entries,
                   {d: f"{k.reason} ({k.path})" for k in model.key_fixtures or [] for d in k.sha256},
                   model.max_source_age_days,
                   Waiver(waiver.reason, waiver.expires, tuple(waiver.ecosystems or ("debian", "pypi")))

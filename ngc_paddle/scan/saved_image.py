@@ -13,6 +13,7 @@ import re
 import shutil
 import tarfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -27,6 +28,12 @@ class Layer:
     index: int
     name: str  # "base", an ngc-paddle layer (ngc_paddle.layers.LAYER_ORDER), a foreign step or "unknown"
     created_by: str
+    diff_id: str = ""  # sha256:... of the uncompressed layer tar (the image config's rootfs.diff_ids)
+
+    @property
+    def where(self) -> str:
+        """How a finding names the layer that introduced it."""
+        return f"layer {self.index} ({self.name})"
 
 
 @dataclass
@@ -39,6 +46,10 @@ class Entry:
     content: bytes | None  # for small regular files only
     # A larger wanted file: read it in chunks before asking for the next entry (the layer is streamed).
     stream: IO[bytes] | None = None
+    caps: bytes | None = None  # the security.capability extended attribute (a PAX header of the layer tar)
+    uid: int = 0
+    gid: int = 0
+    link: str = ""  # a symlink's or hard link's target
 
     def hides(self, path: str, layer_index: int) -> bool:
         """Whether this whiteout hides `path` as a layer below it had it.
@@ -70,6 +81,8 @@ def save(image: str, target: Path) -> Path:
     return target
 
 
+# How containerd and BuildKit store a file capability in a layer tar (GNU tar and libarchive too).
+CAPABILITY_HEADER = "SCHILY.xattr.security.capability"
 BUILD_ARGS = re.compile(r"^(?:RUN )?\|(\d+) ")
 ARG_NAME = re.compile(r"(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)=")
 SHELL_START = re.compile(r"\s(/\S*/(?:ba|da|z|a)?sh)\s")
@@ -154,23 +167,23 @@ def layer_name(created_by: str) -> str:
     return layer_names([created_by])[0]
 
 
-class SavedImage:
-    def __init__(self, tar_path: Path) -> None:
-        self.path = tar_path
-        try:
-            with tarfile.open(tar_path) as outer:
-                manifest = json.load(outer.extractfile("manifest.json"))[0]
-                self.config = json.load(outer.extractfile(manifest["Config"]))
-        except (tarfile.TarError, KeyError, ValueError, TypeError) as exc:
-            raise NgcPaddleError(f"{tar_path} is not an image saved by docker save ({exc}); "
-                                 "fix: save it again") from exc
-        self.layer_files: list[str] = manifest["Layers"]
-        history = [h for h in self.config.get("history", []) if not h.get("empty_layer")]
-        steps = [h.get("created_by", "") for h in history[: len(self.layer_files)]]
-        self.layers = [Layer(i, name, step) for i, (name, step) in enumerate(zip(layer_names(steps), steps,
-                                                                                  strict=True))]
-        while len(self.layers) < len(self.layer_files):
-            self.layers.append(Layer(len(self.layers), "unknown", ""))
+def image_layers(config: dict, count: int) -> list[Layer]:
+    """The image's `count` layers, bottom first, each named by the history step that made it, with its diff id."""
+    history = [h for h in config.get("history") or [] if isinstance(h, dict) and not h.get("empty_layer")]
+    steps = [str(h.get("created_by", "")) for h in history[:count]]
+    diff_ids = [str(d) for d in (config.get("rootfs") or {}).get("diff_ids") or []]
+    layers = [Layer(i, name, step) for i, (name, step) in enumerate(zip(layer_names(steps), steps, strict=True))]
+    while len(layers) < count:
+        layers.append(Layer(len(layers), "unknown", ""))
+    for layer, diff_id in zip(layers, diff_ids, strict=False):
+        layer.diff_id = diff_id
+    return layers
+
+
+class ImageConfig:
+    """What the image config says: ENV, labels, USER (the gate's config checks read these)."""
+
+    config: dict
 
     @property
     def env(self) -> dict[str, str]:
@@ -185,44 +198,71 @@ class SavedImage:
     def user(self) -> str:
         return self.config.get("config", {}).get("User") or "root"
 
+
+class SavedImage(ImageConfig):
+    reference: str | None = None  # not in a registry: trivy reads the saved tar
+
+    def __init__(self, tar_path: Path) -> None:
+        self.path = tar_path
+        try:
+            with tarfile.open(tar_path) as outer:
+                manifest = json.load(outer.extractfile("manifest.json"))[0]
+                self.config = json.load(outer.extractfile(manifest["Config"]))
+        except (tarfile.TarError, KeyError, ValueError, TypeError) as exc:
+            raise NgcPaddleError(f"{tar_path} is not an image saved by docker save ({exc}); "
+                                 "fix: save it again") from exc
+        self.layer_files: list[str] = manifest["Layers"]
+        self.layers = image_layers(self.config, len(self.layer_files))
+
+    @contextmanager
+    def open_layer(self, layer: Layer) -> Iterator[tarfile.TarFile]:
+        """One layer's tar, read in place inside the saved archive (the containerd image store saves layers
+        gzip-compressed, as it stores them)."""
+        from ngc_paddle.scan.layer_source import layer_tar
+
+        with tarfile.open(self.path) as outer:
+            blob = outer.extractfile(outer.getmember(self.layer_files[layer.index]))
+            with layer_tar(blob, f"{self.path} {layer.where}") as inner:
+                yield inner
+
     def entries(self, content_limit: int = 256 * 1024, want_content=None) -> Iterator[Entry]:
-        """Every entry of every layer, bottom to top; small files carry their content when wanted.
+        """Every entry of every layer, bottom to top (in the order of the image's manifest, not of the archive);
+        small files carry their content when wanted."""
+        for layer in self.layers:
+            with self.open_layer(layer) as inner:
+                for item in inner:
+                    yield entry_of(layer, inner, item, content_limit, want_content)
 
-        Layers are read in the order of the image's manifest, not the order `docker save` archived
-        them in (which follows layer hashes): a later layer must come later, or an older dpkg status
-        or a whiteout read out of turn hides what the upper layers installed. Each layer is opened
-        for random access ("r:", not the stream mode "r|"): tarfile then seeks over the contents
-        nobody reads instead of pulling every byte through its 10 KB stream buffer (about 3x less
-        CPU on a 2.4 GB image, see perf/scan/bench_gate.py).
-        """
-        with tarfile.open(self.path) as outer:  # random access: the outer archive has one member per layer
-            for layer, name in zip(self.layers, self.layer_files, strict=True):
-                # "r:*": the containerd image store (Docker 25+) saves layers as they are stored, gzip-compressed.
-                with tarfile.open(fileobj=outer.extractfile(outer.getmember(name)), mode="r:*") as inner:
-                    for item in inner:
-                        yield self._entry(layer, inner, item, content_limit, want_content)
 
-    @staticmethod
-    def _entry(layer: Layer, inner: tarfile.TarFile, item: tarfile.TarInfo, limit: int, want) -> Entry:
-        path = "/" + item.name.lstrip("./")
-        base = path.rsplit("/", 1)[-1]
-        if base == ".wh..wh..opq":
-            kind = "opaque"
-        elif base.startswith(".wh."):
-            kind = "whiteout"
-        elif item.isreg():
-            kind = "file"
-        elif item.isdir():
-            kind = "dir"
-        elif item.issym():
-            kind = "symlink"
+def entry_of(layer: Layer, inner: tarfile.TarFile, item: tarfile.TarInfo, limit: int = 256 * 1024,
+             want=None) -> Entry:
+    """One tar member of a layer as an Entry; a wanted small file's content is read, a larger one handed over
+    as a stream to read before the next member."""
+    name = item.name
+    while name.startswith("./"):
+        name = name[2:]
+    path = "/" + name.lstrip("/")
+    base = path.rsplit("/", 1)[-1]
+    if base == ".wh..wh..opq":
+        kind = "opaque"
+    elif base.startswith(".wh."):
+        kind = "whiteout"
+    elif item.isreg():
+        kind = "file"
+    elif item.isdir():
+        kind = "dir"
+    elif item.issym():
+        kind = "symlink"
+    else:
+        kind = "other"
+    content, stream = None, None
+    if kind == "file" and (want is None or want(path, item.size)):
+        handle = inner.extractfile(item)
+        if item.size <= limit:
+            content = handle.read() if handle else None
         else:
-            kind = "other"
-        content, stream = None, None
-        if kind == "file" and (want is None or want(path, item.size)):
-            handle = inner.extractfile(item)
-            if item.size <= limit:
-                content = handle.read() if handle else None
-            else:
-                stream = handle  # read in chunks by the consumer, never whole (files of GBs)
-        return Entry(layer, path, item.mode, item.size, kind, content, stream)
+            stream = handle  # read in chunks by the consumer, never whole (files of GBs)
+    caps = item.pax_headers.get(CAPABILITY_HEADER)
+    return Entry(layer, path, item.mode, item.size, kind, content, stream,
+                 caps.encode("utf-8", "surrogateescape") if caps is not None else None, item.uid, item.gid,
+                 item.linkname if item.issym() or item.islnk() else "")

@@ -8,6 +8,7 @@ compares versions per ecosystem: PEP 440 for PyPI (packaging), dpkg ordering for
 (python-debian).
 """
 
+import fcntl
 import re
 import shutil
 import subprocess
@@ -54,23 +55,33 @@ def trivy_db_available(cache_dir: Path) -> bool:
     return (cache_dir / "db" / "trivy.db").exists()
 
 
-def run_trivy(saved: Path, cache_dir: Path, db_repository: str | None, out: Path) -> tuple[Path | None, str]:
-    """Run trivy on the saved image; returns (report, what was scanned)."""
+def run_trivy(target: str | Path | None, cache_dir: Path, db_repository: str | None,
+              out: Path) -> tuple[Path | None, str]:
+    """Run trivy on the image (a registry reference, or a saved tar); returns (report, what was scanned).
+
+    trivy keeps what it learnt of each layer in its cache (by diff id), so a rescan analyses only the layers it
+    has not seen; a registry reference also spares it downloading them. One trivy at a time per cache folder
+    (its cache database takes a lock): a second scan waits here for the first."""
     binary = tool_binary("trivy")
     if binary is None:
         return None, "trivy not installed"
+    if target is None:
+        return None, "trivy not run: no image to give it"
     scanners = ["secret"]
-    # The layer cache lives in memory: a file cache under cache_dir is locked by one trivy at a time, so two scans
-    # at once failed ("cache may be in use by another process"); the database is still read from cache_dir/db.
-    cmd = [binary, "image", "--input", str(saved), "--format", "json", "--quiet", "--cache-dir", str(cache_dir),
-           "--cache-backend", "memory", "--output", str(out)]
+    source = ["--input", str(target)] if isinstance(target, Path) else ["--image-src", "remote", "--insecure",
+                                                                         str(target)]
+    cmd = [binary, "image", *source, "--format", "json", "--quiet", "--cache-dir", str(cache_dir), "--output",
+           str(out)]
     if db_repository:
         scanners.insert(0, "vuln")
         cmd += ["--db-repository", db_repository]
     elif trivy_db_available(cache_dir):
         scanners.insert(0, "vuln")
         cmd += ["--skip-db-update"]
-    proc = subprocess.run([*cmd, "--scanners", ",".join(scanners)], capture_output=True, text=True)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with open(cache_dir / ".ngc-paddle-scan.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = subprocess.run([*cmd, "--scanners", ",".join(scanners)], capture_output=True, text=True)
     if proc.returncode != 0:
         raise NgcPaddleError(f"trivy failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
     return out, "+".join(scanners)

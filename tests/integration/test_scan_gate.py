@@ -129,16 +129,18 @@ def test_planted_vulnerable_package_blocks_through_osv(planted: dict, tmp_path: 
 def test_allowlisted_finding_passes_until_its_expiry(planted: dict, tmp_path: Path, days: int, blocked: bool) -> None:
     expires = (datetime.now(UTC).date() + timedelta(days=days)).isoformat()
     policy = tmp_path / "policy.yaml"
+    later = (datetime.now(UTC).date() + timedelta(days=30)).isoformat()
     policy.write_text(waived_policy(tmp_path).read_text().replace(
         "allowlist: []", f"allowlist:\n  - {{id: CVE-2021-33503, package: urllib3, justification: "
-                         f"test-only image, expires: {expires}}}"))
+                         f"test-only image, expires: {expires}}}\n"  # the pip install outside the lock is drift:
+                         f"  - {{id: pypi-extra, package: urllib3, justification: planted, expires: {later}}}"))
     proc, report = scan(planted["vulnerable-package"], tmp_path / "out", "--osv-dir", OSV, "--policy", str(policy))
     assert proc.returncode == (1 if blocked else 0), proc.stdout[-2000:]
     if blocked:
         assert report["expired_allowlist_entries"] == [f"CVE-2021-33503 (urllib3) expired {expires}"]
         assert [f["id"] for f in report["blocking"]] == ["GHSA-q2q7-5pp4-w6pg"]
     else:
-        assert [f["id"] for f in report["suppressed"]] == ["GHSA-q2q7-5pp4-w6pg"]
+        assert {f["id"] for f in report["suppressed"]} == {"GHSA-q2q7-5pp4-w6pg", "pypi-extra"}
 
 
 def test_key_added_in_one_layer_and_deleted_in_the_next_is_found(planted: dict, tmp_path: Path) -> None:

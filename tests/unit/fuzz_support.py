@@ -5,6 +5,7 @@ import os
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -140,9 +141,9 @@ def mangled_bytes(draw: st.DrawFn, raw: bytes) -> bytes:
     if op == "bom":
         return b"\xef\xbb\xbf" + raw
     if op == "utf16":
-        return raw.decode().encode("utf-16")
+        return raw.decode("utf-8", "replace").encode("utf-16")
     if op == "latin1":
-        return raw.decode().replace("a", "\u00e9").encode("latin-1")
+        return raw.decode("latin-1").replace("a", "\u00e9").encode("latin-1")
     if op == "gzip":
         import gzip
 
@@ -220,3 +221,47 @@ def release_state() -> dict:
         state.record("cpu", "push", "0011223344556677", "passed", "127.0.0.1:5000/ngc-paddle:26.12-cpu@sha256:"
                      + "cd" * 32, digest="sha256:" + "cd" * 32)
         return json.loads((Path(tmp) / "state.json").read_text())
+
+
+# ---- the registry of readers: one entry per file the tools read at the door ----------------------------------
+
+@dataclass(frozen=True)
+class Reader:
+    """A file the tools read, for the generic property-based test (test_malformed_inputs.test_registered_reader).
+
+    Each example writes a mutation of `sample` (structural, through `parse`/`dump`, or byte-level) as `filename`
+    in a fresh folder, calls `read(path)`, and requires a result or one clean line of `errors` naming the file,
+    within the time bound; `use(result, path)` then exercises what was accepted the way the tools use it (a
+    crash there is a silent accept of something inconsistent). Register a new file with `register(Reader(...))`
+    beside its sample; nothing else is needed."""
+
+    name: str
+    filename: str
+    sample: Callable[[], bytes]
+    parse: Callable[[bytes], Any]
+    dump: Callable[[Any], bytes]
+    read: Callable[[Path], Any]
+    errors: tuple[type[Exception], ...] = (NgcPaddleError,)
+    use: Callable[[Any, Path], None] | None = None
+
+
+READERS: dict[str, Reader] = {}
+
+
+def register(reader: Reader) -> Reader:
+    READERS[reader.name] = reader
+    return reader
+
+
+def json_bytes(data: Any) -> bytes:
+    import json
+
+    return json.dumps(data, allow_nan=True).encode()
+
+
+@st.composite
+def reader_input(draw: st.DrawFn, reader: Reader) -> bytes:
+    raw = reader.sample()
+    if draw(st.booleans()):
+        return reader.dump(draw(mutated(reader.parse(raw))))
+    return draw(mangled_bytes(raw))

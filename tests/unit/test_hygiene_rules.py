@@ -7,12 +7,12 @@ import stat
 import pytest
 
 from ngc_common import secret_patterns as patterns
-from ngc_paddle.scan import layer_checks
-from ngc_paddle.scan.layer_checks import LayerScan
-from ngc_paddle.scan.policy import PolicyError, load
+from ngc_paddle.scan import capabilities, layer_checks
+from ngc_paddle.scan.policy import Policy, PolicyError, load
 from ngc_paddle.scan.report_models import TrivySecret
 from ngc_paddle.scan.saved_image import Entry, Layer, layer_names, split_build_args, step_text
 from ngc_paddle.scan.vulnerabilities import config_place
+from tests.unit.layer_tars import Member, facts
 
 KEY = (b"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
        b"-----END RSA PRIVATE KEY-----\n")
@@ -97,58 +97,82 @@ def test_layer_names_follow_the_image_history() -> None:
     assert len(step_text("RUN /bin/sh -c " + "x" * 200)) == 60
 
 
+def _judge(*layers: tuple[int, list[Member]], setuid: set[str] = frozenset(), fixtures: dict | None = None,
+           caps: dict | None = None) -> list:
+    pairs = [facts(index, members) for index, members in layers]
+    rules = Policy(setuid_allowed=set(setuid), key_fixtures=fixtures or {}, capabilities_allowed=caps or {})
+    return layer_checks.judge([p[0] for p in pairs], [p[1] for p in pairs], rules)
+
+
 def test_setuid_at_an_allowed_path_must_be_the_packaged_file() -> None:
     su = b"\x7fELF the real su"
-    md5sums = f"{hashlib.md5(su).hexdigest()}  bin/su\n".encode()
-    checks = LayerScan({"/usr/bin/su", "/usr/bin/passwd"})
-    checks.entry(entry("/var/lib/dpkg/info/util-linux.md5sums", md5sums))
-    assert checks.entry(entry("/usr/bin/su", su, 0o4755)) == []
-    assert checks.finish() == []
-    checks.entry(entry("/usr/bin/su", b"\x7fELF bash" * 50_000, 0o4755, big=True))  # a copy of bash, streamed
-    checks.entry(entry("/usr/bin/passwd", b"\x7fELF unknown", 0o4755))
-    found = {(f.id, f.package, "differs" in f.title) for f in checks.finish()}
-    assert found == {("setuid-file-modified", "/usr/bin/su", True), ("setuid-file-modified", "/usr/bin/passwd", False)}
-    outside = LayerScan({"/usr/bin/su"}).entry(entry("/usr/local/bin/helper", b"x", 0o4755))
+    sums = Member("/var/lib/dpkg/info/util-linux.md5sums", f"{hashlib.md5(su).hexdigest()}  bin/su\n".encode())
+    allowed = {"/usr/bin/su", "/usr/bin/passwd"}
+    assert _judge((0, [sums, Member("/usr/bin/su", su, 0o4755)]), setuid=allowed) == []
+    bash = Member("/usr/bin/su", b"\x7fELF bash" * 50_000, 0o4755)  # a copy of bash, large: streamed
+    found = _judge((0, [sums, bash, Member("/usr/bin/passwd", b"\x7fELF unknown", 0o4755)]), setuid=allowed)
+    assert {(f.id, f.package, "differs" in f.title) for f in found} == {
+        ("setuid-file-modified", "/usr/bin/su", True), ("setuid-file-modified", "/usr/bin/passwd", False)}
+    outside = _judge((0, [Member("/usr/local/bin/helper", b"x", 0o4755)]), setuid={"/usr/bin/su"})
     assert [(f.kind, f.package) for f in outside] == [("setuid", "/usr/local/bin/helper")]
 
 
 def test_setuid_file_is_judged_by_the_sums_of_its_own_layer() -> None:
     """A package upgraded in a later layer (the os layer applies -security over the base) records new sums; the
     base layer's older copy is still the file dpkg installed there, while a later copy that no sums match is not."""
-    def at(index: int, path: str, content: bytes, mode: int = 0o644) -> Entry:
-        return Entry(Layer(index, "x", "x"), path, stat.S_IFREG | mode, len(content), "file", content, None)
-
     old, new = b"\x7fELF unix_chkpwd 1", b"\x7fELF unix_chkpwd 2"
     sums = "/var/lib/dpkg/info/libpam-modules-bin.md5sums"
-    checks = LayerScan({"/usr/sbin/unix_chkpwd"})
-    for e in (at(0, "/usr/sbin/unix_chkpwd", old, 0o2755), at(0, sums, f"{hashlib.md5(old).hexdigest()}  "
-                                                                        "usr/sbin/unix_chkpwd\n".encode()),
-              at(1, sums, f"{hashlib.md5(new).hexdigest()}  usr/sbin/unix_chkpwd\n".encode()),
-              at(1, "/usr/sbin/unix_chkpwd", new, 0o2755)):
-        checks.entry(e)
-    assert checks.finish() == []
-    checks.entry(at(2, "/usr/sbin/unix_chkpwd", old, 0o2755))  # the old file put back later: not what dpkg has now
-    assert [(f.id, f.location) for f in checks.finish()] == [("setgid-file-modified", "layer 2 (x)")]
+    layers = [(0, [Member("/usr/sbin/unix_chkpwd", old, 0o2755),
+                   Member(sums, f"{hashlib.md5(old).hexdigest()}  usr/sbin/unix_chkpwd\n".encode())]),
+              (1, [Member(sums, f"{hashlib.md5(new).hexdigest()}  usr/sbin/unix_chkpwd\n".encode()),
+                   Member("/usr/sbin/unix_chkpwd", new, 0o2755)])]
+    assert _judge(*layers, setuid={"/usr/sbin/unix_chkpwd"}) == []
+    later = (2, [Member("/usr/sbin/unix_chkpwd", old, 0o2755)])  # the old file put back: not what dpkg has now
+    assert [(f.id, f.location) for f in _judge(*layers, later, setuid={"/usr/sbin/unix_chkpwd"})] == [
+        ("setgid-file-modified", "layer 2 (x)")]
 
 
 def test_keys_block_anywhere_unless_a_known_fixture() -> None:
     digest = hashlib.sha256(KEY.strip()).hexdigest()  # the key block, "-----BEGIN" to the END line's "-----"
     assert patterns.key_digests(b"junk\0" + KEY + b"\0more") == {digest}
-    blocked = LayerScan(set()).entry(entry("/usr/share/doc/demo/server.key", KEY))
-    assert [(f.kind, f.id) for f in blocked] == [("private-key", "private-key")]
-    assert "RUN demo" in blocked[0].location
-    fixture = LayerScan(set(), {digest: "demo key"}).entry(entry("/usr/share/doc/demo/server.key", KEY))
+    key = Member("/usr/share/doc/demo/server.key", KEY)
+    blocked = _judge((3, [key]))
+    assert [(f.kind, f.id, f.location) for f in blocked] == [("private-key", "private-key", "layer 3 (x)")]
+    fixture = _judge((3, [key]), fixtures={digest: "demo key"})
     assert [(f.kind, f.title) for f in fixture] == [("key-fixture", "known test key shipped by a package: demo key")]
-    large = LayerScan(set()).entry(entry("/var/log/big.log", b"x" * 400_000 + KEY, big=True))
+    large = _judge((3, [Member("/var/log/big.log", b"x" * 400_000 + KEY)]))
     assert [f.kind for f in large] == ["private-key"]
 
 
 def test_world_writable_folder_without_sticky_bit_and_world_writable_file() -> None:
-    folder = Entry(LAYER, "/opt/shared", stat.S_IFDIR | 0o777, 0, "dir", None)
-    tmp = Entry(LAYER, "/tmp", stat.S_IFDIR | 0o1777, 0, "dir", None)
-    checks = LayerScan(set())
-    assert [f.id for f in checks.entry(folder)] == ["world-writable-dir"] and checks.entry(tmp) == []
-    assert [f.id for f in checks.entry(entry("/etc/app.conf", b"a=1", 0o666))] == ["world-writable-file"]
+    found = _judge((0, [Member("/opt/shared", None, 0o777), Member("/tmp", None, 0o1777),
+                        Member("/etc/app.conf", b"a=1", 0o666)]))
+    assert sorted((f.id, f.package) for f in found) == [("world-writable-dir", "/opt/shared"),
+                                                       ("world-writable-file", "/etc/app.conf")]
+
+
+def test_file_capabilities_outside_the_allowlist_or_not_the_packaged_file_block() -> None:
+    ping = b"\x7fELF ping"
+    sums = Member("/var/lib/dpkg/info/iputils-ping.md5sums", f"{hashlib.md5(ping).hexdigest()}  bin/ping\n".encode())
+    allowed = {"/usr/bin/ping": {"cap_net_raw"}}
+    raw = capabilities.encode(["cap_net_raw"])
+    assert _judge((0, [sums, Member("/usr/bin/ping", ping, 0o755, raw)]), caps=allowed) == []
+    python = _judge((0, [Member("/opt/venv/bin/python3.11", b"\x7fELF py", 0o755,
+                                capabilities.encode(["cap_setuid"]))]), caps=allowed)
+    assert [(f.kind, f.id, f.installed) for f in python] == [("capability", "file-capability", "cap_setuid=ep")]
+    more = _judge((0, [sums, Member("/usr/bin/ping", ping, 0o755, capabilities.encode(["cap_net_raw",
+                                                                                        "cap_sys_admin"]))]),
+                  caps=allowed)
+    assert [f.id for f in more] == ["file-capability"] and "beyond the allowed cap_net_raw" in more[0].title
+    swapped = _judge((0, [sums, Member("/usr/bin/ping", b"\x7fELF bash", 0o755, raw)]), caps=allowed)
+    assert [(f.kind, f.id) for f in swapped] == [("capability", "file-capability-modified")]
+
+
+def test_capability_values_decode_as_getcap_shows_them() -> None:
+    assert capabilities.shown(capabilities.encode(["cap_setuid"])) == "cap_setuid=ep"
+    assert capabilities.shown(capabilities.encode(["cap_net_raw", "cap_bpf"], effective=False)) == \
+        "cap_net_raw,cap_bpf=p"
+    assert capabilities.decode(b"\x00\x00\x00\x09junk") == (["unreadable"], False)
 
 
 class _Image:
@@ -161,7 +185,7 @@ def test_config_secrets_by_name_by_shape_and_not_secret_references() -> None:
                     "RETRY": "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5", "PATH": "/usr/bin:/bin"},
                    [Layer(1, "x", "RUN |1 CA_SECRET_FILE=/run/secrets/ca /bin/sh -c DB_PASSWORD_FILE=/x true"),
                     Layer(2, "y", "RUN |1 API_TOKEN=abc123 /bin/sh -c true")])
-    found = {(f.id, f.package, f.location) for f in layer_checks.scan_config(image)}
+    found = {(f.id, f.package, f.location) for f in layer_checks.scan_config(image, image.layers)}
     assert found == {("token-in-env", "APP_CONFIG", "image config: Env APP_CONFIG"),
                      ("github-token", "RETRY", "image config: Env RETRY"),
                      ("secret-in-build-args", "API_TOKEN", "history of layer 2 (y)")}

@@ -290,19 +290,16 @@ def test_scan_that_fails_late_keeps_the_previous_outputs(tmp_path: Path, monkeyp
         (out / name).write_text("previous\n")
 
     class NoLayers:
-        def __init__(self, _path: Path) -> None:
+        def __init__(self) -> None:
             self.layers: list = []
             self.config: dict = {}
-
-        def entries(self, want_content):
-            return iter(())
+            self.user, self.reference, self.path = "1000", None, Path("/nonexistent")
 
     def trivy_fails(*_a, **_k):
         raise NgcPaddleError("trivy failed: late; fix: nothing")
 
-    monkeypatch.setattr(gate, "save", lambda image, target: target)
-    monkeypatch.setattr(gate, "SavedImage", NoLayers)
-    monkeypatch.setattr(gate.layer_checks, "scan_config", lambda saved: [])
+    monkeypatch.setattr(gate.layer_source, "open_image", lambda image, work, say: (NoLayers(), "docker save"))
+    monkeypatch.setattr(gate.layer_checks, "scan_config", lambda image, layers: [])
     monkeypatch.setattr(gate.vulnerabilities, "run_trivy", trivy_fails)
     with pytest.raises(NgcPaddleError, match="trivy failed"):
         gate.run("ngc-paddle:26.12-cpu", out, REPO / "security/policy.yaml", None, [], root=tmp_path,

@@ -48,6 +48,9 @@ def test_committed_locks_load_and_match_their_manifests() -> None:
     (lambda d: d["pip"].append(dict(d["pip"][0])), "pip lists"),
     (lambda d: d["pip"][0].update(name="Not_Canonical"), "is not canonical"),
     (lambda d: d["base"].pop("rootfs_sha256"), "base"),
+    (lambda d: d.update(lock_version=True), "lock_version must be the integer 2"),
+    (lambda d: d.update(lock_version=1.0), "lock_version"),
+    (lambda d: d["base"].update(snapshot="yesterday"), "is not an RFC 2822 date"),
 ])
 def test_a_malformed_lock_is_one_line_naming_file_and_field(releases: Path, edit, field: str) -> None:
     path = releases / LOCK.name
@@ -56,6 +59,26 @@ def test_a_malformed_lock_is_one_line_naming_file_and_field(releases: Path, edit
     path.write_text(json.dumps(data))
     with pytest.raises(ManifestError) as exc:
         read_lock(path)
+    assert one_line(exc).startswith(f"{path}: ") and field in str(exc.value)
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (lambda d: d["pip"][0].update(source="mirror"), "pip.astunparse.source: 'mirror' is not a source"),
+    (lambda d: d["pip"][0].update(source="debian"), "is a debian source, not a pip one"),
+    (lambda d: d["pip"][0].update(layer="cuda"), "'cuda' is not a layer of flavor cpu"),
+    (lambda d: d["pip"][0].update(component="tensorrt"), "'tensorrt' is not a component of flavor cpu"),
+    (lambda d: d["pip"][0].update(name="nvidia-cudnn-cu11"), "a CUDA 11 wheel in flavor cpu, which needs CUDA 12"),
+    (lambda d: d["pip"][0].update(name="paddlepaddle-gpu"), "flavor cpu"),
+])
+def test_a_lock_at_odds_with_its_manifest_is_refused_before_any_build(releases: Path, edit, field: str) -> None:
+    """An entry from a source, layer or component the manifest does not have crashed the build (KeyError, exit 4)
+    or was accepted; a CUDA wheel of another CUDA than the flavor's components need too."""
+    path = releases / LOCK.name
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ManifestError) as exc:
+        lock_status(load_manifest(releases / "26.12.yaml"), "cpu", releases)
     assert one_line(exc).startswith(f"{path}: ") and field in str(exc.value)
 
 

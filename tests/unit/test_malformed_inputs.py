@@ -14,6 +14,7 @@ from datetime import date
 from pathlib import Path
 from unittest import mock
 
+import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
@@ -33,14 +34,17 @@ from ngc_paddle.scan import policy
 from ngc_paddle.scan.findings import dedupe
 from ngc_paddle.scan.inventory import Package
 from ngc_paddle.scan.vulnerabilities import load_osv, match_osv, read_grype, read_trivy
+from tests.unit import fuzz_readers  # noqa: F401  (registers the lock, the notes' record, OSV's export)
 from tests.unit.fuzz_support import (
     FUZZ,
+    READERS,
     REPO,
     assert_one_line,
     bench_result,
     mangled_bytes,
     mutated,
     outcome,
+    reader_input,
     release_state,
     time_bound,
 )
@@ -225,3 +229,21 @@ def test_release_state_reader(content: bytes) -> None:
                     entry = state.done(flavor, stage, "0123456789abcdef")
                     assert entry is None or entry["status"] == "passed"
         assert path.read_bytes() == content and _files(Path(tmp)) == {path}, "reading the state wrote to it"
+
+
+# ---- every registered reader (tests/unit/fuzz_readers.py and whoever registers more) -----------------------
+
+@pytest.mark.parametrize("name", sorted(READERS))
+@FUZZ
+@given(data=st.data())
+def test_registered_reader(name: str, data: st.DataObject) -> None:
+    reader = READERS[name]
+    content = data.draw(reader_input(reader), label=name)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / reader.filename
+        path.write_bytes(content)
+        result = outcome(lambda: reader.read(path), path, reader.errors)
+        if result is not None and reader.use is not None:
+            with time_bound():
+                reader.use(result, path)
+        assert path.read_bytes() == content, "reading the file changed it"

@@ -15,6 +15,7 @@ import pytest
 
 from ngc_common import secret_patterns as patterns
 from ngc_paddle.scan import gate, layer_checks, vulnerabilities
+from ngc_paddle.scan.saved_image import SavedImage
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -83,9 +84,9 @@ def test_trivy_reads_the_saved_archive_while_the_layers_are_walked(tmp_path: Pat
     trivy_started = threading.Event()
     seen_during_walk: list[bool] = []
 
-    def fake_save(image: str, target: Path) -> Path:
-        saved_paths.append(_saved_image(target))
-        return target
+    def fake_open(image: str, work: Path, say) -> tuple[SavedImage, str]:
+        saved_paths.append(_saved_image(work / "image.tar"))
+        return SavedImage(saved_paths[-1]), "docker save"
 
     def fake_trivy(saved: Path, cache: Path, db_repository, out: Path):
         trivy_inputs.append(saved)
@@ -94,11 +95,11 @@ def test_trivy_reads_the_saved_archive_while_the_layers_are_walked(tmp_path: Pat
 
     real_scan_config = layer_checks.scan_config
 
-    def scan_config_after_the_walk(image):  # runs once the layer loop is done, before trivy is awaited
+    def scan_config_after_the_walk(image, layers):  # runs once the layer loop is done, before trivy is awaited
         seen_during_walk.append(trivy_started.wait(timeout=30))  # a bound against a hang, not a speed
-        return real_scan_config(image)
+        return real_scan_config(image, layers)
 
-    monkeypatch.setattr(gate, "save", fake_save)
+    monkeypatch.setattr(gate.layer_source, "open_image", fake_open)
     monkeypatch.setattr(vulnerabilities, "run_trivy", fake_trivy)
     monkeypatch.setattr(layer_checks, "scan_config", scan_config_after_the_walk)
     report = gate.run("ngc-paddle:26.12-cpu", tmp_path / "out", REPO / "security/policy.yaml", None, [],
@@ -106,5 +107,6 @@ def test_trivy_reads_the_saved_archive_while_the_layers_are_walked(tmp_path: Pat
     assert trivy_inputs == saved_paths, "trivy must scan the one archive the gate saved"
     assert seen_during_walk == [True], "trivy must be started before the layer walk ends, not after it"
     assert any(f["kind"] == "private-key" for f in report["blocking"]), "the layer walk still ran"
-    assert {"save", "layers", "sbom", "trivy", "trivy_wait", "hadolint", "report", "total"} <= set(report["timings_s"])
+    assert {"fetch", "layers", "checks", "sbom", "trivy", "trivy_wait", "hadolint", "report", "total"} <= set(
+        report["timings_s"])
     assert json.loads((tmp_path / "out/scan.json").read_text())["timings_s"] == report["timings_s"]

@@ -47,7 +47,7 @@ def content_scan(path: str, size: int, want_md5: bool) -> tuple[set[str], set[st
     with open(path, "rb") as fh:
         if size <= SMALL:
             data = fh.read()
-            hits = patterns.content_hits(data, path)
+            hits = patterns.buffer_hits(data, path)
             keys = patterns.key_digests(data) if "private-key" in hits else set()
             return hits, keys, hashlib.md5(data).hexdigest() if want_md5 else None
         scan = patterns.StreamScan(path, ("md5",) if want_md5 else ())

@@ -19,9 +19,10 @@ The record (release-notes/inputs/<release>.json) is committed because the stored
 
 import json
 from pathlib import Path
+from typing import Annotated, Literal
 
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
@@ -35,7 +36,7 @@ from ngc_paddle.outputs import ensure_folder, staged
 from ngc_paddle.release.fleet import hardware
 from ngc_paddle.release.options import BENCHMARKS
 from ngc_paddle.release.stages import bench, gates, release_folder
-from ngc_paddle.release.state_file import State
+from ngc_paddle.release.state_file import MAX_DETAIL, State
 
 LABELS = {"os": "OS", "python": "Python", "cuda-runtime": "CUDA runtime", "cublas": "cuBLAS", "cudnn": "cuDNN",
           "nccl": "NCCL", "tensorrt": "TensorRT", "dali": "DALI", "paddle": "PaddlePaddle"}
@@ -50,11 +51,13 @@ FIX = "regenerate it with 'make release' or restore it with 'git checkout'"
 
 
 class StageResult(BaseModel):
-    # A copy of a stage entry of state.json: the notes read status and detail; the rest (key, finished,
-    # digest, ...) belongs to the pipeline's state and is kept as it is.
+    # A copy of a stage entry of state.json: the notes read status, detail, changes and since (typed as the
+    # state file types them); the rest (key, finished, digest, ...) belongs to the pipeline's state and is kept.
     model_config = ConfigDict(extra="allow", strict=True)
-    status: str
-    detail: str = ""
+    status: Literal["passed", "failed", "not proven", "accepted unproven", "stale"]
+    detail: Annotated[str, Field(max_length=MAX_DETAIL + 200)] = ""
+    changes: list[Annotated[str, Field(max_length=500)]] | None = None
+    since: Annotated[str, Field(max_length=20)] | None = None
 
 
 class FlavorRecord(BaseModel):
@@ -83,9 +86,18 @@ def load_record(path: Path) -> dict:
 
 def check_record(data: object, path: Path | str) -> dict:
     try:
-        return Record.model_validate(data).model_dump(exclude_none=True)
+        record = Record.model_validate(data).model_dump(exclude_none=True)
     except ValidationError as exc:
         raise NgcPaddleError(one_line(path, exc, FIX)) from None
+    if record["release"] != Path(path).stem:  # release-notes/inputs/26.12.json holds release 26.12's record only
+        raise NgcPaddleError(f"{path}: release: the record is of release {record['release'][:20]!r}, not "
+                             f"{Path(path).stem}; fix: {FIX}")
+    return record
+
+
+def table_cell(text: object) -> str:
+    """A value as one Markdown table cell: on one line, its pipes escaped (a tool's output may hold both)."""
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def record_text(data: dict) -> str:
@@ -122,6 +134,16 @@ def changes(previous: Flavor | None, current: Flavor) -> list[str]:
     return lines or ["No component changed."]
 
 
+def runs_as(manifest: Manifest) -> str:
+    """Who the images run as, from the manifest's `user` (root is printed with its reason)."""
+    user = manifest.user
+    if user is None:
+        return "They run as a non-root user."
+    if user.uid == 0:
+        return f"They run as root: {table_cell(user.root_reason)}."
+    return f"They run as the non-root user {user.name} (uid {user.uid}, gid {user.gid})."
+
+
 def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dict],
                known_issues: str | None) -> str:
     """The notes. `flavors`: per flavor, its record (FlavorRecord): {"image", "readback", "stages": {stage:
@@ -133,7 +155,7 @@ def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str,
     out = [f"# PaddlePaddle Release {rel}", "",
            f"The ngc-paddle {rel} images are available as " +
            ", ".join(f"`{manifest.image}:{rel}-{f}`" for f in manifest.flavors) +
-           f" (`{manifest.image}:{rel}` is the {manifest.default_flavor} flavor).", "",
+           f" (`{manifest.image}:{rel}` is the {manifest.default_flavor} flavor). {runs_as(manifest)}", "",
            "## Contents of the PaddlePaddle container", ""]
     for name, flavor in manifest.flavors.items():
         info = flavors.get(name, {})
@@ -147,7 +169,7 @@ def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str,
             source = manifest.sources[comp.source]
             where = source.url or source.path
             out.append(f"| {LABELS.get(cname, cname)} | {comp.package or comp.image} | {comp.version} | "
-                       f"{found}{mark} | {comp.source} ({where}) |")
+                       f"{table_cell(found)}{mark} | {comp.source} ({where}) |")
         out.append("")
     out += ["## Driver Requirements", ""]
     for name, flavor in manifest.flavors.items():
@@ -170,7 +192,8 @@ def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str,
             status = result.get("status", "-")
             shown = "NOT PROVEN, pushed on a person's word" if status == "accepted unproven" else status
             shown = "not built" if info.get("not_built") and stage == "build" else shown
-            out.append(f"| {name} | {stage} | {shown} | {result.get('detail', '')} |")
+            row = (name, stage, shown, result.get("detail", ""))
+            out.append("| " + " | ".join(table_cell(part) for part in row) + " |")
     out.append("")
     table = profile_table(flavors)
     if table:
@@ -179,7 +202,7 @@ def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str,
         month = info.get("stages", {}).get("month-over-month", {})
         if month.get("changes"):
             out += [f"## Package changes since {month.get('since')} ({name})", "",
-                    *[f"- {line}" for line in month["changes"]], ""]
+                    *[f"- {table_cell(line)}" for line in month["changes"]], ""]
     for name, info in flavors.items():
         if info.get("bench_md"):
             out += [f"## Benchmarks ({name})", "", info["bench_md"].strip(), ""]
@@ -189,7 +212,8 @@ def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str,
         digest = info.get("digest") or (f"not built: {info['not_built']}" if info.get("not_built") else
                                          f"not pushed ({info['digest_note']})" if info.get("digest_note") else
                                          "not pushed")
-        out.append(f"| `{info.get('image') or f'{manifest.image}:{rel}-{name}'}` | {digest} |")
+        image = table_cell(info.get("image") or f"{manifest.image}:{rel}-{name}")
+        out.append(f"| `{image}` | {table_cell(digest)} |")
     if not built:
         out += ["", "No image of this release was built yet: the contents table shows the manifest only."]
     return "\n".join(out) + "\n"

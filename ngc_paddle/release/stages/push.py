@@ -15,10 +15,7 @@ Report: `--> push TARGET`, `    pushed TARGET@DIGEST (the registry serves the sa
   Notes: the image digests table (an earlier image's digest is named as what the registry keeps).
 """
 
-import os
-import subprocess
 from collections.abc import Callable
-from pathlib import Path
 
 from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
@@ -31,14 +28,7 @@ NAME = "push"
 
 def ensure_registry(registry: str) -> None:
     """Start the local registry when the target is one on this host; a remote one is the caller's."""
-    host, _, port = registry.partition(":")
-    if host != "127.0.0.1":
-        return
-    script = Path(__file__).resolve().parents[3] / "toolchain" / "ensure-registry.sh"
-    proc = subprocess.run(["bash", str(script)], env={**os.environ, "REGISTRY_PORT": port or "5000"},
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise NgcPaddleError((proc.stderr.strip().splitlines() or ["registry failed"])[-1].removeprefix("error: "))
+    engine.ensure_registry(registry)
 
 
 def push(state: State, flavor: str, image: str, registry: str, say: Callable[[str], None],

@@ -1,0 +1,79 @@
+"""The per-layer cache: each layer's facts (layer_facts.LayerFacts) kept by the layer's diff id.
+
+Why: layers are reproducible (same lock, same bytes, same diff id), so what one scan learnt of a layer holds
+for every later scan of any image that has it: a rescan after a change to the top layer reads only that
+layer. The key is the diff id (sha256 of the layer's uncompressed tar, from the image config, checked by the
+engine and the registry) and FACTS_VERSION, a digest of the code that gathers the facts: a change to a rule
+or to what is gathered makes every entry stale at once, without anyone bumping a number. The policy is not
+part of the key: it is applied to the facts afterwards. Entries are gzip'd JSON, written atomically; an
+unreadable entry is read again from the layer (and replaced), never trusted; the oldest entries beyond
+MAX_ENTRIES are removed.
+"""
+
+import gzip
+import hashlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from ngc_paddle.scan.layer_facts import LayerFacts
+
+MAX_ENTRIES = 400
+CACHE_ENV = "NGC_PADDLE_SCAN_CACHE"
+DIFF_ID = re.compile(r"sha256:[0-9a-f]{64}")
+_SCAN = Path(__file__).resolve().parent
+# The code whose output the cache keeps: the rules, the credential files, archives, what is captured.
+SOURCES = [_SCAN / n for n in ("layer_facts.py", "archives.py", "accounts.py", "hooks.py", "inventory.py",
+                               "saved_image.py", "layer_source.py")] + \
+          [_SCAN.parents[1] / "ngc_common" / n for n in ("secret_patterns.py", "credential_files.py")]
+FACTS_VERSION = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES)).hexdigest()[:12]
+
+
+def default_folder(root: Path) -> Path:
+    return Path(os.environ.get(CACHE_ENV) or root / "build" / "scan-cache" / "layers")
+
+
+class LayerCache:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.hits = 0
+        self.misses = 0
+
+    def _path(self, diff_id: str) -> Path | None:
+        if not DIFF_ID.fullmatch(diff_id):
+            return None  # no trustworthy key (an image config without diff ids): never cached
+        return self.folder / f"{diff_id.removeprefix('sha256:')}.{FACTS_VERSION}.json.gz"
+
+    def get(self, diff_id: str) -> LayerFacts | None:
+        path = self._path(diff_id)
+        facts = None
+        if path is not None and path.is_file() and not path.is_symlink():
+            try:
+                data = json.loads(gzip.decompress(path.read_bytes()))
+                facts = LayerFacts.from_dict(data) if data.get("diff_id") == diff_id else None
+            except (OSError, ValueError, TypeError, EOFError, AttributeError):
+                facts = None  # damaged: read the layer again
+        if facts is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+            os.utime(path)  # recently used: kept by the pruning below
+        return facts
+
+    def put(self, facts: LayerFacts) -> None:
+        path = self._path(facts.diff_id)
+        if path is None:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".layer-", suffix=".tmp", dir=self.folder)
+        with os.fdopen(fd, "wb") as out:
+            out.write(gzip.compress(json.dumps(facts.as_dict()).encode(), compresslevel=3))
+        os.replace(tmp, path)
+        self._prune()
+
+    def _prune(self) -> None:
+        entries = sorted(self.folder.glob("*.json.gz"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in entries[MAX_ENTRIES:]:
+            old.unlink(missing_ok=True)

