@@ -2,13 +2,13 @@
 
 Why: the lock is what the release says is in the image; a wheel pip-installed outside it, or a library
 downgraded with `apt-get --allow-downgrades`, is software nobody reviewed, and only a freshness check that
-happens to know a newer version would notice. The lock is the source of truth, whatever it holds (its
-base packages overlaid by the os layer's, and its pip entries, pip, setuptools and wheel included): anything
+happens to know a newer version would notice. The lock is the source of truth, whatever it holds (its base
+packages overlaid by the os layer's, and its pip entries, pip, setuptools and wheel included): anything
 extra, missing, up- or downgraded is a `drift` finding naming the package, the image's version and the
-locked one, located at the layer that brought the image's version. For a Python distribution the gate also checks what the
-installed dist-info allows: its WHEEL tags against the locked wheel file's (another build of the same
-version), its files against its RECORD hashes (a file changed after installation), and, where pip kept
-it (direct_url.json), the wheel's own sha256 against the locked one. Debian's own Python trees
+locked one, located at the layer that brought the image's version. For a Python distribution the gate also
+checks what the installed dist-info allows: its WHEEL tags against the locked wheel file's (another build of
+the same version), its files against its RECORD hashes (a file changed after installation), and, where pip
+kept it (direct_url.json), the wheel's own sha256 against the locked one. Debian's own Python trees
 (/usr/lib/python3/dist-packages, /usr/lib/python3.N) belong to dpkg, which the Debian side covers.
 """
 
