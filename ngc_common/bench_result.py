@@ -38,8 +38,22 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+class Recipe(_Strict):
+    """The training recipe a run used (benchmarks/harness/recipes.py, after the command line)."""
+
+    source: Text
+    lr: FiniteFloat
+    lr_batch: Count
+    lr_schedule: Literal["cosine", "step"]
+    lr_warmup_epochs: FiniteFloat
+    epochs: Count
+    momentum: FiniteFloat
+    weight_decay: FiniteFloat
+    label_smoothing: FiniteFloat
+
+
 class Config(_Strict):
-    """record.run_config, plus each ModelSpec's config_extra (rn50: zero_init_residual; hgnet: model, ssld)."""
+    """record.run_config, plus each ModelSpec's recorded options (rn50: zero_init_residual; hgnet: model, ssld)."""
 
     benchmark: Short
     mode: Literal["train", "infer", "all"]
@@ -66,6 +80,7 @@ class Config(_Strict):
     model: Short | None = None
     ssld: bool | None = None
     eval: bool | None = None
+    recipe: Recipe | None = None  # absent in results written before the recipes were recorded
 
 
 class Gpu(_Strict):

@@ -17,6 +17,14 @@ MEAN = [0.485, 0.456, 0.406]
 STD = [0.229, 0.224, 0.225]
 
 
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
+
+
+def count_images(root: str) -> int:
+    """The images of an ImageNet-style folder (what fn.readers.file reads: one sub-folder per class)."""
+    return sum(1 for _, _, files in os.walk(root) for name in files if name.lower().endswith(IMAGE_SUFFIXES))
+
+
 def synthetic(batch: int, image_size: int, num_classes: int, data_format: str, seed: int = 0) -> Iterator:
     import paddle
 

@@ -5,23 +5,28 @@ both are written into every result (their schema: ngc_common.bench_result.Config
 the hardware key included.
 """
 
-import argparse
-
 from benchmarks.harness import environment
 from benchmarks.harness.hardware import hardware_key
+from benchmarks.harness.run_config import RunConfig
 from benchmarks.harness.spec import ModelSpec
 
 
-def run_config(args: argparse.Namespace, spec: ModelSpec) -> dict:
-    """The run's options after the hardware defaults were filled in, plus the model's own (spec.config_extra)."""
-    return {"benchmark": spec.name, "mode": args.mode, "device": args.device, "gpus": max(args.gpus, 0),
-            "threads": args.threads, "threads_from": args.threads_from, "smoke": args.smoke,
-            "batch_size": args.batch_size, "image_size": args.image_size,
-            "infer_image_size": args.infer_image_size, "data_format": args.data_format,
-            "data": args.data or "synthetic", "loader": args.loader if args.data else "synthetic",
-            "steps": args.steps, "warmup": args.warmup, "asp": args.asp, "precisions": args.precision,
-            "infer_precisions": args.infer_precision, "backends": args.backends, "batch_sizes": args.batch_sizes,
-            "bn_weight_decay": args.bn_weight_decay, **spec.config_extra(args)}
+def run_config(config: RunConfig, spec: ModelSpec) -> dict:
+    """The run's options after the hardware defaults were filled in, its recipe, and the model's own
+    (spec.recorded)."""
+    return {"benchmark": spec.name, "mode": config.mode, "device": config.device, "gpus": max(config.gpus, 0),
+            "threads": config.threads, "threads_from": config.threads_from, "smoke": config.smoke,
+            "batch_size": config.batch_size, "image_size": config.image_size,
+            "infer_image_size": config.infer_image_size, "data_format": config.data_format,
+            "data": config.data or "synthetic", "loader": config.loader if config.data else "synthetic",
+            "steps": config.steps, "warmup": config.warmup, "asp": config.asp, "precisions": list(config.precision),
+            "infer_precisions": list(config.infer_precision), "backends": list(config.backends),
+            "batch_sizes": list(config.batch_sizes), "bn_weight_decay": config.bn_weight_decay,
+            "recipe": {"source": spec.recipe.source, "lr": config.lr, "lr_batch": spec.recipe.lr_batch,
+                       "lr_schedule": config.lr_schedule, "lr_warmup_epochs": config.lr_warmup_epochs,
+                       "epochs": config.epochs, "momentum": config.momentum, "weight_decay": config.weight_decay,
+                       "label_smoothing": config.label_smoothing},
+            **{name: config.model_options[name] for name in spec.recorded}}
 
 
 def gpu_names(device: str, env: dict) -> list[str]:
@@ -29,9 +34,10 @@ def gpu_names(device: str, env: dict) -> list[str]:
     return [g["name"] for g in env["gpus"]] if device == "gpu" else []
 
 
-def run_environment(args: argparse.Namespace, gpus: int) -> dict:
+def run_environment(config: RunConfig) -> dict:
     """environment.capture(), plus the CPU threads used and the hardware key a baseline must match."""
     env = environment.capture()
-    env["threads"], env["threads_from"] = args.threads, args.threads_from
-    env["hardware"] = hardware_key(args.device, gpu_names(args.device, env), gpus, env["cpu"], args.threads)
+    env["threads"], env["threads_from"] = config.threads, config.threads_from
+    env["hardware"] = hardware_key(config.device, gpu_names(config.device, env), max(config.gpus, 0), env["cpu"],
+                                   config.threads)
     return env

@@ -6,67 +6,99 @@ figures annotated with efficiency; the defaults come from hardware, the verdict 
 files from report. Output ends with the figures and the verdict, nothing after.
 """
 
-import argparse
 import contextlib
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from benchmarks.harness import efficiency, environment, gates, launch, record, report
+from benchmarks.harness import efficiency, environment, evaluation, gates, launch, record, report
 from benchmarks.harness.dllogger import DLLogger
 from benchmarks.harness.hardware import gpu_image_without_gpu, use_device
 from benchmarks.harness.peaks import Peaks
+from benchmarks.harness.recipes import IMAGENET_TRAIN_IMAGES
+from benchmarks.harness.run_config import RunConfig
 from benchmarks.harness.spec import ModelSpec
 
 
-def _batches(args: argparse.Namespace, shard: tuple[int, int]):
+@dataclass(frozen=True)
+class Inputs:
+    """The files cli.main read and checked before Paddle loaded: the gates table and a --baseline."""
+
+    gates_table: dict
+    baseline: dict[str, Any] | None
+
+
+def _batches(config: RunConfig, shard: tuple[int, int]):
     from benchmarks.harness import data
 
-    if args.data and args.loader == "dali":
-        return data.dali(args.data, args.batch_size, args.image_size, args.data_format, gpu=args.device == "gpu",
-                         seed=args.seed, shard=shard)
-    if args.data:
-        return data.paddle_loader(args.data, args.batch_size, args.image_size, args.data_format)
-    return data.synthetic(args.batch_size, args.image_size, args.num_classes, args.data_format, args.seed)
+    if config.data and config.loader == "dali":
+        return data.dali(config.data, config.batch_size, config.image_size, config.data_format, gpu=config.gpu,
+                         seed=config.seed, shard=shard)
+    if config.data:
+        return data.paddle_loader(config.data, config.batch_size, config.image_size, config.data_format)
+    return data.synthetic(config.batch_size, config.image_size, config.num_classes, config.data_format, config.seed)
 
 
-def train_all(args: argparse.Namespace, build: Callable, logger: DLLogger, peaks: Peaks, table: dict,
-              gpu_profile: str | None, shard: tuple[int, int]) -> dict:
-    """The training phase: each precision asked for, on this process's shard of the data."""
-    from benchmarks.harness.training import TrainConfig, train
+def train_config(config: RunConfig, spec: ModelSpec, precision: str, train_images: int):
+    """One precision's TrainConfig: the run's options and the model's recipe."""
+    from benchmarks.harness.training import TrainConfig
+
+    return TrainConfig(batch_size=config.batch_size, image_size=config.image_size, steps=config.steps,
+                       warmup=config.warmup, precision=precision, data_format=config.data_format,
+                       num_classes=config.num_classes, lr=config.lr, lr_batch=spec.recipe.lr_batch,
+                       lr_schedule=config.lr_schedule, lr_warmup_epochs=config.lr_warmup_epochs, epochs=config.epochs,
+                       train_images=train_images, momentum=config.momentum, weight_decay=config.weight_decay,
+                       label_smoothing=config.label_smoothing, bn_weight_decay=config.bn_weight_decay,
+                       asp=config.asp, device=config.device, checkpoint_dir=config.checkpoint_dir,
+                       resume=config.resume, seed=config.seed)
+
+
+def train_all(config: RunConfig, spec: ModelSpec, build: Callable, logger: DLLogger, peaks: Peaks, table: dict,
+              gpu_profile: str | None, shard: tuple[int, int]) -> tuple[dict, dict]:
+    """The training phase: each precision asked for, on this process's shard of the data; then (rank 0, where
+    the model evaluates what it trained) the eval pass on --eval-data or a synthetic smoke one.
+    Returns (train results, eval results by precision)."""
+    from benchmarks.harness import data
+    from benchmarks.harness.training import train
 
     out: dict = {}
-    train_flops = efficiency.TRAIN_FLOPS_FACTOR * efficiency.forward_flops(build, args.num_classes, args.image_size)
-    for precision in args.precision:
-        cfg = TrainConfig(batch_size=args.batch_size, image_size=args.image_size, steps=args.steps,
-                          warmup=args.warmup, precision=precision, data_format=args.data_format,
-                          num_classes=args.num_classes, lr=args.lr, lr_schedule=args.lr_schedule,
-                          bn_weight_decay=args.bn_weight_decay, asp=args.asp, device=args.device,
-                          checkpoint_dir=args.checkpoint_dir, resume=args.resume, seed=args.seed)
+    evals: dict = {}
+    images = data.count_images(config.data) if config.data else IMAGENET_TRAIN_IMAGES
+    evaluate = evaluation.for_run(config) if spec.evaluates_training and shard[0] == 0 else None
+    train_flops = efficiency.TRAIN_FLOPS_FACTOR * efficiency.forward_flops(build, config.num_classes,
+                                                                           config.image_size)
+    for precision in config.precision:
         with peaks.around(efficiency.probe_dtype(precision), f"train {precision}", logger.log) as peak:
-            result = train(build, _batches(args, shard), cfg, logger.log)
+            result = train(build, _batches(config, shard), train_config(config, spec, precision, images), logger.log)
+        if evaluate is not None:
+            evals[precision] = evaluate(result["predict"])
+            logger.log(f"eval {precision}", {k: v for k, v in evals[precision].items() if k in ("top1", "top5")})
+        result.pop("predict")
         losses = [round(v, 5) for v in result.pop("losses")]
         sheet = gates.datasheet_tflops(table, gpu_profile, precision)
         out[precision] = efficiency.annotate(result, train_flops, peak or None, sheet and sheet * result["world_size"])
         out[precision]["losses"] = losses
     out["summary"] = {"loss_finite": 1 if all(r["loss_finite"] for r in out.values()) else 0}
-    return out
+    return out, evals
 
 
-def infer_all(args: argparse.Namespace, build: Callable, logger: DLLogger, peaks: Peaks, table: dict,
+def infer_all(config: RunConfig, build: Callable, logger: DLLogger, peaks: Peaks, table: dict,
               gpu_profile: str | None) -> dict:
     """The inference phase: each back end x precision x batch size asked for, on rank 0's device."""
     from benchmarks.harness.inference import run_all
 
-    model = build(args.num_classes, args.data_format)
-    wanted = sorted({"float16" if p == "fp16" else "float32" for p in args.infer_precision if p != "int8"})
+    model = build(config.num_classes, config.data_format)
+    wanted = sorted({"float16" if p == "fp16" else "float32" for p in config.infer_precision if p != "int8"})
     with contextlib.ExitStack() as stack:
         bracket = {dtype: stack.enter_context(peaks.around(dtype, "inference", logger.log, devices=1))
                    for dtype in wanted}  # inference runs on rank 0's device alone
-        infer = run_all(model, args.backends, args.infer_precision, args.batch_sizes, args.infer_image_size,
-                        args.data_format, args.device, max(1 if args.smoke else 2, args.infer_iters // 4),
-                        args.infer_iters, logger.log, threads=args.threads)
-    flops = efficiency.forward_flops(build, args.num_classes, args.infer_image_size)
+        infer = run_all(model, list(config.backends), list(config.infer_precision), list(config.batch_sizes),
+                        config.infer_image_size, config.data_format, config.device,
+                        max(1 if config.smoke else 2, config.infer_iters // 4), config.infer_iters, logger.log,
+                        threads=config.threads)
+    flops = efficiency.forward_flops(build, config.num_classes, config.infer_image_size)
     for backend, by_precision in infer.items():
         if backend == "agreement":
             continue
@@ -77,47 +109,49 @@ def infer_all(args: argparse.Namespace, build: Callable, logger: DLLogger, peaks
             sheet = gates.datasheet_tflops(table, gpu_profile, precision)
             for result in by_batch.values():
                 efficiency.annotate(result, flops, peak, sheet)
-    pi = infer.get("paddle-inference", {}).get(args.infer_precision[0], {})
+    pi = infer.get("paddle-inference", {}).get(config.infer_precision[0], {})
     if "bs1" in pi and "bs8" in pi:
         infer["summary"] = {"bs8_over_bs1": pi["bs8"]["ips"] / pi["bs1"]["ips"]}
     return infer
 
 
-def run(args: argparse.Namespace, spec: ModelSpec) -> int:
-    """One run with the defaults already filled in (hardware.resolve); its exit code (0, 1 or 3)."""
-    use_device(args)
-    rank, world = launch.join(args)
-    table = args.gates_table  # read and checked by cli.main before Paddle loaded
-    out = report.run_folder(Path(args.output), spec.name) if rank == 0 else None
+def run(config: RunConfig, spec: ModelSpec, inputs: Inputs) -> int:
+    """One resolved run (run_config.resolve); its exit code (0, 1 or 3)."""
+    use_device(config)
+    rank, world, config = launch.join(config)
+    table = inputs.gates_table  # read and checked by cli.main before Paddle loaded
+    out = report.run_folder(Path(config.output), spec.name) if rank == 0 else None
     logger = DLLogger(out / "dllogger.jsonl" if out else None, echo=sys.stdout if rank == 0 else None)
-    config = record.run_config(args, spec)
-    env = record.run_environment(args, config["gpus"])
-    profile = args.profile or gates.detect_profile(table, record.gpu_names(args.device, env))
-    logger.metadata("config", config)
+    recorded = record.run_config(config, spec)
+    env = record.run_environment(config)
+    profile = config.profile or gates.detect_profile(table, record.gpu_names(config.device, env))
+    logger.metadata("config", recorded)
     logger.metadata("environment", env)
-    title = f"{spec.title} ({args.device})"
+    title = f"{spec.title} ({config.device})"
 
-    missing = gpu_image_without_gpu(args, environment.image_manifest())
-    if missing and not args.gpus_given and not args.smoke:  # nothing to prove here; --gpus 0 runs the CPU path
+    missing = gpu_image_without_gpu(config, environment.image_manifest())
+    if missing and not config.gpus_given and not config.smoke:  # nothing to prove here; --gpus 0 runs the CPU path
         outcome = gates.Outcome("NOT PROVEN", [missing])
-        return report.finish(out, spec, title, config, env, {}, [], outcome, profile, logger)
+        return report.finish(out, spec, title, recorded, env, {}, [], outcome, profile, logger)
 
     def build(num_classes: int, data_format: str):
-        return spec.build(args, num_classes, data_format)
+        return spec.build(config, num_classes, data_format)
 
-    peaks = Peaks(args.device, world, 1 if args.smoke else efficiency.PROBE_REPEATS)
+    peaks = Peaks(config.device, world, 1 if config.smoke else efficiency.PROBE_REPEATS)
     results: dict = {}
-    gpu_profile = profile if args.device == "gpu" else None  # MFU: a GPU's data sheet, never a CPU run's
-    if args.mode in ("train", "all"):
-        results["train"] = train_all(args, build, logger, peaks, table, gpu_profile, (rank, world))
+    gpu_profile = profile if config.gpu else None  # MFU: a GPU's data sheet, never a CPU run's
+    if config.mode in ("train", "all"):
+        results["train"], evals = train_all(config, spec, build, logger, peaks, table, gpu_profile, (rank, world))
+        if evals:
+            results["eval"] = evals
     if rank != 0:
         return 0
-    if args.mode in ("infer", "all"):
-        results["infer"] = infer_all(args, build, logger, peaks, table, gpu_profile)
-    results.update(spec.extra_results(args))
+    if config.mode in ("infer", "all"):
+        results["infer"] = infer_all(config, build, logger, peaks, table, gpu_profile)
+    results.update(spec.extra_results(config))
     results["peak"] = dict(peaks.found)
-    config["eval"] = "eval" in results
+    recorded["eval"] = evaluation.gated(config, results)
 
-    verdicts, outcome = gates.judge(table, spec.name, profile, results, config, args.baseline_data,
-                                    args.max_regression, env["hardware"], missing)
-    return report.finish(out, spec, title, config, env, results, verdicts, outcome, profile, logger)
+    verdicts, outcome = gates.judge(table, spec.name, profile, results, recorded, inputs.baseline,
+                                    config.max_regression, env["hardware"], missing)
+    return report.finish(out, spec, title, recorded, env, results, verdicts, outcome, profile, logger)

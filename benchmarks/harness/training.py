@@ -1,8 +1,9 @@
-"""The training benchmark loop shared by the models: optimizer, LR, AMP, ASP, distribution, checkpoints.
+"""The training benchmark loop shared by the models: optimizer, LR, AMP, ASP, distribution, checkpoints, eval.
 
-Recipe (DLE ResNet50 v1.5 defaults): Momentum 0.875, weight decay 3.0517578125e-05 on every parameter
-but BatchNorm's (DLE's `bn_weight_decay` off; `bn_weight_decay=True` decays them too), label
-smoothing 0.1, cosine LR with linear warm-up (or step decay). Precisions: fp32 (CPU), tf32 (FP32 math on GPUs,
+Recipe: the model's (benchmarks.harness.recipes: DLE's for ResNet50 v1.5, PaddleClas's for PP-HGNet):
+Momentum, L2 weight decay (on BatchNorm parameters too only with `bn_weight_decay`), label smoothing,
+a learning rate scaled linearly with the global batch, linear warm-up then cosine (or step) decay,
+the schedule's step count from the recipe's epochs (recipes.schedule). Precisions: fp32 (CPU), tf32 (FP32 math on GPUs,
 TF32 tensor cores on Ampere and later), amp (FP16 O1, dynamic loss scaling from 128), amp-o2 (FP16
 O2), bf16 (BF16 O1 where the device supports it). ASP prunes to 2:4 with Paddle's ASP API and keeps
 the pattern through optimizer steps; it needs the legacy program representation (FLAGS_enable_pir_api=0),
@@ -15,46 +16,52 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from benchmarks.harness import recipes
 from benchmarks.harness.timing import StepTimer
 from ngc_common.errors import InputError
 
 AMP = {"amp": ("float16", "O1"), "amp-o2": ("float16", "O2"), "bf16": ("bfloat16", "O1")}
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
+    """One precision's training run, from the run config (runner.train_config); no defaults of its own."""
+
     batch_size: int
     image_size: int
     steps: int
     warmup: int
-    precision: str = "fp32"
-    data_format: str = "NCHW"
-    num_classes: int = 1000
-    lr: float = 0.256
-    lr_schedule: str = "cosine"
-    lr_warmup_steps: int = 0
-    momentum: float = 0.875
-    weight_decay: float = 3.0517578125e-05
-    label_smoothing: float = 0.1
-    bn_weight_decay: bool = False
-    asp: bool = False
-    device: str = "cpu"
-    checkpoint_dir: str | None = None
-    resume: str | None = None
-    seed: int = 0
+    precision: str
+    data_format: str
+    num_classes: int
+    lr: float  # peak for a global batch of lr_batch
+    lr_batch: int
+    lr_schedule: str
+    lr_warmup_epochs: float
+    epochs: int
+    train_images: int  # one epoch's images: the --data folder's, or ImageNet-1k's on synthetic data
+    momentum: float
+    weight_decay: float
+    label_smoothing: float
+    bn_weight_decay: bool
+    asp: bool
+    device: str
+    checkpoint_dir: str | None
+    resume: str | None
+    seed: int
 
 
-def _scheduler(cfg: TrainConfig, total: int):
+def lr_schedule(cfg: TrainConfig, world: int) -> recipes.Schedule:
+    """The recipe's schedule for this run: peak scaled by the global batch (batch per device x `world`)."""
+    return recipes.schedule(cfg.lr, cfg.lr_batch, cfg.batch_size * world, cfg.lr_warmup_epochs, cfg.epochs,
+                            cfg.train_images, cfg.lr_schedule)
+
+
+def scheduler(schedule: recipes.Schedule):
+    """Paddle's LambdaDecay over the schedule: lr(step) = peak x schedule.factor(step), stepped once per update."""
     import paddle
 
-    lr = cfg.lr * (cfg.batch_size / 256)
-    if cfg.lr_schedule == "step":
-        base = paddle.optimizer.lr.StepDecay(lr, step_size=max(1, total // 3), gamma=0.1)
-    else:
-        base = paddle.optimizer.lr.CosineAnnealingDecay(lr, T_max=max(1, total))
-    if cfg.lr_warmup_steps:
-        return paddle.optimizer.lr.LinearWarmup(base, cfg.lr_warmup_steps, 0.0, lr)
-    return base
+    return paddle.optimizer.lr.LambdaDecay(schedule.peak, schedule.factor)
 
 
 def sparsity_24(model) -> dict[str, bool]:
@@ -91,7 +98,8 @@ def exempt_batchnorm_from_weight_decay(model) -> int:
 
 
 def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Callable[[str, dict], None]) -> dict:
-    """Train for warm-up + measured steps; return throughput, step latency and the loss curve."""
+    """Train for warm-up + measured steps; return throughput, step latency, the loss curve, the schedule's
+    figures, and "predict": images -> FP32 logits of the trained model (eval mode, the training's precision)."""
     import paddle
     import paddle.distributed as dist
 
@@ -99,10 +107,11 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
     world = dist.get_world_size() if dist.is_initialized() else 1
     model = build_model(num_classes=cfg.num_classes, data_format=cfg.data_format)
     total = cfg.warmup + cfg.steps
-    scheduler = _scheduler(cfg, total)
+    schedule = lr_schedule(cfg, world)
+    lr = scheduler(schedule)
     if not cfg.bn_weight_decay:
         exempt_batchnorm_from_weight_decay(model)
-    optimizer = paddle.optimizer.Momentum(learning_rate=scheduler, momentum=cfg.momentum,
+    optimizer = paddle.optimizer.Momentum(learning_rate=lr, momentum=cfg.momentum,
                                           parameters=model.parameters(),
                                           weight_decay=paddle.regularizer.L2Decay(cfg.weight_decay))
     start_step = 0
@@ -143,7 +152,7 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
             loss.backward()
             optimizer.step()
         optimizer.clear_grad()
-        scheduler.step()
+        lr.step()
         value = float(loss)  # copies to the host: the step's device work is finished when this returns
         losses.append(value)
         return value
@@ -152,7 +161,7 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
         phase = "warmup" if i < cfg.warmup else "train"
         log(f"{phase} {start_step + i + 1}/{start_step + total}",
             {"loss": loss, "step_ms": seconds * 1000, "ips": cfg.batch_size * world / seconds,
-             "lr": float(scheduler.get_lr())})
+             "lr": float(lr.get_lr())})
 
     sync = paddle.device.cuda.synchronize if cfg.device == "gpu" else None
     timing = StepTimer(cfg.warmup, cfg.steps, cfg.batch_size * world, sync=sync).run(step, on_step)
@@ -160,8 +169,19 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
         save_checkpoint(cfg.checkpoint_dir, model, optimizer, start_step + total, cfg)
     head = losses[: max(1, min(5, len(losses) // 4))]
     tail = losses[-max(1, min(5, len(losses) // 4)):]
-    return {**timing.summary(), "loss_first": sum(head) / len(head), "loss_last": sum(tail) / len(tail),
-            "loss_finite": all(math.isfinite(v) for v in losses), "losses": losses, "world_size": world}
+    result = {**timing.summary(), "loss_first": sum(head) / len(head), "loss_last": sum(tail) / len(tail),
+              "loss_finite": all(math.isfinite(v) for v in losses), "losses": losses, "world_size": world,
+              "lr_peak": schedule.peak, "lr_warmup_steps": schedule.warmup_steps,
+              "lr_total_steps": schedule.total_steps, "lr_last": float(lr.get_lr())}
+
+    def predict(images):
+        model.eval()
+        with paddle.no_grad(), paddle.amp.auto_cast(enable=dtype is not None, level=level or "O1",
+                                                    dtype=dtype or "float16"):
+            return model(images).astype("float32")
+
+    result["predict"] = predict
+    return result
 
 
 def save_checkpoint(folder: str, model, optimizer, step: int, cfg: TrainConfig) -> Path:

@@ -5,11 +5,10 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.harness.data import IMAGE_SUFFIXES
 from benchmarks.hgnet.model import pphgnet
 from benchmarks.hgnet.preprocess import DEPLOY_RESIZE_SHORT, EVAL_RESIZE_SHORT, preprocess, preprocess_eval, top_k
 from ngc_common.errors import InputError
-
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
 
 
 def load_model(variant: str, weights: str | None, data_format: str = "NCHW"):

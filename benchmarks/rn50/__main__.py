@@ -1,30 +1,29 @@
 """bench-rn50's entry: what ResNet50 v1.5 brings to the shared benchmark command (its ModelSpec).
 
-Training (DALI, AMP, ASP, multi-GPU) and inference (Paddle Inference, Paddle-TRT) with acceptance
-gates. `python -m benchmarks.rn50 --help`.
+Training (DALI, AMP, ASP, multi-GPU) with DLE's recipe and its eval pass, and inference (Paddle
+Inference, Paddle-TRT) with acceptance gates. `python -m benchmarks.rn50 --help`.
 """
 
-import argparse
 import sys
 
 from benchmarks.harness.cli import main
+from benchmarks.harness.recipes import DLE_RN50
+from benchmarks.harness.run_config import Option
 from benchmarks.harness.spec import ModelSpec
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--zero-init-residual", action="store_true",
-                        help="start the last BatchNorm scale of each block at 0 (DLE default: 1.0)")
+OPTIONS = (Option("--zero-init-residual", "start the last BatchNorm scale of each block at 0 (DLE default: 1.0)",
+                  False, flag_kind="switch"),)
 
 
-def build(args, num_classes: int, data_format: str):
+def build(config, num_classes: int, data_format: str):
     from benchmarks.rn50.model import resnet50
 
-    return resnet50(num_classes, data_format, zero_init_residual=args.zero_init_residual)
+    return resnet50(num_classes, data_format, zero_init_residual=config.model_options["zero_init_residual"])
 
 
 SPEC = ModelSpec(name="rn50", title="ResNet50 v1.5", build=build, backends_cpu=["paddle-inference"],
-                 backends_gpu=["paddle-inference", "paddle-trt"], gpu_batch=256, add_arguments=add_arguments,
-                 config_extra=lambda args: {"zero_init_residual": args.zero_init_residual})
+                 backends_gpu=["paddle-inference", "paddle-trt"], gpu_batch=256, recipe=DLE_RN50, options=OPTIONS,
+                 recorded=("zero_init_residual",))
 
 if __name__ == "__main__":
     sys.exit(main(SPEC))

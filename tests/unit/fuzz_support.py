@@ -161,20 +161,17 @@ def bench_result(model: str = "rn50") -> dict:
     import json
     import tempfile
 
-    from benchmarks.harness import cli, efficiency, environment, gates, record, report
+    from benchmarks.harness import efficiency, environment, gates, record, report, run_config
     from benchmarks.harness.hardware import hardware_key
     from benchmarks.harness.peaks import Peaks
-    from benchmarks.harness.spec import ModelSpec
     from benchmarks.harness.timing import Timing
+    from benchmarks.hgnet.__main__ import SPEC as HGNET
+    from benchmarks.rn50.__main__ import SPEC as RN50
 
-    extra = {"rn50": lambda a: {"zero_init_residual": False}, "hgnet": lambda a: {"model": "tiny", "ssld": False}}
-    spec = ModelSpec(model, model, build=lambda *a: None, backends_cpu=["paddle-inference"],
-                     backends_gpu=["paddle-inference"], gpu_batch=256, config_extra=extra[model])
-    args = cli.parser(spec).parse_args(["--threads", "2"])
-    args.__dict__.update(device="cpu", gpus=0, threads_from="test fixture", batch_size=16, image_size=128,
-                         infer_image_size=128, data_format="NCHW", steps=8, warmup=2, precision=["fp32"],
-                         infer_precision=["fp32"], backends=["paddle-inference"], batch_sizes=[1, 8])
-    config = record.run_config(args, spec)
+    spec = {"rn50": RN50, "hgnet": HGNET}[model]
+    asked = run_config.requested(spec, ["--threads", "2", "--backends", "paddle-inference"])
+    resolved = run_config.resolve(asked, spec, run_config.Hardware(0, 2, "test fixture"))
+    config = record.run_config(resolved, spec)
     env = environment.capture()
     env.update(threads=2, threads_from="test fixture", hardware=hardware_key("cpu", [], 0, env["cpu"], 2))
     probe = {"dtype": "float32", "gemm_flops": 2.0e10, "conv_flops": 1.5e10, "peak_flops": 2.0e10, "method": "fixture"}

@@ -197,15 +197,14 @@ def test_committed_gates_file_is_consistent() -> None:
 
 def test_bad_numbers_are_one_line_errors_not_tracebacks(capsys) -> None:
     from benchmarks.harness.cli import parser
-    from benchmarks.harness.spec import ModelSpec
+    from benchmarks.rn50.__main__ import SPEC as spec
 
-    spec = ModelSpec("m", "M", build=lambda *a: None, backends_cpu=["x"], backends_gpu=["x"], gpu_batch=1)
     for args in (["--warmup", "-1"], ["--steps", "0"], ["--threads", "two"], ["--batch-sizes", "1,x"]):
         with pytest.raises(SystemExit) as exit_info:
             parser(spec).parse_args(args)
         assert exit_info.value.code == 2
         err = capsys.readouterr().err.strip().splitlines()
-        assert err[-1].startswith("bench-m: error: argument"), err
+        assert err[-1].startswith("bench-rn50: error: argument"), err
 
 
 def test_a_phase_is_gated_against_the_lower_of_the_probes_around_it(monkeypatch) -> None:

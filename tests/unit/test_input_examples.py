@@ -18,7 +18,7 @@ import yaml
 
 from benchmarks.harness import cli as bench_cli
 from benchmarks.harness import gates as bench_gates
-from benchmarks.harness.spec import ModelSpec
+from benchmarks.rn50.__main__ import SPEC as RN50_SPEC
 from ngc_common import bench_result as result_schema
 from ngc_paddle import cli
 from ngc_paddle.errors import ManifestError, NgcPaddleError
@@ -333,8 +333,7 @@ def test_yaml_fixture_is_still_plain() -> None:
 # ---- the benchmarks' gates file and --baseline (checked before Paddle loads) ----------------------
 
 GATES_TEXT = (REPO / "benchmarks" / "gates.yaml").read_text()
-RN50 = ModelSpec("rn50", "ResNet50 v1.5", build=lambda *a: None, backends_cpu=["paddle-inference"],
-                 backends_gpu=["paddle-inference"], gpu_batch=256)
+RN50 = RN50_SPEC  # the real one: its options and recipe
 
 
 def run_bench(capsys: pytest.CaptureFixture[str], tmp_path: Path, *argv: str) -> tuple[int, str]:

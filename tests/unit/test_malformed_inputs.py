@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from benchmarks.harness import cli as bench_cli_module
 from benchmarks.harness import gates
-from benchmarks.harness.spec import ModelSpec
+from benchmarks.rn50.__main__ import SPEC as RN50_SPEC
 from ngc_common import bench_result as result_file
 from ngc_common.errors import InputError
 from ngc_common.exit_codes import ExitCode
@@ -149,8 +149,7 @@ RESULT_DATA = bench_result("rn50")  # written by report.write from a fixture: th
 RESULT_RAW = json.dumps(RESULT_DATA, indent=2).encode()
 STATE_DATA = release_state()  # written by state_file.State.record
 STATE_RAW = json.dumps(STATE_DATA, indent=2).encode()
-BENCH = ModelSpec("rn50", "ResNet50 v1.5", build=lambda *a: None, backends_cpu=["paddle-inference"],
-                  backends_gpu=["paddle-inference"], gpu_batch=256)
+BENCH = RN50_SPEC  # the real one: its options and recipe
 
 
 class InputsAccepted(BaseException):

@@ -1,0 +1,69 @@
+"""The eval pass after training, as DLE's ResNet50 training does: top-1/top-5 of the model just trained.
+
+Why: a training benchmark that never evaluates cannot tell a fast run from a broken one. With
+--eval-data the trained model classifies that ImageNet-style validation folder (DALI, resize the
+short side to 256/224 of the image size, centre crop, DLE's eval transform) and the result holds
+its top-1/top-5; the accuracy gates apply only then. Without it, a synthetic smoke evaluation runs
+the same code on random images and labels, and says so: its accuracy means nothing.
+"""
+
+from collections.abc import Callable, Iterator
+
+from benchmarks.harness.run_config import RunConfig
+
+SYNTHETIC_BATCHES = 2
+SYNTHETIC_NOTE = "synthetic: a smoke evaluation on random images and labels (proves the eval pass runs; the " \
+                 "accuracy means nothing); give --eval-data DIR for top-1/top-5"
+
+
+def top_k_hits(logits, labels, k: int) -> int:
+    """How many rows have their label among the k largest logits (k capped at the class count)."""
+    import numpy as np
+
+    k = min(k, logits.shape[1])
+    best = np.argpartition(-logits, k - 1, axis=1)[:, :k]
+    return int((best == labels.reshape(-1, 1)).any(axis=1).sum())
+
+
+def evaluate(predict: Callable, batches: Iterator, images: int) -> dict:
+    """top-1/top-5 over the first `images` images of `batches` (a last partial batch is cut to what is left)."""
+    import numpy as np
+
+    seen = top1 = top5 = 0
+    while seen < images:
+        x, y = next(batches)
+        out = predict(x)
+        logits = np.asarray(out.numpy() if hasattr(out, "numpy") else out)
+        labels = np.asarray(y.numpy() if hasattr(y, "numpy") else y).reshape(-1)
+        take = min(len(labels), images - seen)
+        logits, labels = logits[:take], labels[:take]
+        top1 += top_k_hits(logits, labels, 1)
+        top5 += top_k_hits(logits, labels, 5)
+        seen += take
+    return {"top1": top1 / seen, "top5": top5 / seen, "images": seen}
+
+
+def for_run(config: RunConfig) -> Callable[[Callable], dict]:
+    """The run's eval pass: predict -> its figures, on --eval-data, else the synthetic smoke one."""
+    from benchmarks.harness import data
+
+    def on_folder(predict: Callable) -> dict:
+        images = data.count_images(str(config.eval_data))
+        if config.eval_limit:
+            images = min(images, config.eval_limit)
+        batches = data.dali(str(config.eval_data), config.batch_size, config.image_size, config.data_format,
+                            gpu=config.gpu, train=False, seed=config.seed)
+        return {**evaluate(predict, batches, images), "data": str(config.eval_data)}
+
+    def synthetic(predict: Callable) -> dict:
+        batches = data.synthetic(config.batch_size, config.image_size, config.num_classes, config.data_format,
+                                 config.seed + 1)
+        images = config.batch_size * (1 if config.smoke else SYNTHETIC_BATCHES)
+        return {**evaluate(predict, batches, images), "data": SYNTHETIC_NOTE}
+
+    return on_folder if config.eval_data else synthetic
+
+
+def gated(config: RunConfig, results: dict) -> bool:
+    """Do accuracy gates apply? Only to an evaluation on real data (a synthetic one's accuracy means nothing)."""
+    return "eval" in results and bool(config.eval_data)
