@@ -27,6 +27,10 @@ KEY_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 MEASUREMENTS = {"ips", "batch", "steps", "mean", "p50", "p90", "p95", "p99", "loss_first", "loss_last", "world_size",
                 "flops_per_sample", "achieved_tflops", "peak_tflops", "efficiency", "mfu", "gemm_flops", "conv_flops",
                 "peak_flops", "bs8_over_bs1", "top1", "top5"}
+# What produced a figure: results.infer.<backend>.<precision>.bsN.engine is "<engine> <precision>" with one of
+# these engines (benchmarks/harness/paddle_engines.py, inference.py), e.g. "paddle-trt-pir fp16".
+ENGINES = ("paddle-trt-pir", "paddle-trt-legacy", "paddle-inference gpu", "paddle-inference onednn",
+           "onnxruntime", "tensorrt-python")
 VERDICTS = Literal["PASS", "FAIL", "NOT PROVEN", "SMOKE"]
 
 Short = Annotated[str, Field(max_length=200)]
@@ -146,6 +150,8 @@ def _measurement_problem(results: dict[str, Any]) -> tuple[str, str] | None:
             if key in MEASUREMENTS and (isinstance(value, bool) or not isinstance(value, int | float)):
                 shown = repr(value)
                 return at, f"a measurement must be a number, not {shown if len(shown) <= 60 else shown[:60] + '...'}"
+            if key == "engine" and not (isinstance(value, str) and value.startswith(ENGINES) and len(value) <= 200):
+                return at, f"names no engine this suite runs ({', '.join(ENGINES)}): {str(value)[:60]!r}"
             if isinstance(value, float) and not math.isfinite(value):  # 1e400 parses as inf
                 return at, f"{value} is not a finite number"
             stack.append((at, value))

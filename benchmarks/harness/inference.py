@@ -1,10 +1,12 @@
 """Inference back ends shared by the models, over a batch-size sweep, with output agreement.
 
 paddle-inference: Paddle Inference on the CPU (oneDNN, on the run's CPU threads) or the GPU (FP32,
-FP16; INT8 only through TensorRT). paddle-trt: Paddle Inference with the TensorRT subgraph engine
-(FP32/FP16; INT8 calibrated first, then the deployed predictor that loads the table is timed). onnxruntime: paddle2onnx
-export run in ONNX Runtime. tensorrt: the same ONNX model built into an engine with the TensorRT
-Python API. A back end the image or the host cannot run returns "not available" with the reason.
+FP16; INT8 only through TensorRT). paddle-trt: Paddle's TensorRT integration, the API its program
+needs (paddle_engines: paddle.tensorrt.convert for a PIR `.json` program, enable_tensorrt_engine for
+a legacy `.pdmodel` one; INT8 only from a quantized program or legacy calibration). onnxruntime:
+paddle2onnx export run in ONNX Runtime. tensorrt: the same ONNX model built into an engine with the
+TensorRT Python API. Each figure names the engine that produced it ("engine": "paddle-trt-pir fp16");
+a back end the image or the host cannot run returns "not available" with the reason.
 """
 
 import tempfile
@@ -12,11 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.harness import paddle_engines
+from benchmarks.harness.paddle_engines import NotAvailable
 from benchmarks.harness.timing import StepTimer
-
-
-class NotAvailable(Exception):
-    """The back end cannot run here; str() says why."""
 
 
 def export(model, image_size: int, data_format: str, folder: Path) -> tuple[Path, Path]:
@@ -58,33 +58,6 @@ def _trt_available(device: str) -> None:
         raise NotAvailable(f"Paddle is built for TensorRT {compiled[0]}.x but the image has {runtime[0]}.x")
 
 
-def _predictor(files: tuple[Path, Path], device: str, precision: str, trt: bool, batch: int, threads: int,
-               calibrate: bool = False, cache: Path | None = None):
-    from paddle import inference
-
-    config = inference.Config(str(files[0]), str(files[1]))
-    if device == "gpu":
-        if not trt and precision == "int8":
-            raise NotAvailable("Paddle Inference runs INT8 on GPUs only through TensorRT: use --backends paddle-trt")
-        half = precision == "fp16" and not trt
-        config.enable_use_gpu(1024, 0, inference.PrecisionType.Half if half else inference.PrecisionType.Float32)
-        if trt:
-            mode = {"fp32": inference.PrecisionType.Float32, "fp16": inference.PrecisionType.Half,
-                    "int8": inference.PrecisionType.Int8}[precision]
-            if cache is not None:  # where the INT8 calibration table is written, then read back
-                config.set_optim_cache_dir(str(cache))
-            config.enable_tensorrt_engine(workspace_size=1 << 30, max_batch_size=batch, min_subgraph_size=3,
-                                          precision_mode=mode, use_static=False, use_calib_mode=calibrate)
-    else:
-        if precision != "fp32":
-            raise NotAvailable(f"Paddle Inference on the CPU runs fp32 here, not {precision}")
-        config.disable_gpu()
-        config.enable_mkldnn()
-        config.set_cpu_math_library_num_threads(threads)
-    config.disable_glog_info()
-    return inference.create_predictor(config)
-
-
 def _run_predictor(predictor, x: np.ndarray) -> np.ndarray:
     handle = predictor.get_input_handle(predictor.get_input_names()[0])
     handle.reshape(list(x.shape))
@@ -96,13 +69,14 @@ def _run_predictor(predictor, x: np.ndarray) -> np.ndarray:
 CALIBRATION_BATCHES = 8
 
 
-def calibrate_int8(files, bs: int, image_size: int, data_format: str, threads: int, cache: Path) -> Path:
-    """Paddle-TRT's calibrate-then-deploy: a calibration predictor sees CALIBRATION_BATCHES batches and writes
-    its table (trt_calib_*) into `cache` when it is destroyed; a second predictor with the same config
+def calibrate_int8(chosen: paddle_engines.EnginePlan, files, bs: int, image_size: int, data_format: str,
+                   threads: int, cache: Path) -> Path:
+    """Legacy Paddle-TRT's calibrate-then-deploy: a calibration predictor sees CALIBRATION_BATCHES batches and
+    writes its table (trt_calib_*) into `cache` when it is destroyed; a second predictor with the same config
     finds the table there and builds its INT8 engine from it (that one is timed)."""
     import gc
 
-    calibrator = _predictor(files, "gpu", "int8", True, bs, threads, calibrate=True, cache=cache)
+    calibrator = paddle_engines.predictor(chosen, files, bs, image_size, data_format, threads, cache, cache=cache)
     for seed in range(CALIBRATION_BATCHES):
         _run_predictor(calibrator, input_batch(bs, image_size, data_format, seed))
     del calibrator
@@ -115,22 +89,24 @@ def calibrate_int8(files, bs: int, image_size: int, data_format: str, threads: i
 
 def paddle_backend(files, device: str, precision: str, trt: bool, batches: list[int], image_size: int,
                    data_format: str, warmup: int, iters: int, threads: int = 1) -> dict:
-    if trt:
+    chosen = paddle_engines.plan(files[0], device, precision, trt)
+    if chosen.trt:
         _trt_available(device)
     results = {}
     for bs in batches:
         x = input_batch(bs, image_size, data_format)
         cache, timed = None, None
-        if trt and precision == "int8":
+        if chosen.calibrate:
             cache = files[0].parent / f"trt-int8-bs{bs}"
-            table = calibrate_int8(files, bs, image_size, data_format, threads, cache)
+            table = calibrate_int8(chosen, files, bs, image_size, data_format, threads, cache)
             timed = f"the deployed INT8 predictor, loading calibration table {table.name} ({CALIBRATION_BATCHES} " \
                     "calibration batches)"
         # Paddle-TRT loads trt_calib_* only with use_calib_mode on: the deployed predictor uses the same
         # config as the calibrating one and, finding the table in `cache`, builds the INT8 engine from it.
-        predictor = _predictor(files, device, precision, trt, bs, threads, calibrate=cache is not None, cache=cache)
+        predictor = paddle_engines.predictor(chosen, files, bs, image_size, data_format, threads, files[0].parent,
+                                             cache=cache)
         timing = StepTimer(warmup, iters, bs).run(lambda _i, p=predictor, x=x: _run_predictor(p, x))
-        results[f"bs{bs}"] = timing.summary() | ({"timed": timed} if timed else {})
+        results[f"bs{bs}"] = {**timing.summary(), "engine": chosen.label} | ({"timed": timed} if timed else {})
     return results
 
 
@@ -164,7 +140,7 @@ def onnxruntime_backend(onnx_file: Path, device: str, precision: str, batches: l
     for bs in batches:
         x = input_batch(bs, image_size, data_format)
         timing = StepTimer(warmup, iters, bs).run(lambda _i, x=x: session.run(None, {name: x}))
-        results[f"bs{bs}"] = timing.summary()
+        results[f"bs{bs}"] = {**timing.summary(), "engine": f"onnxruntime {session.get_providers()[0]} {precision}"}
     return results
 
 
@@ -223,7 +199,7 @@ def tensorrt_backend(onnx_file: Path, device: str, precision: str, batches: list
         engine = TensorRTEngine(onnx_file, precision, bs, image_size, data_format)
         x = input_batch(bs, image_size, data_format)
         timing = StepTimer(warmup, iters, bs).run(lambda _i, e=engine, x=x: e(x))
-        results[f"bs{bs}"] = timing.summary()
+        results[f"bs{bs}"] = {**timing.summary(), "engine": f"tensorrt-python {precision}"}
     return results
 
 
@@ -269,7 +245,12 @@ def run_all(model, backends: list[str], precisions: list[str], batches: list[int
 def agreement(files, folder: Path, backends: list[str], image_size: int, data_format: str, device: str,
               threads: int = 1) -> dict:
     x = input_batch(2, image_size, data_format, seed=42)
-    reference = _run_predictor(_predictor(files, device, "fp32", False, 2, threads), x)
+
+    def paddle(trt: bool):
+        chosen = paddle_engines.plan(files[0], device, "fp32", trt)
+        return paddle_engines.predictor(chosen, files, 2, image_size, data_format, threads, folder)
+
+    reference = _run_predictor(paddle(False), x)
     found = {}
     for backend in backends:
         try:
@@ -283,8 +264,7 @@ def agreement(files, folder: Path, backends: list[str], image_size: int, data_fo
                                                                     image_size, data_format)(x))
             elif backend == "paddle-trt" and device == "gpu":
                 _trt_available(device)
-                found[backend] = rel_diff(reference, _run_predictor(
-                    _predictor(files, device, "fp32", True, 2, threads), x))
+                found[backend] = rel_diff(reference, _run_predictor(paddle(True), x))
         except (NotAvailable, ImportError):
             continue
     return found

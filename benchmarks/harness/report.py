@@ -64,7 +64,7 @@ def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[
         lines.append("")
     infer = {k: v for k, v in results.get("infer", {}).items() if k not in ("summary", "agreement")}
     if infer:
-        lines += ["## Inference", "", "| backend | precision | batch | img/s | TFLOP/s | efficiency | MFU | mean ms | "
+        lines += ["## Inference", "", "| engine | precision | batch | img/s | TFLOP/s | efficiency | MFU | mean ms | "
                   "p50 | p90 | p95 | p99 |",
                   "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for backend, by_precision in infer.items():
@@ -75,7 +75,8 @@ def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[
                     continue
                 for bs, r in by_batch.items():
                     lat = r["latency_ms"]
-                    lines.append(f"| {backend} | {precision} | {bs.removeprefix('bs')} | {r['ips']:.1f} | "
+                    engine = r.get("engine", backend)  # the engine that produced the figure
+                    lines.append(f"| {engine} | {precision} | {bs.removeprefix('bs')} | {r['ips']:.1f} | "
                                  f"{_tflops(r.get('achieved_tflops'))} | {_pct(r.get('efficiency'))} | "
                                  f"{_pct(r.get('mfu'))} | {lat['mean']:.2f} | {lat['p50']:.2f} | {lat['p90']:.2f} | "
                                  f"{lat['p95']:.2f} | {lat['p99']:.2f} |")

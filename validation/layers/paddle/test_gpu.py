@@ -40,6 +40,7 @@ def test_nccl_allreduce_across_visible_gpus(gpu, run_probe) -> None:
 def test_tensorrt_engine_builds_and_runs(gpu, run_probe) -> None:
     result = run_probe("gpu_tensorrt", timeout=280)
     assert result["executed"] and result["max_error"] < 1e-6, f"expected relu(x) from TensorRT, found {result}"
+    assert result["paddle_trt_engine"] in ("paddle-trt-pir", "paddle-trt-legacy"), result
     assert result["paddle_trt_max_rel_error"] < 1e-4, (
         f"expected Paddle-TRT FP32 within 1e-4 of Paddle, found {result['paddle_trt_max_rel_error']:.2e}"
     )

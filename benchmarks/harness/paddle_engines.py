@@ -1,0 +1,136 @@
+"""Which Paddle API runs an exported program at a precision, and the predictor it builds: one decision, named.
+
+Why: Paddle 3's `paddle.jit.save` writes a PIR program (`.json`); Paddle Inference's
+`Config.enable_tensorrt_engine` applies to legacy `.pdmodel` programs only. So (Paddle Inference 3.x
+docs, docs/benchmarks.md):
+- paddle-trt-pir: a `.json` program goes through `paddle.tensorrt.convert(model, TensorRTConfig(inputs=
+  [Input(min, opt, max)], precision_mode=PrecisionMode.FP32|FP16))`, which writes a program of
+  `tensorrt_engine` ops; that one runs with a plain `Config` + `enable_use_gpu`. Shapes are dynamic:
+  min batch 1, opt = max = the batch timed. PIR-TRT has no INT8 calibrator: INT8 only from a quantized
+  program (quantize/dequantize ops, whose scales the converter reads), otherwise not run.
+- paddle-trt-legacy: a `.pdmodel` program runs with `enable_tensorrt_engine` and dynamic shape info
+  (min 1, opt = max = the batch); INT8 calibrates first (use_calib_mode) unless the program is quantized.
+- paddle-inference gpu / onednn: Paddle Inference without TensorRT (GPU FP32/FP16; CPU FP32 on oneDNN).
+Every figure carries its plan's label ("paddle-trt-pir fp16"), so a result never calls FP32 work INT8.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+PIR, LEGACY = ".json", ".pdmodel"
+QUANTIZE_OPS = (b"quantize_linear", b"fake_quantize")  # QDQ ops (paddle.quantization, PaddleSlim) in the program
+WORKSPACE = 1 << 30
+MIN_SUBGRAPH = 3
+INPUT_NAME = "x"  # inference.export's InputSpec
+TRT_OP = b"tensorrt_engine"  # the op paddle.tensorrt.convert puts in the program for each TensorRT subgraph
+
+
+class NotAvailable(Exception):
+    """The back end cannot run here; str() says why."""
+
+
+@dataclass(frozen=True)
+class EnginePlan:
+    engine: str  # paddle-trt-pir | paddle-trt-legacy | paddle-inference gpu | paddle-inference onednn
+    precision: str  # fp32 | fp16 | int8
+    calibrate: bool = False  # legacy INT8 from an FP32 program: calibrate, then deploy with the table
+
+    @property
+    def label(self) -> str:
+        return f"{self.engine} {self.precision}"
+
+    @property
+    def trt(self) -> bool:
+        return self.engine.startswith("paddle-trt")
+
+
+def is_quantized(model_file: Path) -> bool:
+    """Does the program hold quantize/dequantize ops (a quantization-aware or post-training quantized model)?"""
+    data = model_file.read_bytes()
+    return any(op in data for op in QUANTIZE_OPS)
+
+
+def plan(model_file: Path, device: str, precision: str, trt: bool) -> EnginePlan:
+    """The engine that runs `model_file` at `precision`; NotAvailable (with the reason) where none does."""
+    if not trt:
+        if device != "gpu":
+            if precision != "fp32":
+                raise NotAvailable(f"Paddle Inference on the CPU runs fp32 here, not {precision}")
+            return EnginePlan("paddle-inference onednn", precision)
+        if precision == "int8":
+            raise NotAvailable("Paddle Inference runs INT8 on GPUs only through TensorRT: use --backends paddle-trt")
+        return EnginePlan("paddle-inference gpu", precision)
+    if device != "gpu":
+        raise NotAvailable("Paddle-TRT needs a GPU")
+    kind = model_file.suffix
+    if kind == PIR:
+        if precision == "int8" and not is_quantized(model_file):
+            raise NotAvailable("INT8 on a PIR program needs a quantized model (quantize/dequantize ops from "
+                               "paddle.quantization or PaddleSlim): PIR-TRT has no calibrator, and this FP32 export "
+                               "is not run as INT8")
+        return EnginePlan("paddle-trt-pir", precision)
+    if kind == LEGACY:
+        return EnginePlan("paddle-trt-legacy", precision,
+                          calibrate=precision == "int8" and not is_quantized(model_file))
+    raise NotAvailable(f"{model_file.name}: not a Paddle program (.json or .pdmodel)")
+
+
+def input_shape(batch: int, image_size: int, data_format: str) -> list[int]:
+    if data_format == "NCHW":
+        return [batch, 3, image_size, image_size]
+    return [batch, image_size, image_size, 3]
+
+
+def pir_trt_convert(files: tuple[Path, Path], precision: str, batch: int, image_size: int, data_format: str,
+                    folder: Path) -> tuple[Path, Path]:
+    """paddle.tensorrt.convert of a PIR program for batches 1..`batch` (opt = max = `batch`): the new program's
+    (model, params) files."""
+    from paddle.tensorrt.export import Input, PrecisionMode, TensorRTConfig, convert  # paddle.tensorrt.convert
+
+    prefix = folder / f"trt-pir-{precision}-bs{batch}" / "model"
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    shape = {"min_input_shape": input_shape(1, image_size, data_format),
+             "optim_input_shape": input_shape(batch, image_size, data_format),
+             "max_input_shape": input_shape(batch, image_size, data_format)}
+    config = TensorRTConfig(inputs=[Input(**shape, name=INPUT_NAME)], min_subgraph_size=MIN_SUBGRAPH,
+                            save_model_dir=str(prefix), precision_mode=PrecisionMode[precision.upper()],
+                            workspace_size=WORKSPACE)
+    convert(str(files[0]), config)
+    converted = prefix.with_suffix(PIR), prefix.with_suffix(".pdiparams")
+    if not converted[0].exists():
+        raise NotAvailable(f"paddle.tensorrt.convert wrote no program at {converted[0]}")
+    if TRT_OP not in converted[0].read_bytes():  # else the figure would be Paddle's, labelled TensorRT's
+        raise NotAvailable(f"paddle.tensorrt.convert placed no layer of this model in TensorRT ({precision})")
+    return converted
+
+
+def predictor(chosen: EnginePlan, files: tuple[Path, Path], batch: int, image_size: int, data_format: str,
+              threads: int, folder: Path, cache: Path | None = None):
+    """A Paddle Inference predictor that runs `chosen` for batches up to `batch`."""
+    from paddle import inference
+
+    if chosen.engine == "paddle-trt-pir":
+        files = pir_trt_convert(files, chosen.precision, batch, image_size, data_format, folder)
+    config = inference.Config(str(files[0]), str(files[1]))
+    if chosen.engine == "paddle-inference onednn":
+        config.disable_gpu()
+        config.enable_mkldnn()
+        config.set_cpu_math_library_num_threads(threads)
+    elif chosen.engine == "paddle-inference gpu":
+        half = chosen.precision == "fp16"
+        config.enable_use_gpu(1024, 0, inference.PrecisionType.Half if half else inference.PrecisionType.Float32)
+    elif chosen.engine == "paddle-trt-pir":
+        config.enable_use_gpu(1024, 0)  # the program's tensorrt_engine ops carry their precision
+    else:  # paddle-trt-legacy
+        config.enable_use_gpu(1024, 0, inference.PrecisionType.Float32)
+        mode = {"fp32": inference.PrecisionType.Float32, "fp16": inference.PrecisionType.Half,
+                "int8": inference.PrecisionType.Int8}[chosen.precision]
+        if cache is not None:  # where the INT8 calibration table is written, then read back
+            config.set_optim_cache_dir(str(cache))
+        config.enable_tensorrt_engine(workspace_size=WORKSPACE, max_batch_size=batch, min_subgraph_size=MIN_SUBGRAPH,
+                                      precision_mode=mode, use_static=False, use_calib_mode=chosen.calibrate)
+        config.set_trt_dynamic_shape_info({INPUT_NAME: input_shape(1, image_size, data_format)},
+                                          {INPUT_NAME: input_shape(batch, image_size, data_format)},
+                                          {INPUT_NAME: input_shape(batch, image_size, data_format)})
+    config.disable_glog_info()
+    return inference.create_predictor(config)
