@@ -24,6 +24,7 @@ TRAIN_PRECISIONS = ("fp32", "tf32", "amp", "amp-o2", "bf16")
 INFER_PRECISIONS = ("fp32", "fp16", "int8")
 GPU_ONLY_PRECISIONS = ("tf32", "amp", "amp-o2")
 SAME = object()  # an Option's GPU default that is its CPU default
+REPO_ROOT = Path(__file__).resolve().parents[2]  # shown as "." in docs (the gates file's default)
 
 
 def csv(kind: type, choices: tuple | None = None) -> Callable[[str], tuple]:
@@ -81,6 +82,7 @@ class Option:
     metavar: str | None = None
     nargs: str | None = None
     shown_default: str | None = None  # for a default resolve() derives (threads, GPUs, back ends, ...)
+    from_recipe: bool = False  # the default is the model's upstream recipe's (spec.recipe)
 
     @property
     def name(self) -> str:
@@ -152,17 +154,19 @@ def common_options(spec) -> tuple[Option, ...]:
         Option("--master", "IP:PORT of the first node for multi-node training"),
         Option("--asp", "prune to 2:4 structured sparsity (ASP) and train on", False, flag_kind="switch"),
         Option("--lr", f"peak learning rate for a global batch of {r.lr_batch}, scaled linearly with the global "
-               "batch (per-device batch x devices)", r.lr, type=non_negative_float),
-        Option("--lr-schedule", "decay after the warm-up", r.schedule, choices=("cosine", "step")),
+               "batch (per-device batch x devices)", r.lr, type=non_negative_float, from_recipe=True),
+        Option("--lr-schedule", "decay after the warm-up", r.schedule, choices=("cosine", "step"), from_recipe=True),
         Option("--lr-warmup-epochs", "epochs of linear warm-up from 0 (an epoch: the training images / global "
                f"batch; ImageNet-1k's {IMAGENET_TRAIN_IMAGES} on synthetic data)", r.warmup_epochs,
-               type=non_negative_float),
-        Option("--epochs", "the recipe's training length, over which the schedule decays", r.epochs, type=positive),
-        Option("--momentum", "Momentum optimizer's momentum", r.momentum, type=non_negative_float),
-        Option("--weight-decay", "L2 weight decay", r.weight_decay, type=non_negative_float),
-        Option("--label-smoothing", "label smoothing epsilon", r.label_smoothing, type=non_negative_float),
+               type=non_negative_float, from_recipe=True),
+        Option("--epochs", "the recipe's training length, over which the schedule decays", r.epochs, type=positive,
+               from_recipe=True),
+        Option("--momentum", "Momentum optimizer's momentum", r.momentum, type=non_negative_float, from_recipe=True),
+        Option("--weight-decay", "L2 weight decay", r.weight_decay, type=non_negative_float, from_recipe=True),
+        Option("--label-smoothing", "label smoothing epsilon", r.label_smoothing, type=non_negative_float,
+               from_recipe=True),
         Option("--bn-weight-decay", "weight decay on BatchNorm parameters too", r.bn_weight_decay,
-               flag_kind="toggle"),
+               flag_kind="toggle", from_recipe=True),
         Option("--checkpoint-dir", "save model and optimizer state here at the end of training", metavar="DIR"),
         Option("--resume", "resume training from a --checkpoint-dir", metavar="DIR"),
         Option("--output", "results folder (a new sub-folder per run)", "bench-results", metavar="DIR"),
@@ -172,6 +176,32 @@ def common_options(spec) -> tuple[Option, ...]:
         Option("--profile", "hardware profile to gate against", shown_default="detected"),
         Option("--seed", "random seed", 0, type=int),
     )
+
+
+def defaults_table(spec) -> str:
+    """docs/benchmarks.md's table of bench-<name>'s defaults, rendered from its options (tests check the file)."""
+    rows = [f"### bench-{spec.name}", "", f"Upstream recipe: {spec.recipe.source}; `--lr` is the peak for a global "
+            f"batch of {spec.recipe.lr_batch}, scaled linearly.", "",
+            "| option | CPU default | GPU default | from |", "| --- | --- | --- | --- |"]
+    for option in options(spec):
+        if option.flag_kind == "switch":
+            continue  # off unless given
+        if option.shown_default is not None:
+            cpu, gpu = option.shown_default, "same"
+        else:
+            cpu = "-" if option.cpu is None else _shown(option.cpu)
+            gpu = "same" if option.gpu is SAME or option.gpu == option.cpu else _shown(option.gpu)
+        origin = "upstream recipe" if option.from_recipe else "this suite"
+        rows.append(f"| `{option.flag}` | {cpu} | {gpu} | {origin} |".replace(str(REPO_ROOT), "."))
+    return "\n".join(rows) + "\n"
+
+
+def docs_section() -> str:
+    """The generated part of docs/benchmarks.md: both commands' tables."""
+    from benchmarks.hgnet.__main__ import SPEC as HGNET
+    from benchmarks.rn50.__main__ import SPEC as RN50
+
+    return "\n".join(defaults_table(spec) for spec in (RN50, HGNET))
 
 
 def options(spec) -> tuple[Option, ...]:
