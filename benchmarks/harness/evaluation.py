@@ -40,9 +40,10 @@ def evaluate(predict: Callable, batches: Iterator, images: int) -> dict:
 
 def for_run(config: RunConfig) -> Callable[[Callable], dict]:
     """The run's eval pass: predict -> its figures, on --eval-data, else the synthetic smoke one."""
-    from benchmarks.harness import data
 
     def on_folder(predict: Callable) -> dict:
+        from benchmarks.harness import data
+
         images = data.count_images(str(config.eval_data))
         if config.eval_limit:
             images = min(images, config.eval_limit)
@@ -51,6 +52,8 @@ def for_run(config: RunConfig) -> Callable[[Callable], dict]:
         return {**evaluate(predict, batches, images), "data": str(config.eval_data)}
 
     def synthetic(predict: Callable) -> dict:
+        from benchmarks.harness import data
+
         batches = data.synthetic(config.batch_size, config.image_size, config.num_classes, config.data_format,
                                  config.seed + 1)
         images = config.batch_size * (1 if config.smoke else SYNTHETIC_BATCHES)

@@ -11,7 +11,7 @@ from benchmarks.harness.recipes import DLE_RN50
 from benchmarks.harness.run_config import Option
 from benchmarks.harness.spec import ModelSpec
 
-OPTIONS = (Option("--zero-init-residual", "start the last BatchNorm scale of each block at 0 (DLE default: 1.0)",
+OPTIONS = (Option("--zero-init-residual", "start the last BatchNorm scale of each block at 0 (DLE starts it at 1.0)",
                   False, flag_kind="switch"),)
 
 
