@@ -52,6 +52,13 @@ def test_default_run_trains_infers_and_evaluates_the_cpu_gates(built: Built, tmp
     assert peak["peak_flops"] == max(peak["gemm_flops"], peak["conv_flops"]) > 0
     infer = result["results"]["infer"]["paddle-inference"]["fp32"]
     assert set(infer) == {"bs1", "bs8"} and all(r["efficiency"] > 0 for r in infer.values())
+    assert {r["engine"] for r in infer.values()} == {"paddle-inference onednn fp32"}
+    # DLE's recipe, inside its warm-up (an epoch of ImageNet-1k at batch 16 is 80072 steps), and its eval pass
+    assert "DeepLearningExamples" in result["config"]["recipe"]["source"] and result["config"]["recipe"]["lr"] == 0.256
+    assert train["lr_warmup_steps"] == 5 * (1_281_167 // 16) and 0 < train["lr_last"] < train["lr_peak"]
+    evaluated = result["results"]["eval"]["fp32"]
+    assert "synthetic" in evaluated["data"] and 0 <= evaluated["top1"] <= evaluated["top5"] <= 1
+    assert result["config"]["eval"] is False  # a synthetic evaluation gates nothing
     cpu = [g for g in result["gates"] if g["profile"] == "cpu"]
     assert len(cpu) == 2 and all(g["status"] in ("PASS", "FAIL") and g["acceptance"] for g in cpu), cpu
     assert all(g["metric"].endswith(".efficiency") for g in cpu)
@@ -143,13 +150,18 @@ def test_training_on_a_learnable_dataset_lowers_the_loss(built: Built, tmp_path:
     assert made.returncode == 0, made.stderr
     proc, result = bench(built.image, tmp_path, "--mode", "train", "--data", "/workspace/images", "--loader", "dali",
                          "--image-size", "64", "--batch-size", "16", "--steps", "24", "--warmup", "0",
-                         "--num-classes", "4", "--lr", "0.5", "--zero-init-residual")
-    # 24 steps without DLE's warm-up epochs: blocks that start as the identity converge at once
+                         "--num-classes", "4", "--lr", "0.5", "--zero-init-residual", "--lr-warmup-epochs", "1",
+                         "--epochs", "4", "--eval-data", "/workspace/images")
+    # 128 images at batch 16: 8 steps an epoch, so the warm-up (one epoch here) ends at step 8 of 24, then cosine
     assert proc.returncode == 3, proc.stderr[-2000:]  # a 64 px run: no acceptance gate applies
     train = result["results"]["train"]["fp32"]
     assert result["config"]["loader"] == "dali"
+    assert (train["lr_warmup_steps"], train["lr_total_steps"]) == (8, 32) and train["lr_peak"] == 0.5 * 16 / 256
     losses = train["losses"]
     assert train["loss_last"] < 0.6 * losses[0], losses  # ln(4) = 1.39 at the start
+    evaluated = result["results"]["eval"]["fp32"]  # the eval pass on the folder (4 classes: top-5 always hits)
+    assert evaluated["images"] == 128 and evaluated["top5"] == 1.0 and evaluated["data"] == "/workspace/images"
+    assert result["config"]["eval"] is True
 
 
 def test_gpu_paths_report_not_available_here(built: Built, tmp_path: Path) -> None:
