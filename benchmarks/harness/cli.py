@@ -15,7 +15,7 @@ from typing import Any
 
 from benchmarks.harness import gates
 from benchmarks.harness.hardware import detect, set_threads
-from benchmarks.harness.run_config import parser, requested, resolve
+from benchmarks.harness.run_config import fixed_default, parser, requested, resolve
 from benchmarks.harness.spec import ModelSpec
 from ngc_common import bench_result, crash
 from ngc_common.errors import InputError
@@ -33,7 +33,7 @@ def main(spec: ModelSpec, argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     except Exception as exc:
-        output = Path(asked["output"] or parser(spec).get_default("output") or "bench-results")
+        output = Path(asked["output"] or fixed_default(spec, "output"))
         return crash.report(exc, f"bench-{spec.name}", [output] if output.is_dir() else [])
 
 
@@ -41,7 +41,7 @@ def _main(spec: ModelSpec, asked: Mapping[str, Any]) -> int:
     from benchmarks.harness.launch import relaunch_distributed
     from benchmarks.harness.runner import Inputs, run
 
-    table = gates.load(Path(asked["gates"] or gates.GATES_FILE))
+    table = gates.load(Path(asked["gates"] or fixed_default(spec, "gates")))
     baseline = bench_result.read_baseline(Path(asked["baseline"]), spec.name) if asked["baseline"] else None
     if asked["asp"]:  # Paddle's ASP works on the legacy program representation only (must precede the import)
         os.environ["FLAGS_enable_pir_api"] = "0"  # noqa: SIM112 - Paddle's flag names are case-sensitive

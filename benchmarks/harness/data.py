@@ -68,8 +68,9 @@ def dali(root: str, batch: int, image_size: int, data_format: str, gpu: bool, tr
     if gpu:
         from nvidia.dali.plugin.paddle import DALIGenericIterator, LastBatchPolicy
 
-        epochs = DALIGenericIterator([p], ["image", "label"], reader_name="reader",
-                                     last_batch_policy=LastBatchPolicy.DROP, auto_reset=True)
+        last = LastBatchPolicy.DROP if train else LastBatchPolicy.PARTIAL  # evaluation sees every image
+        epochs = DALIGenericIterator([p], ["image", "label"], reader_name="reader", last_batch_policy=last,
+                                     auto_reset=True)
         while True:  # auto_reset restarts the reader at each epoch's end: loop like the CPU path
             empty = True
             for data in epochs:

@@ -204,6 +204,11 @@ def docs_section() -> str:
     return "\n".join(defaults_table(spec) for spec in (RN50, HGNET))
 
 
+def fixed_default(spec, name: str) -> Any:
+    """The default of an option that does not depend on the hardware (read before the run is resolved)."""
+    return next(option.cpu for option in options(spec) if option.name == name)
+
+
 def options(spec) -> tuple[Option, ...]:
     return common_options(spec) + tuple(spec.options)
 
