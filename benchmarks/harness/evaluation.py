@@ -23,7 +23,8 @@ def label_rank(row: list[float], label: int) -> int:
 
 
 def evaluate(predict: Callable, batches: Iterator, images: int) -> dict:
-    """top-1/top-5 over the first `images` images of `batches` (a last partial batch is cut to what is left)."""
+    """top-1/top-5 (per cent) over the first `images` images of `batches` (a last partial batch is cut to what
+    is left)."""
     seen = top1 = top5 = 0
     while seen < images:
         x, y = next(batches)
@@ -35,7 +36,7 @@ def evaluate(predict: Callable, batches: Iterator, images: int) -> dict:
         top1 += sum(r < 1 for r in ranks)
         top5 += sum(r < 5 for r in ranks)
         seen += take
-    return {"top1": top1 / seen, "top5": top5 / seen, "images": seen}
+    return {"top1": 100 * top1 / seen, "top5": 100 * top5 / seen, "images": seen}  # per cent, as bench-hgnet's
 
 
 def for_run(config: RunConfig) -> Callable[[Callable], dict]:

@@ -39,6 +39,17 @@ def verdict_lines(outcome: Outcome) -> list[str]:
         ([""] if outcome.reasons else [])
 
 
+def eval_lines(evaluated: dict) -> list[str]:
+    """The eval pass: per trained precision (bench-rn50) or of the given weights (bench-hgnet), with its data."""
+    by_name = evaluated if "top1" not in evaluated else {"weights": evaluated}
+    rows = [f"| {name} | {r['top1']:.2f} | {r['top5']:.2f} | {r.get('images', '-')} | "
+            f"{r.get('data', '-')} |" for name, r in by_name.items() if isinstance(r, dict) and "top1" in r]
+    if not rows:
+        return []
+    return ["## Evaluation", "", "| model | top-1 % | top-5 % | images | data |", "| --- | ---: | ---: | ---: | --- |",
+            *rows, ""]
+
+
 def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[Verdict], outcome: Outcome) -> str:
     lines = [f"# {title}", "", *verdict_lines(outcome),
              f"- release: {env.get('release')} ({env.get('flavor')}), "
@@ -62,6 +73,7 @@ def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[
                          f"{_tflops(r.get('peak_tflops'))} | {_pct(r.get('efficiency'))} | {_pct(r.get('mfu'))} | "
                          f"{lat['mean']:.1f} | {lat['p99']:.1f} | {r['loss_first']:.3f} -> {r['loss_last']:.3f} |")
         lines.append("")
+    lines += eval_lines(results.get("eval", {}))
     infer = {k: v for k, v in results.get("infer", {}).items() if k not in ("summary", "agreement")}
     if infer:
         lines += ["## Inference", "", "| engine | precision | batch | img/s | TFLOP/s | efficiency | MFU | mean ms | "

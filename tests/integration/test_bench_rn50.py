@@ -57,7 +57,7 @@ def test_default_run_trains_infers_and_evaluates_the_cpu_gates(built: Built, tmp
     assert "DeepLearningExamples" in result["config"]["recipe"]["source"] and result["config"]["recipe"]["lr"] == 0.256
     assert train["lr_warmup_steps"] == 5 * (1_281_167 // 16) and 0 < train["lr_last"] < train["lr_peak"]
     evaluated = result["results"]["eval"]["fp32"]
-    assert "synthetic" in evaluated["data"] and 0 <= evaluated["top1"] <= evaluated["top5"] <= 1
+    assert "synthetic" in evaluated["data"] and 0 <= evaluated["top1"] <= evaluated["top5"] <= 100
     assert result["config"]["eval"] is False  # a synthetic evaluation gates nothing
     cpu = [g for g in result["gates"] if g["profile"] == "cpu"]
     assert len(cpu) == 2 and all(g["status"] in ("PASS", "FAIL") and g["acceptance"] for g in cpu), cpu
@@ -160,7 +160,7 @@ def test_training_on_a_learnable_dataset_lowers_the_loss(built: Built, tmp_path:
     losses = train["losses"]
     assert train["loss_last"] < 0.6 * losses[0], losses  # ln(4) = 1.39 at the start
     evaluated = result["results"]["eval"]["fp32"]  # the eval pass on the folder (4 classes: top-5 always hits)
-    assert evaluated["images"] == 128 and evaluated["top5"] == 1.0 and evaluated["data"] == "/workspace/images"
+    assert evaluated["images"] == 128 and evaluated["top5"] == 100.0 and evaluated["data"] == "/workspace/images"
     assert result["config"]["eval"] is True
 
 

@@ -108,7 +108,7 @@ def test_top1_top5_count_ties_against_the_label_and_cut_the_last_batch() -> None
     found = evaluation.evaluate(lambda _x: logits, batches, images=6)
     # batch 1: hits top-1 on rows 0 and 3; row 1's label is second (top-5); row 2's ties with 7 others: no hit.
     assert found["images"] == 6
-    assert found["top1"] == pytest.approx((2 + 1) / 6) and found["top5"] == pytest.approx((3 + 2) / 6)
+    assert found["top1"] == pytest.approx(100 * (2 + 1) / 6) and found["top5"] == pytest.approx(100 * (3 + 2) / 6)
     constant = evaluation.evaluate(lambda _x: Array([[1.0] * 10]), iter([(None, Array([[4]]))]), images=1)
     assert constant["top1"] == 0 and constant["top5"] == 0
 
@@ -126,3 +126,12 @@ def test_with_eval_data_the_folder_is_evaluated_and_gated(tmp_path) -> None:
     assert evaluation.for_run(config).__name__ == "on_folder"
     assert evaluation.gated(config, {"eval": {}}) and not evaluation.gated(config, {})
     assert math.isclose(config.lr, 0.256)
+
+
+def test_the_report_shows_the_eval_pass_with_its_data() -> None:
+    from benchmarks.harness.report import eval_lines
+
+    rn50 = eval_lines({"fp32": {"top1": 12.5, "top5": 50.0, "images": 32, "data": evaluation.SYNTHETIC_NOTE}})
+    assert "| fp32 | 12.50 | 50.00 | 32 | synthetic: a smoke evaluation" in "\n".join(rn50)
+    hgnet = eval_lines({"images": 100, "top1": 81.0, "top5": 95.5, "workers": 2})
+    assert "| weights | 81.00 | 95.50 | 100 | - |" in hgnet and eval_lines({}) == []
