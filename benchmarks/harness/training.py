@@ -172,7 +172,8 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
     result = {**timing.summary(), "loss_first": sum(head) / len(head), "loss_last": sum(tail) / len(tail),
               "loss_finite": all(math.isfinite(v) for v in losses), "losses": losses, "world_size": world,
               "lr_peak": schedule.peak, "lr_warmup_steps": schedule.warmup_steps,
-              "lr_total_steps": schedule.total_steps, "lr_last": float(lr.get_lr())}
+              "lr_total_steps": schedule.total_steps,
+              "lr_last": schedule.lr(start_step + total - 1)}  # the rate of the last step taken
 
     def predict(images):
         model.eval()
