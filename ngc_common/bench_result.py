@@ -27,7 +27,8 @@ KEY_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 MEASUREMENTS = {"ips", "batch", "steps", "mean", "p50", "p90", "p95", "p99", "loss_first", "loss_last", "world_size",
                 "flops_per_sample", "achieved_tflops", "peak_tflops", "efficiency", "mfu", "gemm_flops", "conv_flops",
                 "peak_flops", "bs8_over_bs1", "top1", "top5"}
-VERDICTS = Literal["PASS", "FAIL", "NOT PROVEN", "SMOKE"]
+# INTERRUPTED: stopped by SIGTERM/SIGINT (ngc_common.stop); its figures are those of the phases that finished.
+VERDICTS = Literal["PASS", "FAIL", "NOT PROVEN", "SMOKE", "INTERRUPTED"]
 
 Short = Annotated[str, Field(max_length=200)]
 Text = Annotated[str, Field(max_length=5000)]
@@ -170,6 +171,9 @@ def read_baseline(path: Path, benchmark: str) -> dict[str, Any]:
     if result.model != benchmark or result.config.benchmark != benchmark:
         raise InputError(line(path, "model", f"a result of bench-{result.model[:40]!r}, not of bench-{benchmark}: "
                               "their figures are not comparable", FIX))
+    if result.verdict == "INTERRUPTED":
+        raise InputError(line(path, "verdict", "an interrupted run (stopped by a signal): its figures are partial, "
+                              "no baseline", FIX))
     if result.verdict == "SMOKE" or result.config.smoke:
         raise InputError(line(path, "config.smoke", "a --smoke run (one tiny step): its figures are no baseline", FIX))
     return data
