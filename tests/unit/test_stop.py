@@ -36,6 +36,7 @@ CHILD = textwrap.dedent("""
 
     def on_stop(name):
         if mode == "hang":
+            print("stopping", flush=True)
             time.sleep(3600)
         if mode == "raise":
             raise OSError("disk full")
@@ -107,6 +108,7 @@ def test_a_failing_report_writer_is_named_in_the_line(tmp_path: Path) -> None:
 def test_a_second_signal_does_not_change_the_exit_code(tmp_path: Path) -> None:
     proc = start(tmp_path, "hang")
     proc.send_signal(signal.SIGTERM)
+    assert proc.stdout.readline() == "stopping\n"  # the first signal is being handled
     rc, _out, err = stop_with(proc, signal.SIGINT)
     assert rc == ExitCode.TERMINATED and err.count("stopped by") == 1
 
