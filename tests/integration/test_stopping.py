@@ -101,7 +101,6 @@ def test_sigint_mid_inference_exits_130_with_the_report(built: Built, tmp_path: 
     code, output = ended(name)
     assert code == ExitCode.INTERRUPTED, output[-2000:]
     assert_interrupted(the_result(tmp_path), "SIGINT", "inference")
-    assert "Removing initializer" not in output  # ONNX Runtime logs errors only
 
 
 def test_docker_stop_of_validate_keeps_the_earlier_report(built: Built, tmp_path: Path) -> None:
