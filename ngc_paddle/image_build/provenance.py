@@ -54,6 +54,15 @@ def capture(metadata_file: Path, target: str, reports_dir: Path) -> Path:
     return out
 
 
+def recorded(reports_dir: Path, image_id: str) -> bool:
+    """Whether the provenance of image `image_id` is at hand (a no-change build keeps the image only then)."""
+    try:
+        load(reports_dir, image_id)
+    except MissingProvenance:
+        return False
+    return True
+
+
 def load(reports_dir: Path, image_id: str) -> tuple[str, dict]:
     """(predicate type, predicate) of the image `image_id` as its build recorded it."""
     path = reports_dir / FILE_NAME
@@ -62,9 +71,10 @@ def load(reports_dir: Path, image_id: str) -> tuple[str, dict]:
         record = json.loads(path.read_text())
     except FileNotFoundError:
         raise MissingProvenance(f"{path}: no build provenance for {image_id[:19]}; {fix}") from None
-    except ValueError as exc:
-        raise MissingProvenance(f"{path}: not JSON ({exc}); {fix}") from None
-    if image_id not in (record.get("image_ids") or []):
-        described = ", ".join(str(i)[:19] for i in record.get("image_ids") or []) or "no image"
-        raise MissingProvenance(f"{path}: describes {described}, not {image_id[:19]}; {fix}")
-    return record["predicateType"], record["predicate"]
+    except (OSError, ValueError) as exc:
+        raise MissingProvenance(f"{path}: not readable as JSON ({exc}); {fix}") from None
+    ids = record.get("image_ids") if isinstance(record, dict) else None
+    if not isinstance(ids, list) or image_id not in ids or not isinstance(record.get("predicate"), dict):
+        described = ", ".join(str(i)[:19] for i in ids or []) if isinstance(ids, list) else "no image"
+        raise MissingProvenance(f"{path}: describes {described or 'no image'}, not {image_id[:19]}; {fix}")
+    return predicate_type(record["predicate"]), record["predicate"]

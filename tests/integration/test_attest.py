@@ -17,19 +17,9 @@ from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import Built, attest, scan
 from ngc_paddle.release.state_file import State
-from tests.integration.conftest import CLI, REPO, own_registry
+from tests.integration.conftest import CLI, KEY_PASSWORD, REPO, key_pair, own_registry
 
 PORT = 5032
-PASSWORD = "test-only-key-password"
-
-
-def key_pair(folder: Path) -> tuple[Path, Path]:
-    """A cosign key pair of the test's own (cosign generate-key-pair), as a release owner makes one."""
-    folder.mkdir(parents=True)
-    subprocess.run(["cosign", "generate-key-pair"], cwd=folder, check=True, capture_output=True,
-                   env={"PATH": "/usr/bin:/bin", "COSIGN_PASSWORD": PASSWORD})
-    return folder / "cosign.key", folder / "cosign.pub"
-
 
 def verify(ref: str, public_key: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, "verify", ref, "--key", str(public_key)], capture_output=True, text=True, cwd=REPO,
@@ -74,7 +64,7 @@ def drop_attestation(registry: str, repository: str, digest: str, predicate_type
 def test_attest_verify_then_a_replaced_and_a_deleted_attestation_fail(built, tmp_path: Path, monkeypatch) -> None:
     key, public = key_pair(tmp_path / "owner")
     other_key, _ = key_pair(tmp_path / "someone-else")
-    monkeypatch.setenv("COSIGN_PASSWORD", PASSWORD)
+    monkeypatch.setenv("COSIGN_PASSWORD", KEY_PASSWORD)
     with own_registry(PORT, tmp_path / "registry", REGISTRY_TLS="1") as registry:
         repository = f"ngc-paddle-attest-{tmp_path.name.lower()}"
         target = f"{registry}/{repository}:{built.release}-{built.flavor}"
