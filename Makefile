@@ -53,6 +53,7 @@ unit: $(BIN)/.installed
 	$(BIN)/pytest tests/unit -n 2 $(PYTEST_ARGS)
 
 integration: $(BIN)/.installed toolchain fleet-toolchain
+	bash toolchain/ensure-disk.sh
 	$(BIN)/pytest tests/integration $(PYTEST_ARGS)
 
 lint: $(BIN)/.installed
