@@ -397,3 +397,13 @@ def test_the_baseline_of_a_profile_is_the_previous_releases_passing_result_on_th
     failing.write_text(json.dumps({**bench_result("rn50"), "verdict": "FAIL", "passed": False}))  # newer, no baseline
     assert fleet_gates.previous_result(tree, previous, "cpu", "cpu", "bench-rn50") == passing
     assert fleet_gates.previous_result(tree, previous, "cpu", "A100-80GB", "bench-rn50") is None  # per profile
+
+
+def test_an_unsigned_release_is_pushed_and_its_notes_say_unsigned(tree: Path, faked: dict, monkeypatch) -> None:
+    monkeypatch.setattr(release_pipeline, "BEFORE_RELEASE_TAG", (attest.run,))  # the real stage, with --no-attest
+    release_pipeline.run(ReleaseOptions("26.12", ["cpu"], root=tree, no_attest=True), say=lambda _l: None)
+    assert faked["pushed"] == 1
+    state = json.loads((release_folder(tree, "26.12") / "state.json").read_text())
+    assert state["cpu"]["attest"]["status"] == "unsigned"
+    notes = (tree / "release-notes" / "26.12.md").read_text()
+    assert "| cpu | attest | unsigned | unsigned: --no-attest given, no attestation attached |" in notes
