@@ -201,8 +201,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     public_key = Path(args.key)
     attestations.split_reference(args.image)  # a tag, not a digest: exit 2 before any registry call
-    if not public_key.is_file():
-        raise NgcPaddleError(f"{public_key}: no such public key; fix: pass the release owner's cosign.pub with --key")
+    if not public_key.is_file() or "-----BEGIN PUBLIC KEY-----" not in public_key.read_text(errors="replace"):
+        raise NgcPaddleError(f"{public_key}: not a public key file; fix: pass the release owner's cosign.pub "
+                             "(made by `cosign generate-key-pair`) with --key")
     checks = attestations.read_back(args.image, public_key)
     print(f"{args.image}: {len(checks)} attestation(s) expected")
     for check in checks:

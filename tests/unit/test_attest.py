@@ -261,3 +261,16 @@ def test_the_registry_ca_is_the_one_docker_trusts(monkeypatch, tmp_path: Path) -
     (tmp_path / "127.0.0.1:5443" / "ca.crt").write_text("ca")
     assert cosign.registry_ca(f"127.0.0.1:5443/ngc-paddle@{DIGEST}") == tmp_path / "127.0.0.1:5443" / "ca.crt"
     assert cosign.registry_ca(f"registry.example/ngc-paddle@{DIGEST}") is None
+
+
+def test_verify_refuses_a_tag_or_a_missing_key_before_asking_the_registry(tmp_path: Path, capsys, monkeypatch) -> None:
+    from ngc_paddle.cli import main
+
+    monkeypatch.setattr(cosign, "attached", lambda ref: pytest.fail("no registry call for bad input"))
+    public = tmp_path / "cosign.pub"
+    public.write_text("-----BEGIN PUBLIC KEY-----\nx\n-----END PUBLIC KEY-----\n")
+    assert main(["verify", "127.0.0.1:5000/ngc-paddle:26.12-cpu", "--key", str(public)]) == ExitCode.BAD_INPUT
+    assert "fix: pass REGISTRY/REPO@sha256:" in capsys.readouterr().err
+    assert main(["verify", REF, "--key", str(tmp_path / "cosign.key")]) == ExitCode.BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a public key file" in err
