@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ngc_paddle import engine
 from ngc_paddle.errors import ToolchainError
 from ngc_paddle.flavor import ResolvedFlavor
+from ngc_paddle.image_build import provenance
 from ngc_paddle.image_build.inputs import LABEL, FlavorInputs, flavor_inputs, short
 from ngc_paddle.image_build.report import BuildReport, LayerResult, human
 from ngc_paddle.layers import bake_target
@@ -89,6 +90,9 @@ def try_unchanged(flavor: ResolvedFlavor, started: str, say: Callable[[str], Non
         say(f"    {line}")
     if not same:
         say("==> inputs differ from the images' labels: building")
+        return None
+    if not provenance.recorded(root / "build" / "reports" / f"{flavor.release}-{flavor_name}", found[tags[0]]["Id"]):
+        say(f"==> no BuildKit provenance of {tags[0]} recorded here (the release signs it): building (from the cache)")
         return None
     report = BuildReport(flavor.release, flavor_name, base[0], started, status="unchanged",
                          image=tags[0], tags=list(tags), inputs_digest=inputs.image)
