@@ -78,9 +78,11 @@ def try_unchanged(flavor: ResolvedFlavor, started: str, say: Callable[[str], Non
     t0 = time.monotonic()
     root, flavor_name, tags = flavor.root, flavor.name, list(flavor.tags)
     components = flavor.spec.components
-    base = present_base_image(components["os"], flavor.manifest.sources[components["python"].source])
+    locked_base = flavor.lock.base if flavor.lock else None
+    base = present_base_image(components["os"], flavor.manifest.sources[components["python"].source],
+                              locked_base.snapshot if locked_base and locked_base.kind == "debootstrap" else None)
     if base is None:
-        say("==> no base image here yet (or no engine answering): building")
+        say("==> no current base image here yet (or no engine answering): building")
         return None
     inputs = compute_inputs(flavor, *base)
     expected = expected_images(flavor, inputs)

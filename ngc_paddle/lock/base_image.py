@@ -29,11 +29,14 @@ def local_base_name(debian: Source) -> str:
     return f"ngc-paddle-base:{debian.suite}"
 
 
-def present_base_image(os_comp: Component, debian: Source) -> tuple[str, str] | None:
-    """The base ensure_base_image would take, with its image id, when it is already here (no pull, no bootstrap)."""
-    for ref in (str(os_comp.image), local_base_name(debian)):
-        if image_id := engine.image_id(ref):
-            return ref, image_id
+def present_base_image(os_comp: Component, debian: Source, snapshot: str | None = None) -> tuple[str, str] | None:
+    """The base ensure_base_image would take, with its image id, when it is already here and current (no pull, no
+    bootstrap again)."""
+    if image_id := engine.image_id(str(os_comp.image)):
+        return str(os_comp.image), image_id
+    local = local_base_name(debian)
+    if (image_id := engine.image_id(local)) and _stale_local_base(local, snapshot) is None:
+        return local, image_id
     return None
 
 
