@@ -151,3 +151,20 @@ def test_an_interrupted_report_is_a_result_json_that_no_reader_takes_for_a_pass(
     assert "**Verdict: INTERRUPTED**" in (tmp_path / "result.md").read_text()
     with pytest.raises(InputError, match="verdict: an interrupted run"):
         bench_result.read_baseline(tmp_path / "result.json", "rn50")
+
+
+def test_a_stopped_validate_ends_its_pytest_and_keeps_the_earlier_report(tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("validation_run", REPO / "validation" / "run.py")
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    (tmp_path / "validation.json").write_text("earlier")
+    scratch = tmp_path / ".validate-x"
+    scratch.mkdir()
+    (scratch / "parallel.json").write_text("partial")
+    pytest_run = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    run.RUNNING[:] = [pytest_run]
+    assert run.stopped(tmp_path, scratch) == f"no report written; earlier reports in {tmp_path} were kept"
+    assert pytest_run.poll() == -signal.SIGTERM
+    assert not scratch.exists() and (tmp_path / "validation.json").read_text() == "earlier"
