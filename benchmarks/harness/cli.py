@@ -4,7 +4,8 @@ Exit codes (ngc_common.exit_codes): 0 every acceptance gate that applies passed 
 1 a gate failed, 2 bad input (an option the hardware cannot honour, a missing data folder, a gates file or
 baseline that is not one), 3 NOT PROVEN (no acceptance gate could run: a GPU image without a GPU,
 a back end missing, no gate for this hardware and configuration), 4 an internal error (one line
-naming the file that holds the traceback). The options and their defaults: run_config.
+naming the file that holds the traceback), 143/130 stopped by SIGTERM/SIGINT (the run's result.json says
+INTERRUPTED, ngc_common.stop). The options and their defaults: run_config.
 """
 
 import os
@@ -17,10 +18,17 @@ from benchmarks.harness import gates
 from benchmarks.harness.hardware import detect, set_threads
 from benchmarks.harness.run_config import fixed_default, parser, requested, resolve
 from benchmarks.harness.spec import ModelSpec
-from ngc_common import bench_result, crash
+from ngc_common import bench_result, crash, stop
 from ngc_common.errors import InputError
 
 __all__ = ["main", "parser"]
+
+
+def entry(spec: ModelSpec) -> None:
+    """The command (`python -m benchmarks.rn50`): main() in a process that stops on SIGTERM/SIGINT with its report
+    (ngc_common.stop: installed before Paddle loads and starts threads) and exits even if threads linger."""
+    stop.install(f"bench-{spec.name}", None, block=True)
+    stop.exit_now(main(spec))
 
 
 def main(spec: ModelSpec, argv: list[str] | None = None) -> int:

@@ -3,11 +3,14 @@
 Why: both models run the same loop; what differs (the model, its back ends, extra results such as
 accuracy) comes from their ModelSpec. Each phase is bracketed by peak probes (peaks.Peaks) and its
 figures annotated with efficiency; the defaults come from hardware, the verdict from gates, the
-files from report. Output ends with the figures and the verdict, nothing after.
+files from report. Output ends with the figures and the verdict, nothing after. A SIGTERM or SIGINT
+(ngc_common.stop, installed by cli.main) writes the run's folder's report with the verdict INTERRUPTED and
+the figures of the phases that finished.
 """
 
 import contextlib
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +23,9 @@ from benchmarks.harness.peaks import Peaks
 from benchmarks.harness.recipes import IMAGENET_TRAIN_IMAGES
 from benchmarks.harness.run_config import RunConfig
 from benchmarks.harness.spec import ModelSpec
+from ngc_common import stop
+
+FINISH_WAIT_S = 5.0  # a stop while the complete report is written waits this long for it (within stop.GRACE_S)
 
 
 @dataclass(frozen=True)
@@ -125,33 +131,54 @@ def run(config: RunConfig, spec: ModelSpec, inputs: Inputs) -> int:
     recorded = record.run_config(config, spec)
     env = record.run_environment(config)
     profile = config.profile or gates.detect_profile(table, record.gpu_names(config.device, env))
+    results: dict = {}  # each phase's figures once it has finished (what a stop reports)
     logger.metadata("config", recorded)
     logger.metadata("environment", env)
     title = f"{spec.title} ({config.device})"
+    phase = {"now": "start-up", "finishing": False}
+    written = threading.Event()  # the complete report is on disk
+    if out is not None:
+        def on_stop(signal_name: str) -> str:
+            if phase["finishing"]:  # the complete report is being written: let it finish, never replace it
+                written.wait(FINISH_WAIT_S)
+                return f"the run had finished: {out}/result.json"
+            during = phase["now"] + (f" (last logged: {logger.last_step})" if logger.last_step else "")
+            path = report.interrupted(out, spec.name, title, recorded, env, results, signal_name, during)
+            return f"partial results: {path}"
+
+        stop.set_on_stop(on_stop)
 
     missing = gpu_image_without_gpu(config, environment.image_manifest())
     if missing and not config.gpus_given and not config.smoke:  # nothing to prove here; --gpus 0 runs the CPU path
         outcome = gates.Outcome("NOT PROVEN", [missing])
-        return report.finish(out, spec, title, recorded, env, {}, [], outcome, profile, logger)
+        phase["finishing"] = True
+        code = report.finish(out, spec, title, recorded, env, {}, [], outcome, profile, logger)
+        written.set()
+        return code
 
     def build(num_classes: int, data_format: str):
         return spec.build(config, num_classes, data_format)
 
     peaks = Peaks(config.device, world, 1 if config.smoke else efficiency.PROBE_REPEATS)
-    results: dict = {}
     gpu_profile = profile if config.gpu else None  # MFU: a GPU's data sheet, never a CPU run's
     if config.mode in ("train", "all"):
+        phase["now"] = "training"
         results["train"], evals = train_all(config, spec, build, logger, peaks, table, gpu_profile, (rank, world))
         if evals:
             results["eval"] = evals
     if rank != 0:
         return 0
     if config.mode in ("infer", "all"):
+        phase["now"] = "inference"
         results["infer"] = infer_all(config, build, logger, peaks, table, gpu_profile)
+    phase["now"] = "the extra results (evaluation)"
     results.update(spec.extra_results(config))
     results["peak"] = dict(peaks.found)
     recorded["eval"] = evaluation.gated(config, results)
 
     verdicts, outcome = gates.judge(table, spec.name, profile, results, recorded, inputs.baseline,
                                     config.max_regression, env["hardware"], missing)
-    return report.finish(out, spec, title, recorded, env, results, verdicts, outcome, profile, logger)
+    phase["finishing"] = True
+    code = report.finish(out, spec, title, recorded, env, results, verdicts, outcome, profile, logger)
+    written.set()
+    return code

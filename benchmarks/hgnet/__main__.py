@@ -5,9 +5,7 @@ ONNX, ONNX Runtime) with acceptance gates; --classify for real images; --eval-da
 accuracy of given PaddleClas weights. `python -m benchmarks.hgnet --help`.
 """
 
-import sys
-
-from benchmarks.harness.cli import main
+from benchmarks.harness.cli import entry
 from benchmarks.harness.recipes import PADDLECLAS_PPHGNET
 from benchmarks.harness.run_config import Option
 from benchmarks.harness.spec import ModelSpec
@@ -59,4 +57,4 @@ SPEC = ModelSpec(name="hgnet", title="PP-HGNet", build=build,
                  extra_results=extra_results)
 
 if __name__ == "__main__":
-    sys.exit(main(SPEC))
+    entry(SPEC)

@@ -4,9 +4,7 @@ Training (DALI, AMP, ASP, multi-GPU) with DLE's recipe and its eval pass, and in
 Inference, Paddle-TRT) with acceptance gates. `python -m benchmarks.rn50 --help`.
 """
 
-import sys
-
-from benchmarks.harness.cli import main
+from benchmarks.harness.cli import entry
 from benchmarks.harness.recipes import DLE_RN50
 from benchmarks.harness.run_config import Option
 from benchmarks.harness.spec import ModelSpec
@@ -26,4 +24,4 @@ SPEC = ModelSpec(name="rn50", title="ResNet50 v1.5", build=build, backends_cpu=[
                  recorded=("zero_init_residual",))
 
 if __name__ == "__main__":
-    sys.exit(main(SPEC))
+    entry(SPEC)
