@@ -1,7 +1,7 @@
 """The run loop of one benchmark: train each precision, then infer each back end, then gate and report.
 
 Why: both models run the same loop; what differs (the model, its back ends, extra results such as
-accuracy) comes from their ModelSpec. Each phase is bracketed by peak probes (peaks.Peaks) and its
+accuracy) comes from their ModelSpec. Each phase is interleaved with peak probes (peaks.Peaks) and its
 figures annotated with efficiency; the defaults come from hardware, the verdict from gates, the
 files from report. Output ends with the figures and the verdict, nothing after.
 """
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.harness import efficiency, environment, gates, launch, record, report
+from benchmarks.harness import efficiency, environment, gates, launch, record, report, roofline
 from benchmarks.harness.dllogger import DLLogger
 from benchmarks.harness.hardware import gpu_image_without_gpu, use_device
 from benchmarks.harness.peaks import Peaks
@@ -47,7 +47,8 @@ def train_all(args: argparse.Namespace, build: Callable, logger: DLLogger, peaks
             result = train(build, _batches(args, shard), cfg, logger.log)
         losses = [round(v, 5) for v in result.pop("losses")]
         sheet = gates.datasheet_tflops(table, gpu_profile, precision)
-        out[precision] = efficiency.annotate(result, train_flops, peak or None, sheet and sheet * result["world_size"])
+        out[precision] = efficiency.annotate(result, train_flops, peak or None, sheet and sheet * result["world_size"],
+                                             roofline.OWN_KIND["train"])
         out[precision]["losses"] = losses
     out["summary"] = {"loss_finite": 1 if all(r["loss_finite"] for r in out.values()) else 0}
     return out
@@ -76,7 +77,7 @@ def infer_all(args: argparse.Namespace, build: Callable, logger: DLLogger, peaks
             peak = None if precision == "int8" else bracket["float16" if precision == "fp16" else "float32"] or None
             sheet = gates.datasheet_tflops(table, gpu_profile, precision)
             for result in by_batch.values():
-                efficiency.annotate(result, flops, peak, sheet)
+                efficiency.annotate(result, flops, peak, sheet, roofline.OWN_KIND.get(backend))
     pi = infer.get("paddle-inference", {}).get(args.infer_precision[0], {})
     if "bs1" in pi and "bs8" in pi:
         infer["summary"] = {"bs8_over_bs1": pi["bs8"]["ips"] / pi["bs1"]["ips"]}
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace, spec: ModelSpec) -> int:
     def build(num_classes: int, data_format: str):
         return spec.build(args, num_classes, data_format)
 
-    peaks = Peaks(args.device, world, 1 if args.smoke else efficiency.PROBE_REPEATS)
+    peaks = Peaks(args.device, world, 1 if args.smoke else efficiency.PROBE_REPEATS, args.threads)
     results: dict = {}
     gpu_profile = profile if args.device == "gpu" else None  # MFU: a GPU's data sheet, never a CPU run's
     if args.mode in ("train", "all"):

@@ -49,6 +49,9 @@ def test_efficiency_and_mfu_arithmetic() -> None:
                                  datasheet_tflops=0.16)
     assert result["achieved_tflops"] == pytest.approx(0.08)
     assert result["efficiency"] == pytest.approx(0.4) and result["mfu"] == pytest.approx(0.5)
+    both = efficiency.annotate({"ips": 10.0}, 8e9, {"peak_flops": 400e9, "kinds": {"paddle": 100e9, "blas": 400e9}},
+                               None, "paddle")
+    assert both["efficiency"] == pytest.approx(0.2) and both["efficiency_paddle"] == pytest.approx(0.8)
     bare = efficiency.annotate({"ips": 1.0}, 1e9, None, None)
     assert "efficiency" not in bare and "mfu" not in bare
     assert efficiency.probe_dtype("amp") == "float16" and efficiency.probe_dtype("tf32") == "float32"

@@ -417,6 +417,14 @@ def test_overflowing_number_in_a_baseline_is_refused(tmp_path: Path, capsys) -> 
     assert "results.peak.float32.peak_flops: inf is not a finite number" in assert_cli_error(code, err)
 
 
+def test_a_baseline_with_an_efficiency_above_one_is_refused(tmp_path: Path, capsys) -> None:
+    data = bench_result("rn50")
+    data["results"]["train"]["fp32"]["efficiency"] = 3.9  # what a peak that the workload beats used to give
+    code, err = run_bench(capsys, tmp_path, "--baseline", baseline_file(tmp_path, data))
+    assert "results.train.fp32.efficiency: an efficiency of 3.9 is above 1.0: a probe failure" in \
+        assert_cli_error(code, err)
+
+
 def test_truncated_baseline_is_one_line(tmp_path: Path, capsys) -> None:
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(bench_result("rn50"))[:500])
