@@ -104,7 +104,7 @@ def run_once(image: str, model: str, variant: str, args: list[str], work: Path, 
     seconds = time.monotonic() - start
     found = sorted(out.glob("out/*/result.json"))
     result = json.loads(found[-1].read_text()) if found else {}
-    cpu_gates = {g["gate"]: (g["status"], g["measured"]) for g in result.get("gates", []) if g["profile"] == "cpu"}
+    cpu_gates = {g["metric"]: (g["status"], g["measured"]) for g in result.get("gates", []) if g["profile"] == "cpu"}
     verdict = result.get("verdict")
     tail = [] if found else f"{proc.stdout or ''}{proc.stderr or ''}".strip().splitlines()[-1:]
     return {"model": model, "variant": variant, "verdict": verdict, "exit": proc.returncode, "seconds": seconds,
