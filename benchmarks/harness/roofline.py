@@ -21,8 +21,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 KINDS = ("paddle", "paddle-inference", "blas", "cublas")
-# The kernels each engine runs: its efficiency "of Paddle's own kernels" is measured against this kind.
+# The kernels each engine runs on the CPU: its efficiency "of Paddle's own kernels" is measured against this kind.
+# On GPUs Paddle Inference runs the same cuBLAS/cuDNN kernels as dygraph (`paddle`); engines that are not
+# Paddle's (ONNX Runtime, TensorRT) get the hardware figure only.
 OWN_KIND = {"train": "paddle", "paddle-inference": "paddle-inference"}
+
+
+def own_kind(engine: str, device: str) -> str | None:
+    """The probe kind of the kernels `engine` (train or an inference back end) runs on `device`."""
+    kind = OWN_KIND.get(engine)
+    return "paddle" if kind and device == "gpu" else kind
 CPU_GEMM, GPU_GEMM, BLAS_GEMM = 1024, 8192, 2048
 CPU_CONV, GPU_CONV = (4, 256, 28), (64, 256, 56)  # batch, channels, size
 
@@ -131,10 +139,10 @@ def paddle_inference(device: str, dtype: str, repeats: int, threads: int) -> dic
 
 def cublas(device: str, dtype: str, repeats: int, threads: int) -> dict:
     """cuBLAS through paddle.matmul on GPU 0 (the fastest GEMM a GPU image ships), a large square GEMM."""
-    import paddle
-
     if device != "gpu":
         raise NotAvailable("cuBLAS needs a GPU (this run is on the CPU)")
+    import paddle
+
     if not paddle.is_compiled_with_cuda():
         raise NotAvailable("this Paddle build has no CUDA")
     a = paddle.randn([GPU_GEMM, GPU_GEMM]).astype(dtype)

@@ -48,7 +48,7 @@ def train_all(args: argparse.Namespace, build: Callable, logger: DLLogger, peaks
         losses = [round(v, 5) for v in result.pop("losses")]
         sheet = gates.datasheet_tflops(table, gpu_profile, precision)
         out[precision] = efficiency.annotate(result, train_flops, peak or None, sheet and sheet * result["world_size"],
-                                             roofline.OWN_KIND["train"])
+                                             roofline.own_kind("train", args.device))
         out[precision]["losses"] = losses
     out["summary"] = {"loss_finite": 1 if all(r["loss_finite"] for r in out.values()) else 0}
     return out
@@ -77,7 +77,7 @@ def infer_all(args: argparse.Namespace, build: Callable, logger: DLLogger, peaks
             peak = None if precision == "int8" else bracket["float16" if precision == "fp16" else "float32"] or None
             sheet = gates.datasheet_tflops(table, gpu_profile, precision)
             for result in by_batch.values():
-                efficiency.annotate(result, flops, peak, sheet, roofline.OWN_KIND.get(backend))
+                efficiency.annotate(result, flops, peak, sheet, roofline.own_kind(backend, args.device))
     pi = infer.get("paddle-inference", {}).get(args.infer_precision[0], {})
     if "bs1" in pi and "bs8" in pi:
         infer["summary"] = {"bs8_over_bs1": pi["bs8"]["ips"] / pi["bs1"]["ips"]}

@@ -81,3 +81,20 @@ def test_validation_verdict_needs_gpu_evidence_in_gpu_flavors() -> None:
               "not_applicable": True, "message": "flavor gpu-cu118 ships no tensorrt", "duration_s": 0.0}
     on_gpu_host = {**summary, "checks": [absent, checks[1]], "counts": {**counts, "skipped": 1}}
     assert verdict(on_gpu_host) == ("PASS", [])  # a component the flavor does not ship is not missing evidence
+
+
+def test_each_probe_kind_says_why_it_cannot_run_here() -> None:
+    from benchmarks.harness import roofline
+
+    def why(kind: str, device: str, dtype: str) -> str:
+        with pytest.raises(roofline.NotAvailable) as info:
+            roofline.PROBES[kind](device, dtype, 1, 2)
+        return str(info.value)
+
+    assert why("cublas", "cpu", "float32") == "cuBLAS needs a GPU (this run is on the CPU)"
+    assert why("blas", "cpu", "float16") == "NumPy has no BLAS kernel for float16"
+    assert why("blas", "gpu", "float32").startswith("the host BLAS is probed on CPU runs only")
+    assert why("paddle-inference", "cpu", "bfloat16").startswith("Paddle Inference runs float32 on the CPU")
+    assert roofline.own_kind("train", "cpu") == "paddle" and roofline.own_kind("paddle-inference", "cpu") == \
+        "paddle-inference"
+    assert roofline.own_kind("paddle-inference", "gpu") == "paddle" and roofline.own_kind("onnxruntime", "cpu") is None
