@@ -77,12 +77,12 @@ def paddle_kernels(device: str, dtype: str, repeats: int, threads: int) -> dict:
 
 def blas(device: str, dtype: str, repeats: int, threads: int) -> dict:
     """The image's BLAS through NumPy's matmul (the threads come from OMP_NUM_THREADS, set before any import)."""
-    import numpy as np
-
     if device != "cpu":
         raise NotAvailable("the host BLAS is probed on CPU runs only")
     if dtype != "float32":
         raise NotAvailable(f"NumPy has no BLAS kernel for {dtype}")
+    import numpy as np
+
     rng = np.random.default_rng(0)
     a = rng.standard_normal((BLAS_GEMM, BLAS_GEMM), dtype=np.float32)
     b = rng.standard_normal((BLAS_GEMM, BLAS_GEMM), dtype=np.float32)
