@@ -101,18 +101,19 @@ class Interleaver:
             self.since = 0.0
 
 
-_INTERLEAVER: contextvars.ContextVar[Interleaver | None] = contextvars.ContextVar("interleaver", default=None)
+_INTERLEAVERS: contextvars.ContextVar[tuple[Interleaver, ...]] = contextvars.ContextVar("interleavers", default=())
 
 
 @contextlib.contextmanager
 def interleave(probe: Callable[[], object], slice_s: float = SLICE_S) -> Iterator[Interleaver]:
-    """Every StepTimer run inside the block interleaves `probe` with its measured steps."""
+    """Every StepTimer run inside the block interleaves `probe` with its measured steps (nested blocks: each
+    probe of every block, e.g. one per dtype of an inference sweep)."""
     interleaver = Interleaver(probe, slice_s)
-    token = _INTERLEAVER.set(interleaver)
+    token = _INTERLEAVERS.set((*_INTERLEAVERS.get(), interleaver))
     try:
         yield interleaver
     finally:
-        _INTERLEAVER.reset(token)
+        _INTERLEAVERS.reset(token)
 
 
 class StepTimer:
@@ -134,13 +135,14 @@ class StepTimer:
 
     def run(self, step: Callable[[int], object], on_step: Callable[[int, float, object], None] | None = None) -> Timing:
         timing = Timing(self.batch)
-        interleaver = _INTERLEAVER.get()
+        interleavers = _INTERLEAVERS.get()
         if self.slowdown > 1:
             print(f"note: {PLANTED_SLOWDOWN_ENV}={self.slowdown:g}: every timed step is slowed {self.slowdown:g}x "
                   "(a test hook of make bench-gate-power; these figures are not the image's)", file=sys.stderr)
         for i in range(self.warmup + self.steps):
-            if i == self.warmup and interleaver is not None:
-                interleaver.start()
+            if i == self.warmup:
+                for interleaver in interleavers:
+                    interleaver.start()
             start = self.clock()
             out = step(i)
             self.sync()
@@ -149,10 +151,10 @@ class StepTimer:
             elapsed = self.clock() - start
             if i >= self.warmup:
                 timing.durations.append(elapsed)
-                if interleaver is not None:
+                for interleaver in interleavers:
                     interleaver.stepped(elapsed)
             if on_step is not None:
                 on_step(i, elapsed, out)
-        if interleaver is not None:
+        for interleaver in interleavers:
             interleaver.finish()
         return timing

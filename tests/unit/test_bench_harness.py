@@ -226,6 +226,10 @@ def test_probes_interleave_with_the_measured_steps_in_slices() -> None:
     order.clear()
     StepTimer(warmup=0, steps=2, batch=1, clock=lambda: now[0]).run(step)  # outside the block: no probe
     assert order == ["step 0", "step 1"]
+    order.clear()
+    with interleave(lambda: order.append("fp32"), 5.0), interleave(lambda: order.append("fp16"), 5.0):
+        StepTimer(warmup=0, steps=1, batch=1, clock=lambda: now[0]).run(step)  # one probe per dtype, each time
+    assert order == ["fp32", "fp16", "step 0", "fp32", "fp16"]
 
 
 def test_a_phase_takes_the_median_probe_per_kind_and_the_fastest_kind_is_the_hardware(monkeypatch) -> None:
