@@ -14,7 +14,7 @@ in docs/measurements.md after a complete run. Exit 0 when there were no misses a
 1 otherwise.
 
   python perf/bench_gate_power.py IMAGE [--runs 10] [--models rn50,hgnet] [--loads idle,busy]
-                                  [--variants healthy,slowed] [--mode all] [--json FILE] [--no-record]
+                                  [--variants healthy,slowed] [--mode all] [--gates FILE] [--json FILE] [--no-record]
 """
 
 import argparse
@@ -93,10 +93,15 @@ def load(kind: str) -> Iterator[None]:
             proc.join()
 
 
-def run_once(image: str, model: str, variant: str, args: list[str], work: Path, timeout: float) -> dict:
-    """One benchmark run in the image; its verdict and the CPU gates' figures."""
+def run_once(image: str, model: str, variant: str, args: list[str], work: Path, timeout: float,
+             gates_file: Path | None = None) -> dict:
+    """One benchmark run in the image (against `gates_file` instead of the image's own gates.yaml when given);
+    its verdict and the CPU gates' figures."""
     out = Path(tempfile.mkdtemp(prefix=f"{model}-{variant}-", dir=work))
     flags = [*engine.run_flags(writes_mounts=True), "-e", "NGC_PADDLE_QUIET=1", "-v", f"{out}:/workspace"]
+    if gates_file:
+        flags += ["-v", f"{gates_file.resolve()}:/tmp/gates.yaml:ro"]
+        args = [*args, "--gates", "/tmp/gates.yaml"]
     if VARIANTS[variant]:
         flags += ["-e", f"{PLANTED_SLOWDOWN_ENV}={VARIANTS[variant]}"]
     start = time.monotonic()
@@ -155,10 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variants", default="healthy,slowed", type=lambda s: s.split(","))
     p.add_argument("--mode", choices=("all", "train", "infer"), default="all", help="the benchmark's --mode")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per benchmark run")
+    p.add_argument("--gates", type=Path, help="gates file to judge by (default: the image's own; e.g. "
+                   "benchmarks/gates.yaml of this checkout while tuning thresholds)")
     p.add_argument("--json", type=Path, help="also write every run here")
     p.add_argument("--no-record", action="store_true", help="do not write docs/measurements.md")
     options = p.parse_args(argv)
-    table = gates.load()
+    table = gates.load(options.gates) if options.gates else gates.load()
     bad = [m for m in options.models if not table["models"].get(m, {}).get("cpu")] + \
         [k for k in options.loads if k not in ("idle", "busy")] + [v for v in options.variants if v not in VARIANTS]
     if bad or options.runs < 1:
@@ -176,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
                     for model in options.models:
                         args = [*gate_args(table, model), *SHORT, "--mode", options.mode]
                         for variant in options.variants:
-                            run = {**run_once(options.image, model, variant, args, Path(work), options.timeout),
+                            run = {**run_once(options.image, model, variant, args, Path(work), options.timeout,
+                                            options.gates),
                                    "load": kind, "round": round_}
                             runs.append(run)
                             gates_shown = ", ".join(f"{g} {s} {m if m is None else round(m, 4)}"
