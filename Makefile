@@ -53,6 +53,7 @@ unit: $(BIN)/.installed
 	$(BIN)/pytest tests/unit -n 2 $(PYTEST_ARGS)
 
 integration: $(BIN)/.installed toolchain fleet-toolchain
+	bash toolchain/ensure-disk.sh
 	$(BIN)/pytest tests/integration $(PYTEST_ARGS)
 
 lint: $(BIN)/.installed
@@ -83,10 +84,11 @@ bench-scan: $(BIN)/.installed toolchain
 ## Monthly release: build, validate, benchmark and scan gates, SBOM, notes, push (REGISTRY=host:port).
 ## FLAVOR="cpu gpu-cu118" or FLAVOR=all (every flavor this host can build); SOURCES as for make image.
 ## ACCEPT_UNPROVEN="reason" pushes flavors whose gates are NOT PROVEN; the notes print the reason.
+## KEY=cosign.key (or COSIGN_KEY, with COSIGN_PASSWORD) signs the attestations; NO_ATTEST=1 releases unsigned.
 release: $(BIN)/.installed toolchain
 	$(BIN)/ngc-paddle release $(RELEASE) $(foreach f,$(FLAVOR),--flavor $(f)) $(foreach s,$(SOURCES),--source $(s)) \
 	  $(if $(REGISTRY),--registry $(REGISTRY)) $(if $(ACCEPT_UNPROVEN),--accept-unproven "$(ACCEPT_UNPROVEN)") \
-	  $(if $(FLEET),--fleet $(FLEET))
+	  $(if $(FLEET),--fleet $(FLEET)) $(if $(KEY),--key $(KEY)) $(if $(NO_ATTEST),--no-attest)
 
 ## A built release's validation and benchmark gates per hardware profile of FLEET (default: this host), by digest.
 ## Exit 1: a FAIL; 3: NOT RUN / NOT PROVEN / N/A on a profile. See docs/fleets.md.

@@ -191,9 +191,31 @@ def cmd_release(args: argparse.Namespace) -> int:
                           Path(args.osv_dir) if args.osv_dir else None,
                           tuple(args.bench) if args.bench is not None else ReleaseOptions.benchmarks, root,
                           args.accept_unproven, _source_overrides(args.source),
-                          Path(args.fleet) if args.fleet else None)
+                          Path(args.fleet) if args.fleet else None, args.key, args.no_attest)
     run(opts, say=lambda line: print(line, flush=True))
     return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from ngc_paddle import attestations
+
+    public_key = Path(args.key)
+    attestations.split_reference(args.image)  # a tag, not a digest: exit 2 before any registry call
+    if not public_key.is_file() or "-----BEGIN PUBLIC KEY-----" not in public_key.read_text(errors="replace"):
+        raise NgcPaddleError(f"{public_key}: not a public key file; fix: pass the release owner's cosign.pub "
+                             "(made by `cosign generate-key-pair`) with --key")
+    checks = attestations.read_back(args.image, public_key)
+    print(f"{args.image}: {len(checks)} attestation(s) expected")
+    for check in checks:
+        print(f"  {check.line()}")
+    code = attestations.exit_code(checks)
+    if code != 0:
+        print("error: " + attestations.failure_line(args.image, checks, "ask the release owner to rerun the "
+                                                    "release's attest stage; do not use this image until it verifies"),
+              file=sys.stderr)
+    else:
+        print(f"==> verified: every attestation is signed by {public_key} and names {args.image.rsplit('@', 1)[1]}")
+    return code
 
 
 def cmd_gates(args: argparse.Namespace) -> int:
@@ -284,7 +306,17 @@ def parser() -> argparse.ArgumentParser:
                         "release notes print the reason")
     r.add_argument("--fleet", metavar="FILE", help="run validation and benchmarks per hardware profile where a fleet "
                    "file says (fleets/*.yaml: Slurm partitions, SSH hosts, this host); see docs/fleets.md")
+    r.add_argument("--key", metavar="FILE", help="cosign private key signing the attestations (default: COSIGN_KEY; "
+                   "its password in COSIGN_PASSWORD); see docs/releasing.md")
+    r.add_argument("--no-attest", action="store_true", help="release unsigned: attach no attestations (the notes say "
+                   "so)")
     r.set_defaults(func=cmd_release)
+
+    vf = sub.add_parser("verify", help="check a pushed image's signed attestations (provenance, SBOM, lock, scan and "
+                        "gate verdicts) with the release owner's public key")
+    vf.add_argument("image", help="REGISTRY/REPO@sha256:... (a digest, not a tag)")
+    vf.add_argument("--key", required=True, metavar="PUB", help="the release owner's public key (cosign.pub)")
+    vf.set_defaults(func=cmd_verify)
 
     g = sub.add_parser("gates", help="run a built release's validation and benchmark gates per hardware profile of a "
                        "fleet (Slurm, SSH hosts, this host), by the candidate's digest")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ngc_paddle import engine
 from ngc_paddle.errors import ToolchainError
 from ngc_paddle.flavor import ResolvedFlavor
+from ngc_paddle.image_build import provenance
 from ngc_paddle.image_build.inputs import LABEL, FlavorInputs, flavor_inputs, short
 from ngc_paddle.image_build.report import BuildReport, LayerResult, human
 from ngc_paddle.layers import bake_target
@@ -77,9 +78,11 @@ def try_unchanged(flavor: ResolvedFlavor, started: str, say: Callable[[str], Non
     t0 = time.monotonic()
     root, flavor_name, tags = flavor.root, flavor.name, list(flavor.tags)
     components = flavor.spec.components
-    base = present_base_image(components["os"], flavor.manifest.sources[components["python"].source])
+    locked_base = flavor.lock.base if flavor.lock else None
+    base = present_base_image(components["os"], flavor.manifest.sources[components["python"].source],
+                              locked_base.snapshot if locked_base and locked_base.kind == "debootstrap" else None)
     if base is None:
-        say("==> no base image here yet (or no engine answering): building")
+        say("==> no current base image here yet (or no engine answering): building")
         return None
     inputs = compute_inputs(flavor, *base)
     expected = expected_images(flavor, inputs)
@@ -89,6 +92,9 @@ def try_unchanged(flavor: ResolvedFlavor, started: str, say: Callable[[str], Non
         say(f"    {line}")
     if not same:
         say("==> inputs differ from the images' labels: building")
+        return None
+    if not provenance.recorded(root / "build" / "reports" / f"{flavor.release}-{flavor_name}", found[tags[0]]["Id"]):
+        say(f"==> no BuildKit provenance of {tags[0]} recorded here (the release signs it): building (from the cache)")
         return None
     report = BuildReport(flavor.release, flavor_name, base[0], started, status="unchanged",
                          image=tags[0], tags=list(tags), inputs_digest=inputs.image)

@@ -17,7 +17,7 @@ from ngc_common import image_paths
 from ngc_paddle import engine
 from ngc_paddle.errors import BuildError, NgcPaddleError
 from ngc_paddle.flavor import ResolvedFlavor
-from ngc_paddle.image_build import nochange
+from ngc_paddle.image_build import nochange, provenance
 from ngc_paddle.image_build.bakefile import (
     bake_command,
     bake_env,
@@ -72,7 +72,7 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
     cache = registry_cache(manifest, flavor_name, cache_registry) if cache_registry else None
     bake_file = write_build_inputs(root, manifest, {flavor_name: base}, nochange.layer_labels(flavor_name, inputs),
                                    resolved, cache)
-    env = bake_env(manifest, _source_labels(root))
+    env = {**bake_env(manifest, _source_labels(root)), **provenance.ENV}
     printed = resolved_group(root, bake_file, manifest, flavor_name, env)
     nochange.check_printed(printed, flavor_name, inputs)
 
@@ -91,8 +91,9 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
             say(f"--> [{index}/{len(flavor.layers)}] {layer}: building {result.tag}")
             # The final image's candidate tag is removed after promotion: compare with the release tag.
             previous = resolved.image if layer == flavor.layers[-1] else result.tag
-            _build_layer(root, bake_command(bake_file.relative_to(root), target, "--progress", "plain"), env, result,
-                         previous, logs_dir, say)
+            metadata = logs_dir / f"{layer}.metadata.json"
+            _build_layer(root, bake_command(bake_file.relative_to(root), target, "--progress", "plain",
+                                            *provenance.flags(metadata)), env, result, previous, logs_dir, say)
             result.size_bytes = engine.image_size(result.tag)
             result.size_added_bytes = result.size_bytes - engine.image_size(below)
             say(f"    [{index}/{len(flavor.layers)}] {layer}: {result.status} in {result.duration_s:.1f}s, "
@@ -101,6 +102,8 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
             below = result.tag
         candidate = report.layers[-1].tag
         _smoke_test(candidate, say)
+        # BuildKit's provenance of the final image: the release signs it and attaches it to the pushed digest.
+        provenance.capture(metadata, report.layers[-1].target, reports_dir)
         for final in resolved.tags:
             engine.tag(candidate, final)
         engine.untag(candidate)

@@ -1,11 +1,11 @@
 """Pin the base image in the lock, and compare the base a build starts from with it.
 
-Why: the os layer starts from a tag (`debian:bookworm-slim`) or, where nothing can be pulled, from a
-debootstrap of the suite "now". The lock records what it was: a pulled image by its registry digest,
-or a bootstrapped one by suite, the archive's Release `Date:` (the snapshot) and the sha256 of its
-rootfs tar (the image's one layer diff id). debootstrap is not bit-for-bit reproducible (file times),
-so a base bootstrapped again later differs: the build then says so and by how many packages; the os
-layer's packages stay pinned by the lock either way.
+Why: the os layer starts from a tag (`debian:bookworm-slim`) or, where nothing can be pulled, from an
+mmdebstrap of the suite (lock/base_image.py). The lock records what it was: a pulled image by its registry
+digest, or a bootstrapped one by suite, the archive's Release `Date:` (the snapshot) and the sha256 of its
+rootfs tar (the image's one layer diff id). The bootstrap is reproducible for one state of the archive;
+once the suite's mirror has moved on (a point release), a base bootstrapped again differs: the build then
+says so; the os layer's packages stay pinned by the lock either way.
 """
 
 import urllib.request
@@ -18,6 +18,7 @@ from ngc_paddle.lock.model import Base, DebianEntry
 from ngc_paddle.manifest.schema import Source
 
 SNAPSHOT_LABEL = "ngc-paddle.base.snapshot"
+MAKER_LABEL = "ngc-paddle.base.maker"
 
 
 def release_date(debian: Source, timeout: float = 30) -> str:
@@ -58,5 +59,5 @@ def compare_base(ref: str, locked: Base, say: Callable[[str], None]) -> bool:
     snapshot = ((info.get("Config") or {}).get("Labels") or {}).get(SNAPSHOT_LABEL, "an unrecorded date")
     say(f"base image: {ref} differs from the lock: bootstrapped from Debian {locked.suite} of {snapshot}, rootfs "
         f"sha256 {current[:12]}; the lock has {locked.snapshot}, {str(locked.rootfs_sha256)[:12]} "
-        f"(debootstrap is not bit-for-bit reproducible; the os layer's packages stay pinned by the lock)")
+        f"(the archive has moved on since the lock; the os layer's packages stay pinned by the lock)")
     return False

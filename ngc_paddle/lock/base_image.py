@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ngc_paddle import engine
 from ngc_paddle.errors import ToolchainError
-from ngc_paddle.lock.base import SNAPSHOT_LABEL, release_date
+from ngc_paddle.lock.base import MAKER_LABEL, SNAPSHOT_LABEL, release_date
 from ngc_paddle.manifest.schema import Component, Source
 
 
@@ -29,15 +29,31 @@ def local_base_name(debian: Source) -> str:
     return f"ngc-paddle-base:{debian.suite}"
 
 
-def present_base_image(os_comp: Component, debian: Source) -> tuple[str, str] | None:
-    """The base ensure_base_image would take, with its image id, when it is already here (no pull, no bootstrap)."""
-    for ref in (str(os_comp.image), local_base_name(debian)):
-        if image_id := engine.image_id(ref):
-            return ref, image_id
+def present_base_image(os_comp: Component, debian: Source, snapshot: str | None = None) -> tuple[str, str] | None:
+    """The base ensure_base_image would take, with its image id, when it is already here and current (no pull, no
+    bootstrap again)."""
+    if image_id := engine.image_id(str(os_comp.image)):
+        return str(os_comp.image), image_id
+    local = local_base_name(debian)
+    if (image_id := engine.image_id(local)) and _stale_local_base(local, snapshot) is None:
+        return local, image_id
     return None
 
 
 BASE_DOCKERFILE = Path(__file__).resolve().parents[2] / "layers" / "os" / "base.Dockerfile"
+# How a local base is made; a base made another way (or by an older version of this module) is made again,
+# since only this way gives every build host the same base digest.
+BASE_MAKER = "mmdebstrap/minbase/merged-usr/source-date-epoch"
+
+
+def _stale_local_base(name: str, snapshot: str | None) -> str | None:
+    """Why an existing local base must be bootstrapped again (made another way or of another archive date)."""
+    labels = (engine.inspect_image(name).get("Config") or {}).get("Labels") or {}
+    if labels.get(MAKER_LABEL) != BASE_MAKER:
+        return f"it was made by {labels.get(MAKER_LABEL) or 'an older bootstrap'}, not {BASE_MAKER}"
+    if snapshot is not None and labels.get(SNAPSHOT_LABEL) != snapshot:
+        return f"it holds the archive of {labels.get(SNAPSHOT_LABEL)}, the lock {snapshot}"
+    return None
 
 
 def ensure_base_image(os_comp: Component, debian: Source, say: Callable[[str], None],
@@ -49,7 +65,11 @@ def ensure_base_image(os_comp: Component, debian: Source, say: Callable[[str], N
         return wanted
     local = local_base_name(debian)
     if engine.image_id(local):
-        say(f"base image: {wanted} is not local; using {local} (bootstrapped earlier)")
+        if (stale := _stale_local_base(local, snapshot)) is None:
+            say(f"base image: {wanted} is not local; using {local} (bootstrapped earlier)")
+            return local
+        say(f"base image: bootstrapping {local} again: {stale}")
+        bootstrap(debian, local, say, snapshot)
         return local
     say(f"base image: trying to pull {wanted}")
     if engine.try_pull(wanted):
@@ -93,7 +113,8 @@ def bootstrap(debian: Source, name: str, say: Callable[[str], None], snapshot: s
         built = engine.docker("buildx", "build", "--load", "--provenance=false", "--progress", "quiet",
                               "--build-arg", f"SOURCE_DATE_EPOCH={epoch}",
                               "--label", f"ngc-paddle.base=debootstrap:{debian.suite}",
-                              "--label", f"{SNAPSHOT_LABEL}={snapshot}", "--tag", name, str(context), check=False)
+                              "--label", f"{SNAPSHOT_LABEL}={snapshot}", "--label", f"{MAKER_LABEL}={BASE_MAKER}",
+                              "--tag", name, str(context), check=False)
         if built.returncode != 0:
             raise ToolchainError(f"building the bootstrapped rootfs into {name} failed: "
                                  f"{(built.stderr.strip().splitlines() or ['no output'])[-1]}")

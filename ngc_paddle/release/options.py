@@ -23,3 +23,5 @@ class ReleaseOptions:
     accept_unproven: str | None = None  # the reason a person gives for pushing a flavor whose gates are not proven
     sources: dict[str, str] = field(default_factory=dict)  # mirrors for the build stage (NAME -> URL or path)
     fleet: Path | None = None  # fleets/*.yaml: validate and bench fan out per hardware profile (stages/gates.py)
+    key: str | None = None  # the cosign private key signing the attestations (else COSIGN_KEY; stages/attest.py)
+    no_attest: bool = False  # release unsigned: no attestations attached (the notes say so)

@@ -33,6 +33,7 @@ from ngc_paddle.release.stages import (
     Built,
     Outcome,
     Step,
+    attest,
     bench,
     build,
     candidate,
@@ -51,9 +52,10 @@ GATES: tuple[Callable[[Built], Step], ...] = (validate.plan, bench.plan, scan.pl
 # With a fleet, validate and bench run as the fan-out (stages/gates.py); these stay on this host.
 LOCAL_GATES: tuple[Callable[[Built], Step], ...] = (scan.plan, month_over_month.plan)
 # Stages that must pass on a flavor's gated digest (built.resolved.reference: REGISTRY/REPO@sha256:...) after its
-# gates and before the release tag moves to it. Issue 21's `attest` (signed provenance, SBOM, lock and verdict
-# attestations, verified by read-back) goes here; each returns an Outcome, anything but passed blocks the push.
-BEFORE_RELEASE_TAG: tuple[Callable[[Built, State], Outcome], ...] = ()
+# gates and before the release tag moves to it: `attest` (signed provenance, SBOM, lock and verdict attestations,
+# verified by read-back). Each returns an Outcome; anything but passed (or unsigned, with --no-attest) blocks the push.
+BEFORE_RELEASE_TAG: tuple[Callable[[Built, State, Callable[[str], None]], Outcome], ...] = (attest.run,)
+RELEASE_TAG_MAY_MOVE = ("passed", "unsigned")
 PASSING = ("passed", "accepted unproven")
 
 
@@ -87,6 +89,7 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     flavors, every = requested_flavors(manifest, opts.flavors)
     fleet = fleet_schema.load(opts.fleet, root) if opts.fleet else None  # a bad fleet file: exit 2, nothing pushed
     state = State(release_folder(root, manifest.release) / "state.json")
+    attest.signing_key(opts)  # no key (and no --no-attest): exit 2 before anything is built
     failures: list[str] = []
     unproven: list[str] = []  # the failures that are NOT PROVEN gates: alone, they make the release NOT PROVEN
     not_built: dict[str, str] = {}
@@ -144,8 +147,9 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     if not failures:
         for built in builts:
             for hook in BEFORE_RELEASE_TAG:
-                outcome = hook(built, state)
-                if outcome.status != "passed":
+                outcome = hook(built, state, say)
+                infos[built.flavor]["stages"][attest.NAME] = state.data[built.flavor].get(attest.NAME, {})
+                if outcome.status not in RELEASE_TAG_MAY_MOVE:
                     failures.append(f"{built.flavor}: {outcome.detail}")
     notes.write(release, state)
     if failures:

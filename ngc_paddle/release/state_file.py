@@ -24,8 +24,8 @@ from ngc_paddle.release.fleet.cells import Cell
 
 MAX_STATE_BYTES = 4 * 1024 * 1024  # a few kB per release
 MAX_DETAIL = 20_000  # characters of a stage's detail or evidence: the reader's limit, which the writer keeps too
-Stage = Literal["build", "candidate", "validate", "bench", "gates", "scan", "month-over-month", "push"]
-Status = Literal["passed", "failed", "not proven", "accepted unproven"]
+Stage = Literal["build", "candidate", "validate", "bench", "gates", "scan", "month-over-month", "attest", "push"]
+Status = Literal["passed", "failed", "not proven", "accepted unproven", "unsigned"]
 
 
 class StateError(NgcPaddleError):

@@ -15,6 +15,7 @@ kept it (direct_url.json), the wheel's own sha256 against the locked one. Debian
 import json
 import posixpath
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from debian.debian_support import Version as DebVersion
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
@@ -26,6 +27,14 @@ from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.inventory import Package
 
 DEBIAN_PYTHON = ("/usr/lib/python3/", "/usr/lib/python3.")
+SITE_DIRS = ("site-packages", "dist-packages")
+
+
+def vendored(path: str) -> bool:
+    """A dist-info inside another distribution's package (setuptools/_vendor/autocommand-2.2.2.dist-info) is not
+    installed on its own: it is part of that locked wheel, whose RECORD (checked by check_builds) lists its files."""
+    parents = PurePosixPath(path).parents
+    return parents[0].name not in SITE_DIRS and any(parent.name in SITE_DIRS for parent in parents)
 
 
 @dataclass
@@ -87,7 +96,7 @@ def compare(packages: list[Package], lock: Lock, layers: set[str] | None = None)
     wanted = expected_python(lock, layers)
     present: set[str] = set()
     for p in packages:
-        if p.ecosystem != "pypi" or p.path.startswith(DEBIAN_PYTHON):
+        if p.ecosystem != "pypi" or p.path.startswith(DEBIAN_PYTHON) or vendored(p.path):
             continue
         name = canonicalize_name(p.name)
         present.add(name)

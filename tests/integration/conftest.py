@@ -122,3 +122,14 @@ def own_registry(port: int, storage: Path, **settings: str) -> Iterator[str]:
     finally:
         _stop(_registry_pids(config))
         shutil.rmtree(storage, ignore_errors=True)
+
+
+KEY_PASSWORD = "test-only-key-password"  # of the cosign key pairs tests make; nothing real is signed with them
+
+
+def key_pair(folder: Path) -> tuple[Path, Path]:
+    """A cosign key pair of a test's own (cosign generate-key-pair, as a release owner makes one): key, public key."""
+    folder.mkdir(parents=True)
+    subprocess.run(["cosign", "generate-key-pair"], cwd=folder, check=True, capture_output=True,
+                   env={"PATH": os.environ["PATH"], "COSIGN_PASSWORD": KEY_PASSWORD})
+    return folder / "cosign.key", folder / "cosign.pub"

@@ -15,7 +15,7 @@ from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.release.registry import LoginRequired, served_digest
 from ngc_paddle.release.stages import push as push_stage
 from ngc_paddle.release.state_file import State
-from tests.integration.conftest import CLI, INTERRUPTIBLE, REPO
+from tests.integration.conftest import CLI, INTERRUPTIBLE, KEY_PASSWORD, REPO, key_pair
 
 # A registry of its own (TLS with a self-signed CA trusted through /etc/docker/certs.d, htpasswd login), so the
 # push goes through the docker client's credentials and TLS as against any real registry.
@@ -97,6 +97,8 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
                                                                              monkeypatch) -> None:
     tls_registry()
     release = sorted(p.stem for p in (scratch_repo / "releases").glob("*.yaml"))[-1]
+    key, public_key = key_pair(scratch_repo.parent / "release-owner")  # signs the attestations (stages/attest.py)
+    docker_config = {**docker_config, "COSIGN_KEY": str(key), "COSIGN_PASSWORD": KEY_PASSWORD}
     # No vulnerability feed reaches the test host: without a waiver the scan is NOT RUN and nothing is pushed.
     # The waiver lives in the scratch copy only; the committed policy carries none.
     waived = scratch_repo / "security" / "waived.yaml"
@@ -142,6 +144,11 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
     assert pushed == candidate  # nothing unproven carries the release tag: it is the gated digest
     monkeypatch.setenv("DOCKER_CONFIG", docker_config["DOCKER_CONFIG"])  # the login, for served_digest's client
     assert served_digest(f"{REGISTRY}/{IMAGE}:{release}-cpu") == pushed
+    # Its evidence is signed and attached to that digest: a user verifies it with the owner's public key.
+    assert "    attest: passed: 5 signed and verified on" in done.stdout, done.stdout[-3000:]
+    verified = subprocess.run([*CLI, "verify", f"{REGISTRY}/{IMAGE}@{pushed}", "--key", str(public_key)],
+                              capture_output=True, text=True, cwd=REPO, env=docker_config, timeout=600)
+    assert verified.returncode == 0 and verified.stdout.count("signer ok, subject digest ok") == 5, verified.stdout
     notes = (scratch_repo / "release-notes" / f"{release}.md").read_text()
     cpu_table = notes.split("### cpu:", 1)[1].split("###", 1)[0]
     assert "MISMATCH" not in cpu_table and "not built" not in cpu_table

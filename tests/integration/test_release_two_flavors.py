@@ -76,7 +76,8 @@ def test_two_flavors_push_all_or_nothing_and_share_one_notes_file(scratch: Path,
     waived = scratch / "security" / "waived.yaml"
     waived.write_text((scratch / "security" / "policy.yaml").read_text()
                       + "vulnerability_waiver: {reason: no feed on the test host, expires: 2099-12-31}\n")
-    common = ("--bench", "bench-rn50", "--registry", registry, "--policy", str(waived))
+    # Unsigned (--no-attest): tests/integration/test_release_pipeline.py signs and verifies a release.
+    common = ("--bench", "bench-rn50", "--registry", registry, "--policy", str(waived), "--no-attest")
     subprocess.run(["docker", "login", registry, "-u", USER, "--password-stdin"], input=PASSWORD, text=True,
                    check=True, capture_output=True, env=docker_config)
     monkeypatch.setenv("DOCKER_CONFIG", docker_config["DOCKER_CONFIG"])  # the login, for served_digest's client

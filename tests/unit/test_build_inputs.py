@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from ngc_paddle import engine
+from ngc_paddle.attestations import SLSA_V02
 from ngc_paddle.flavor import resolve
-from ngc_paddle.image_build import inputs, nochange, pipeline
+from ngc_paddle.image_build import inputs, nochange, pipeline, provenance
 from ngc_paddle.image_build.scratch import scratch_copy
 from tests.conftest import REPO
 
@@ -159,6 +160,14 @@ def test_try_unchanged_answers_from_labels_and_writes_the_report(copy: Path, mon
     monkeypatch.setattr(nochange, "present_base_image", lambda *_: ("ngc-paddle-base:bookworm", BASE_ID))
     monkeypatch.setattr(engine, "inspect_images", lambda refs: {r: images[r] for r in refs if r in images})
     lines: list[str] = []
+    # Without the BuildKit provenance of the final image (the release signs it) the image is built again.
+    assert nochange.try_unchanged(flavor, "t0", lines.append) is None
+    assert lines[-1].startswith(f"==> no BuildKit provenance of {tags[0]} recorded here")
+    reports = copy / "build/reports/26.12-cpu"
+    reports.mkdir(parents=True)
+    (reports / provenance.FILE_NAME).write_text(json.dumps({
+        "image_ids": [images[tags[0]]["Id"]], "predicateType": SLSA_V02, "predicate": {"buildType": "x"}}))
+    lines.clear()
     report = nochange.try_unchanged(flavor, "t0", lines.append)
     assert report is not None and report.status == "unchanged" and report.inputs_digest == want.image
     assert [layer.status for layer in report.layers] == ["unchanged"] * 4

@@ -306,6 +306,7 @@ def test_a_bootstrapped_base_records_the_archive_snapshot_and_is_stamped_with_it
     assert "SOURCE_DATE_EPOCH=1783764997" in built
     assert "ngc-paddle.base.snapshot=Sat, 11 Jul 2026 10:16:37 UTC" in built
     assert "ngc-paddle.base=debootstrap:bookworm" in built and "--provenance=false" in built
+    assert f"ngc-paddle.base.maker={base_image.BASE_MAKER}" in built
 
 
 def test_a_pinned_file_its_own_source_lacks_is_never_taken_from_another(current_manifest_data, write_manifest) -> None:
@@ -343,3 +344,25 @@ def test_lock_without_flavor_skips_pending_flavors(monkeypatch) -> None:
     tried.clear()
     command.run(REPO, "26.12", ["gpu"], {}, said.append)  # named explicitly: tried (with mirrors, it can lock)
     assert tried == ["gpu"]
+
+
+def test_a_local_base_made_another_way_or_of_another_snapshot_is_bootstrapped_again(monkeypatch) -> None:
+    """Only the current bootstrap gives every build host one base digest: an older local base is made again."""
+    from ngc_paddle.lock import base_image
+
+    manifest = load_manifest(REPO / "releases" / "26.12.yaml")
+    debian, os_comp = manifest.sources["debian"], manifest.flavors["cpu"].components["os"]
+    snapshot = "Sat, 11 Jul 2026 10:16:37 UTC"
+    current = {base_image.MAKER_LABEL: base_image.BASE_MAKER, base_image.SNAPSHOT_LABEL: snapshot}
+    cases = [({"ngc-paddle.base": "debootstrap:bookworm", base_image.SNAPSHOT_LABEL: snapshot}, True),
+             ({**current, base_image.SNAPSHOT_LABEL: "Sat, 10 Jan 2026 10:00:00 UTC"}, True),
+             (current, False)]
+    for labels, again in cases:
+        made: list[str] = []
+        monkeypatch.setattr(base_image.engine, "image_id",
+                            lambda ref: "sha256:local" if ref == "ngc-paddle-base:bookworm" else None)
+        monkeypatch.setattr(base_image.engine, "inspect_image",
+                            lambda _ref, labels=labels: {"Config": {"Labels": labels}})
+        monkeypatch.setattr(base_image, "bootstrap", lambda _deb, name, _say, _snap, made=made: made.append(name))
+        assert base_image.ensure_base_image(os_comp, debian, lambda _line: None, snapshot) == "ngc-paddle-base:bookworm"
+        assert made == (["ngc-paddle-base:bookworm"] if again else []), labels

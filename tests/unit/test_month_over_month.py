@@ -21,6 +21,7 @@ from ngc_paddle.release.stages import candidate as candidate_stage
 from ngc_paddle.release.stages import push as push_stage
 from ngc_paddle.release.stages import scan as scan_stage
 from ngc_paddle.release.stages import validate as validate_stage
+from tests.unit.attest_support import no_signing
 
 GB = 1_000_000_000
 
@@ -116,6 +117,7 @@ def next_month(tmp_path: Path, repo: Path, monkeypatch) -> Path:
                                                 layers=[SimpleNamespace(status="built")])
     monkeypatch.setattr(image_pipeline, "build", build)
     monkeypatch.setattr(engine, "image_id", lambda image: "sha256:new")
+    no_signing(monkeypatch)
     monkeypatch.setattr(engine, "image_size", lambda image: int(2.4 * GB))
     monkeypatch.setattr(build_stage, "read_back", lambda image, flavor: {})
     monkeypatch.setattr(validate_stage, "run_validation", lambda image, out: Outcome("passed", "all passed"))

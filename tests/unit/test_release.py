@@ -29,6 +29,7 @@ from ngc_paddle.release.stages import scan as scan_stage
 from ngc_paddle.release.stages import validate as validate_stage
 from ngc_paddle.release.stages.notes import changes, notes_text, support_matrix
 from ngc_paddle.release.state_file import State
+from tests.unit.attest_support import no_signing
 
 
 def test_changes_since_the_previous_release(repo: Path) -> None:
@@ -223,6 +224,7 @@ def fake_stages(notes_tree: Path, monkeypatch) -> dict:
     monkeypatch.setattr(validate_stage, "run_validation", lambda image, out: Outcome("passed", "all passed"))
     monkeypatch.setattr(bench_stage, "run_benchmarks", lambda *a: Outcome("passed", "PASS"))
     monkeypatch.setattr(scan_stage, "run_scan", lambda *a: Outcome("passed", "0 blocking"))
+    no_signing(monkeypatch)
     monkeypatch.setattr(push_stage, "ensure_registry", lambda registry: None)
 
     def push(state, flavor, image, registry_, say, gated=None):

@@ -25,6 +25,7 @@ from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import (
     Built,
     Outcome,
+    attest,
     bench,
     build,
     candidate,
@@ -36,6 +37,7 @@ from ngc_paddle.release.stages import (
 )
 from ngc_paddle.release.stages import gates as fleet_gates
 from ngc_paddle.scan import sources
+from tests.unit.attest_support import no_signing
 from tests.unit.fuzz_support import bench_result
 
 GB = 1_000_000_000
@@ -64,7 +66,7 @@ def test_the_stage_names_are_those_of_the_state_model(tree: Path) -> None:
     assert gates == ["validate", "bench", "scan", "month-over-month"]  # month-over-month reads the scan's SBOM
     local = [plan(built(tree)).name for plan in release_pipeline.LOCAL_GATES]
     assert local == ["scan", "month-over-month"]  # with a fleet, validate and bench are the fan-out's `gates`
-    assert [build.NAME, candidate.NAME, *gates[:2], fleet_gates.NAME, *local, push.NAME] == \
+    assert [build.NAME, candidate.NAME, *gates[:2], fleet_gates.NAME, *local, attest.NAME, push.NAME] == \
         list(get_args(state_file.Stage))
 
 
@@ -170,6 +172,7 @@ def faked(tree: Path, monkeypatch) -> dict:
     monkeypatch.setattr(scan, "run_scan", fake_scan)
     monkeypatch.setattr(month_over_month, "run_gate", lambda *a: seen["runs"].append("month-over-month") or gate(*a))
     monkeypatch.setattr(push, "ensure_registry", lambda registry: None)
+    no_signing(monkeypatch)
 
     def candidate_pushed(state, flavor, image, registry, say):
         seen["candidate_before"] = list(seen["runs"])  # the gates that had run when the candidate was pushed
@@ -371,11 +374,11 @@ def test_a_bad_fleet_file_stops_before_anything_is_built_or_pushed(tree: Path, f
 def test_a_stage_before_the_release_tag_can_block_it(tree: Path, faked: dict, monkeypatch) -> None:
     seen = []
 
-    def attest(built, state):
+    def attesting(built, state, say):
         seen.append(built.resolved.reference)  # the gated digest
         return Outcome("failed", "attest: the provenance signature does not verify")
 
-    monkeypatch.setattr(release_pipeline, "BEFORE_RELEASE_TAG", (attest,))
+    monkeypatch.setattr(release_pipeline, "BEFORE_RELEASE_TAG", (attesting,))
     with pytest.raises(release_pipeline.ReleaseBlocked, match="cpu: attest: the provenance signature does not"):
         release_pipeline.run(ReleaseOptions("26.12", ["cpu"], root=tree), say=lambda _l: None)
     assert seen == ["127.0.0.1:5000/ngc-paddle@sha256:" + "e" * 64] and faked["pushed"] == 0
@@ -394,3 +397,13 @@ def test_the_baseline_of_a_profile_is_the_previous_releases_passing_result_on_th
     failing.write_text(json.dumps({**bench_result("rn50"), "verdict": "FAIL", "passed": False}))  # newer, no baseline
     assert fleet_gates.previous_result(tree, previous, "cpu", "cpu", "bench-rn50") == passing
     assert fleet_gates.previous_result(tree, previous, "cpu", "A100-80GB", "bench-rn50") is None  # per profile
+
+
+def test_an_unsigned_release_is_pushed_and_its_notes_say_unsigned(tree: Path, faked: dict, monkeypatch) -> None:
+    monkeypatch.setattr(release_pipeline, "BEFORE_RELEASE_TAG", (attest.run,))  # the real stage, with --no-attest
+    release_pipeline.run(ReleaseOptions("26.12", ["cpu"], root=tree, no_attest=True), say=lambda _l: None)
+    assert faked["pushed"] == 1
+    state = json.loads((release_folder(tree, "26.12") / "state.json").read_text())
+    assert state["cpu"]["attest"]["status"] == "unsigned"
+    notes = (tree / "release-notes" / "26.12.md").read_text()
+    assert "| cpu | attest | unsigned | unsigned: --no-attest given, no attestation attached |" in notes

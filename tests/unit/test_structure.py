@@ -18,12 +18,12 @@ PACKAGE = REPO / "ngc_paddle"
 # not import each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "fields", "layers", "distro"),  # facts and types
-    ("engine", "outputs", "cuda"),  # the docker CLI adapter, writing files, the CUDA spec
+    ("engine", "cosign", "outputs", "cuda"),  # the docker and cosign CLI adapters, writing files, the CUDA spec
     ("driver",),  # driver figures of a CUDA version
     ("manifest",),  # the release manifest: schema, checks, loading, the image's resolved view
     ("lock",),  # locks, the base image, each layer's build arguments
     ("flavor",),  # a release and its flavors resolved once per run
-    ("layer_checks",),  # the validation suite's layer checks from the host
+    ("layer_checks", "attestations"),  # the validation suite's layer checks from the host, signed evidence
     ("image_build", "validate", "image_ref", "scan"),  # the commands' own machinery
     ("release",),  # the monthly pipeline
     ("cli",),

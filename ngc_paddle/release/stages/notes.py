@@ -54,7 +54,7 @@ class StageResult(BaseModel):
     # A copy of a stage entry of state.json: the notes read status, detail, changes and since (typed as the
     # state file types them); the rest (key, finished, digest, ...) belongs to the pipeline's state and is kept.
     model_config = ConfigDict(extra="allow", strict=True)
-    status: Literal["passed", "failed", "not proven", "accepted unproven", "stale"]
+    status: Literal["passed", "failed", "not proven", "accepted unproven", "unsigned", "stale"]
     detail: Annotated[str, Field(max_length=MAX_DETAIL + 200)] = ""
     changes: list[Annotated[str, Field(max_length=500)]] | None = None
     since: Annotated[str, Field(max_length=20)] | None = None

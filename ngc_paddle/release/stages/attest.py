@@ -1,0 +1,123 @@
+"""Release stage `attest`: the gated candidate digest signed with its evidence, then read back and verified.
+
+Inputs: the flavor's gated digest (built.resolved.reference), the signing key (--key or COSIGN_KEY, its password
+  in COSIGN_PASSWORD; never stored in the repository), and the evidence: BuildKit's SLSA provenance (mode=max,
+  build/reports/<release>-<flavor>/provenance.json, ngc_paddle.image_build.provenance), the scan's CycloneDX SBOM
+  and report (<flavor>/scan/), the flavor's lock (releases/) and the gate verdicts in state.json. Always runs
+  (a few seconds): the registry, not state.json, is what must hold the evidence.
+Run: in the pipeline's BEFORE_RELEASE_TAG slot, after every gate passed and before the release tag moves: each
+  predicate written to <flavor>/attest/NAME.json and attached with `cosign attest` (ngc_paddle.cosign), then all
+  of them read back (ngc_paddle.attestations.read_back): each must be there, verify with the key's public half,
+  name the digest as its subject and carry the predicate signed. A missing or tampered one blocks the release
+  (exit 1). Without a key the release stops before building (exit 2) unless `--no-attest` is given: then nothing
+  is signed and the stage records `unsigned`, which the notes show.
+Report: `--> attest REF`, a line per attestation (type, signer, subject digest), `    attest: STATUS: DETAIL`;
+  state.json `attest`: key (a digest of the evidence), status passed / failed / unsigned, detail.
+"""
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from ngc_paddle import attestations, cosign
+from ngc_paddle.attestations import Attestation
+from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.image_build import provenance
+from ngc_paddle.release.options import ReleaseOptions
+from ngc_paddle.release.stages import Built, Outcome, digest
+from ngc_paddle.release.stages import scan as scan_stage
+from ngc_paddle.release.state_file import State
+
+NAME = "attest"
+NOT_GATES = ("candidate", NAME, "push")  # state.json entries that are not verdicts on the image
+NO_KEY = ("no signing key for the release's attestations; fix: pass --key FILE or set COSIGN_KEY (and "
+          "COSIGN_PASSWORD) to a key made with `cosign generate-key-pair`, or --no-attest for an unsigned release")
+
+
+def signing_key(opts: ReleaseOptions) -> str | None:
+    """The key the release signs with, checked before anything is built (None with --no-attest); no key: exit 2."""
+    if opts.no_attest:
+        return None
+    cosign.ensure()
+    key = cosign.signing_key(opts.key)
+    if key is None:
+        raise cosign.KeyProblem(NO_KEY)
+    return key
+
+
+def evidence(built: Built, state: State) -> list[Attestation]:
+    """The five predicates signed about a flavor's gated digest (raises NgcPaddleError naming a missing one)."""
+    resolved = built.resolved
+    reports = built.root / "build" / "reports" / f"{built.release}-{built.flavor}"
+    slsa_type, slsa = provenance.load(reports, built.image_id)
+    sbom_file = scan_stage.sbom(built.folder)
+    scan_file = sbom_file.parent / "scan.json"
+    lock_file = resolved.lock_file
+    entries = state.data.get(built.flavor, {})
+    gates = {name: {k: entry[k] for k in ("status", "detail", "finished") if k in entry}
+             for name, entry in entries.items() if name not in NOT_GATES}
+    scan_entry = entries.get(scan_stage.NAME) or {}
+    return [
+        Attestation("provenance", slsa_type, slsa),
+        Attestation("sbom", attestations.CYCLONEDX, _json(sbom_file, "the scan stage's SBOM")),
+        Attestation("lock", attestations.LOCK, {"file": f"releases/{lock_file.name}", "sha256": _sha256(lock_file),
+                                                "lock": _json(lock_file, "the flavor's lock")}),
+        Attestation("scan-verdict", attestations.SCAN_VERDICT,
+                    {"status": scan_entry.get("status", "not run"), "detail": scan_entry.get("detail", ""),
+                     "report": _json(scan_file, "the scan stage's report")}),
+        Attestation("gate-verdicts", attestations.GATE_VERDICTS,
+                    {"release": built.release, "flavor": built.flavor, "image": resolved.reference, "gates": gates}),
+    ]
+
+
+def run(built: Built, state: State, say: Callable[[str], None] = print) -> Outcome:
+    """Attach and verify the evidence of the flavor's gated digest; the Outcome is recorded in state.json."""
+    ref = built.resolved.reference
+    if built.opts.no_attest:
+        return _record(state, built, "", Outcome("unsigned", "unsigned: --no-attest given, no attestation attached"),
+                       say)
+    say(f"--> {NAME} {ref}")
+    try:
+        key = signing_key(built.opts)
+        assert key is not None
+        folder = built.folder / NAME
+        folder.mkdir(parents=True, exist_ok=True)
+        signed = evidence(built, state)
+        key_id = digest(ref, [a.predicate for a in signed])
+        for attestation in signed:
+            predicate = folder / f"{attestation.name}.json"
+            predicate.write_text(json.dumps(attestation.predicate, sort_keys=True) + "\n")
+            cosign.attest(ref, key, attestation.predicate_type, predicate)
+        public = cosign.public_key(key, folder / "cosign.pub")
+        checks = attestations.read_back(ref, public, {a.name: a for a in signed})
+    except NgcPaddleError as exc:
+        return _record(state, built, "", Outcome("failed", f"attestations not attached: {exc}"), say)
+    for check in checks:
+        say(f"    {check.line()}")
+    if attestations.exit_code(checks) != 0:
+        detail = attestations.failure_line(ref, checks, f"rerun the release (it attaches them again); if it fails "
+                                           f"again, check who else pushes to {ref.split('/', 1)[0]}")
+        return _record(state, built, key_id, Outcome("failed", detail), say)
+    types = ", ".join(f"{c.name}" for c in checks)
+    return _record(state, built, key_id, Outcome("passed", f"{len(checks)} signed and verified on "
+                                                 f"{ref.rsplit('@', 1)[1][:19]}: {types}"), say)
+
+
+def _record(state: State, built: Built, key: str, outcome: Outcome, say: Callable[[str], None]) -> Outcome:
+    state.record(built.flavor, NAME, key, outcome.status, outcome.detail, image_id=built.image_id)
+    say(f"    {NAME}: {outcome.status}: {outcome.detail}")
+    return outcome
+
+
+def _json(path: Path, what: str) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise NgcPaddleError(f"{path}: {what} is missing; fix: rerun the release (its gates write it)") from None
+    except ValueError as exc:
+        raise NgcPaddleError(f"{path}: {what} is not JSON ({exc}); fix: rerun the release") from None
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Make room for the test suite on the engine's disk before it starts, and stop early when there is none.
+#
+# Why: the integration tests build two flavors (the GPU one is ~10 GB), push them to scratch registries and
+# unpack them for the scan gate; a disk that fills halfway fails a 30-minute run on "no space left on
+# device". This reclaims what only earlier runs left behind (BuildKit cache beyond a cap, dangling images,
+# the tests' scratch tags, engine instances no dockerd serves) and fails in one line when even that is not
+# enough. It never removes a tagged release image (ngc-paddle:*) or a running instance's data.
+set -euo pipefail
+
+log() { printf '[disk] %s\n' "$*" >&2; }
+
+NEED_GIB=${NGC_DISK_NEED_GIB:-30}      # what a full `make test` writes at its peak, with margin
+MIN_GIB=${NGC_DISK_MIN_GIB:-15}        # below this after cleaning, the run cannot finish: stop now
+CACHE_KEEP=${NGC_BUILD_CACHE_KEEP:-8gb}
+DATA_ROOT=$(docker info --format '{{.DockerRootDir}}' 2>/dev/null || echo /var/lib/docker)
+
+free_gib() { df -P -BG "$DATA_ROOT" | awk 'NR==2 {gsub("G","",$4); print $4}'; }
+
+before=$(free_gib)
+log "$before GiB free on $DATA_ROOT's disk (a full test run needs about $NEED_GIB)"
+if [ "$before" -lt "$NEED_GIB" ]; then
+  docker builder prune -f --keep-storage "$CACHE_KEEP" >/dev/null || true
+  docker image prune -f >/dev/null || true
+  docker images --format '{{.Repository}}:{{.Tag}}' \
+    | grep -E '^(127\.0\.0\.1:[0-9]+/|ngc-paddle-[a-z0-9-]*itest|ngc-paddle-repro)' \
+    | xargs -r docker rmi -f >/dev/null 2>&1 || true
+  for dir in /var/lib/ngc-paddle/engines/*/; do
+    [ -d "$dir" ] || continue
+    name=$(basename "$dir")
+    pid=$(cat "/run/ngc-paddle/engines/$name/dockerd.pid" 2>/dev/null || true)
+    if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+      umount -R "/run/ngc-paddle/engines/$name/netns/"* "$dir" 2>/dev/null || true
+      rm -rf "$dir" "/run/ngc-paddle/engines/$name" && log "removed engine instance '$name' (no dockerd serves it)"
+    fi
+  done
+  rm -rf /tmp/pytest-of-"$(id -un)" 2>/dev/null || true
+  log "$(free_gib) GiB free after removing earlier runs' leftovers"
+fi
+if [ "$(free_gib)" -lt "$MIN_GIB" ]; then
+  printf 'error: disk: only %s GiB free on %s, the test suite needs at least %s GiB; fix: free space on that disk (docker system prune -a removes every image)\n' \
+    "$(free_gib)" "$DATA_ROOT" "$MIN_GIB" >&2
+  exit 1
+fi
