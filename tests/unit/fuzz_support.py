@@ -178,7 +178,8 @@ def bench_result(model: str = "rn50") -> dict:
     env = environment.capture()
     env.update(threads=2, threads_from="test fixture", hardware=hardware_key("cpu", [], 0, env["cpu"], 2))
     probe = {"paddle": {"gemm_flops": 2.0e10, "conv_flops": 1.5e10, "peak_flops": 2.0e10, "method": "fixture"},
-             "blas": {"gemm_flops": 8.0e10, "peak_flops": 8.0e10, "method": "fixture"},
+             "paddle-inference": {"gemm_flops": 3.5e10, "conv_flops": 3e10, "peak_flops": 3.5e10, "method": "fixture"},
+             "blas": {"gemm_flops": 4.0e10, "peak_flops": 4.0e10, "method": "fixture"},
              "cublas": {"status": "not available", "reason": "cuBLAS needs a GPU (this run is on the CPU)"}}
     peaks = Peaks("cpu", 1, 1)
     original = roofline.probe_all
@@ -192,7 +193,8 @@ def bench_result(model: str = "rn50") -> dict:
              "world_size": 1}
     efficiency.annotate(train, 3 * 1.3e9, peak, None, "paddle")
     train["losses"] = [7.0, 6.8, 6.5]
-    infer = {f"bs{bs}": efficiency.annotate(Timing(bs, [0.05 * bs] * 4).summary(), 1.3e9, peak, None)
+    infer = {f"bs{bs}": efficiency.annotate(Timing(bs, [0.05 * bs] * 4).summary(), 1.3e9, peak, None,
+                                            "paddle-inference")
              for bs in (1, 8)}
     results = {"train": {"fp32": train, "summary": {"loss_finite": 1}},
                "infer": {"paddle-inference": {"fp32": infer}, "agreement": {},
