@@ -134,8 +134,21 @@ def markdown(runs: list[dict], options: argparse.Namespace) -> str:
                              f"{figures or '-'} |")
     total = rates(runs)
     lines += ["", "False-fail rate " + _rate(total.get("healthy")) + ", miss rate " + _rate(total.get("slowed"))
-              + " (target: 0 and 0)."]
+              + " (target: 0 and 0), counted per run (its verdict).", "", "Per gate:", ""]
+    lines += [f"- {metric}: {wrong['healthy']} false fail(s), {wrong['slowed']} miss(es)"
+              for metric, wrong in per_gate(runs).items()]
     return "\n".join(lines) + "\n"
+
+
+def per_gate(runs: list[dict]) -> dict[str, dict[str, int]]:
+    """Per gate metric: healthy runs where it failed, slowed runs where it passed (a run can be caught by one gate
+    while another misses; each should catch it alone)."""
+    out: dict[str, dict[str, int]] = {}
+    for run in runs:
+        for metric, (status, _measured) in run["gates"].items():
+            wrong = out.setdefault(metric, {"healthy": 0, "slowed": 0})
+            wrong[run["variant"]] += status == ("FAIL" if run["variant"] == "healthy" else "PASS")
+    return out
 
 
 def _gate_values(runs: list[dict]) -> list[tuple[str, list[float]]]:

@@ -26,6 +26,9 @@ def test_false_fails_and_misses_are_counted_per_variant() -> None:
             {"variant": "slowed", "outcome": "ok"}]
     assert power.rates(runs) == {"healthy": {"runs": 2, "wrong": 1, "rate": 0.5},
                                  "slowed": {"runs": 1, "wrong": 0, "rate": 0.0}}
+    caught_by_one = [{"variant": "slowed", "gates": {"train": ("PASS", 0.2), "infer": ("FAIL", 0.3)}},
+                     {"variant": "healthy", "gates": {"train": ("PASS", 0.4), "infer": ("PASS", 0.7)}}]
+    assert power.per_gate(caught_by_one) == {"train": {"healthy": 0, "slowed": 1}, "infer": {"healthy": 0, "slowed": 0}}
 
 
 def test_bad_input_is_one_line_and_exit_2(capsys) -> None:
