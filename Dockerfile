@@ -60,5 +60,9 @@ RUN --mount=type=tmpfs,target=/tmp \
 # (`docker run --user "$(id -u):$(id -g)"`, see lib/user-env.sh); `docker run --user root` for what needs root.
 USER 1000:1000
 WORKDIR /workspace
-ENTRYPOINT ["/opt/ngc-paddle/entrypoint.sh"]
+# PID 1 is tini (Debian's package, the os layer's `tini` component), as in docker-stacks: it forwards SIGTERM and
+# SIGINT to the command's whole process group (-g: pytest's workers, a launcher's ranks) and reaps orphans, so
+# `docker stop` and `timeout` reach the benchmark, which stops within seconds (ngc_common/stop.py). Without it the
+# command was PID 1, for which the kernel drops SIGTERM unless a handler is installed.
+ENTRYPOINT ["/usr/bin/tini", "-g", "--", "/opt/ngc-paddle/entrypoint.sh"]
 CMD ["/bin/bash"]

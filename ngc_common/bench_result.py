@@ -30,7 +30,8 @@ MEASUREMENTS = {"ips", "batch", "steps", "mean", "p50", "p90", "p95", "p99", "lo
                 "efficiency_paddle", "mfu", "gemm_flops", "conv_flops",
                 "peak_flops", "bs8_over_bs1", "top1", "top5"}
 EFFICIENCIES = {"efficiency", "efficiency_paddle"}  # never above 1.0: such a figure is a probe failure, not a result
-VERDICTS = Literal["PASS", "FAIL", "NOT PROVEN", "SMOKE"]
+# INTERRUPTED: stopped by SIGTERM/SIGINT (ngc_common.stop); its figures are those of the phases that finished.
+VERDICTS = Literal["PASS", "FAIL", "NOT PROVEN", "SMOKE", "INTERRUPTED"]
 
 Short = Annotated[str, Field(max_length=200)]
 Text = Annotated[str, Field(max_length=5000)]
@@ -175,6 +176,9 @@ def read_baseline(path: Path, benchmark: str) -> dict[str, Any]:
     if result.model != benchmark or result.config.benchmark != benchmark:
         raise InputError(line(path, "model", f"a result of bench-{result.model[:40]!r}, not of bench-{benchmark}: "
                               "their figures are not comparable", FIX))
+    if result.verdict == "INTERRUPTED":
+        raise InputError(line(path, "verdict", "an interrupted run (stopped by a signal): its figures are partial, "
+                              "no baseline", FIX))
     if result.verdict == "SMOKE" or result.config.smoke:
         raise InputError(line(path, "config.smoke", "a --smoke run (one tiny step): its figures are no baseline", FIX))
     return data

@@ -21,9 +21,11 @@ class ExitCode(IntEnum):
 
 # A verdict word, as reports write it, and the exit code it ends in.
 _VERDICTS = {"PASS": ExitCode.PASS, "SMOKE": ExitCode.PASS, "FAIL": ExitCode.FAIL,
-             "NOT PROVEN": ExitCode.NOT_PROVEN, "NOT RUN": ExitCode.NOT_PROVEN}
+             "NOT PROVEN": ExitCode.NOT_PROVEN, "NOT RUN": ExitCode.NOT_PROVEN,
+             # A stored report of a run stopped by a signal proves nothing (the run itself exited 143 or 130).
+             "INTERRUPTED": ExitCode.NOT_PROVEN}
 
 
 def for_verdict(verdict: str) -> ExitCode:
-    """The exit code of a run whose report says `verdict` (PASS, SMOKE, FAIL, NOT PROVEN, NOT RUN)."""
+    """The exit code of a run whose report says `verdict` (PASS, SMOKE, FAIL, NOT PROVEN, NOT RUN, INTERRUPTED)."""
     return _VERDICTS[verdict]

@@ -11,7 +11,7 @@ verdict, so a crashed run never replaces an earlier report.
          [--manifest FILE --layer NAME --probes DIR] [--allow-empty] [pytest args...]
 Exit (ngc_common.exit_codes): 0 all checks passed (skips that do not apply to the flavor allowed), 1 a check
 failed, 2 the suite could not run, 3 NOT PROVEN: a GPU flavor whose GPU checks could not run (no GPU
-visible), 4 a crash.
+visible), 4 a crash, 143/130 stopped by SIGTERM/SIGINT (no report written: the earlier one stays).
 --smoke only collects the checks: does the suite start here (pytest, testinfra, the manifest)?
 The checks of every layer of the flavor up to --layer run (default: all), each reported with its
 layer. A layer image has no manifest and no probes of its own: --manifest names the flavor's
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from pytest import ExitCode as PytestExit
 
-from ngc_common import crash, image_paths
+from ngc_common import crash, image_paths, stop
 from ngc_common.exit_codes import ExitCode, for_verdict
 
 HERE = Path(__file__).resolve().parent
@@ -42,6 +42,8 @@ from ngc_report import count, in_layer_order, markdown, per_layer, title, verdic
 
 # Each layer's checks (layers/<layer>/, and layers/ itself for checks shared by every layer), then the suite's.
 CHECK_FOLDERS = [str(HERE / "layers"), str(HERE / "checks")]
+RUNNING: list[subprocess.Popen] = []  # the pytest phase now running (what a stop ends)
+STOP_WAIT_S = 3.0  # how long a stop waits for pytest to end on SIGTERM before it kills it (within stop.GRACE_S)
 
 
 def phase(name: str, marker: str, args: argparse.Namespace, extra: list[str], out: Path) -> int:
@@ -55,7 +57,24 @@ def phase(name: str, marker: str, args: argparse.Namespace, extra: list[str], ou
         cmd += ["-n", args.workers, "--dist", "load"]
     cmd += [*extra, *CHECK_FOLDERS]
     print(f"== validate: {name} phase ({'parallel' if '-n' in cmd else 'serial'})", flush=True)
-    return subprocess.run(cmd, cwd=HERE, env=suite_env(args), check=False).returncode
+    with subprocess.Popen(cmd, cwd=HERE, env=suite_env(args)) as proc:
+        RUNNING[:] = [proc]
+        code = proc.wait()
+    RUNNING.clear()
+    return code
+
+
+def stopped(output: Path, scratch: Path) -> str:
+    """On SIGTERM/SIGINT (ngc_common.stop): end the running pytest, drop the scratch reports, keep the earlier ones.
+    A partial suite proves nothing, and validation.json in `output` is an earlier complete run's: it stays."""
+    for proc in RUNNING:
+        proc.terminate()  # tini -g signalled it too; this covers a validate signalled alone
+        try:
+            proc.wait(STOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    shutil.rmtree(scratch, ignore_errors=True)
+    return f"no report written; earlier reports in {output} were kept"
 
 
 def suite_env(args: argparse.Namespace) -> dict[str, str]:
@@ -113,6 +132,7 @@ def main() -> int:
     output = Path(args.output).resolve()
     output.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".validate-", dir=output))
+    stop.set_on_stop(lambda _signal_name: stopped(output, scratch))
     started = time.time()
     user = f"({args.marker}) and " if args.marker else ""
     phases = {"parallel": f"{user}not exclusive", "exclusive": f"{user}exclusive"}
@@ -175,4 +195,5 @@ def entry() -> int:
 
 
 if __name__ == "__main__":
+    stop.install("validate", None, block=False)  # SIGTERM/SIGINT: exit 143/130, earlier reports kept
     sys.exit(entry())

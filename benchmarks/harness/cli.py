@@ -4,7 +4,8 @@ Exit codes (ngc_common.exit_codes): 0 every acceptance gate that applies passed 
 1 a gate failed, 2 bad input (an option the hardware cannot honour, a missing data folder, a gates file or
 baseline that is not one), 3 NOT PROVEN (no acceptance gate could run: a GPU image without a GPU,
 a back end missing, no gate for this hardware and configuration), 4 an internal error (one line
-naming the file that holds the traceback).
+naming the file that holds the traceback), 143/130 stopped by SIGTERM/SIGINT (the run's result.json says
+INTERRUPTED, ngc_common.stop).
 """
 
 import argparse
@@ -15,7 +16,7 @@ from pathlib import Path
 from benchmarks.harness import gates
 from benchmarks.harness.hardware import set_threads
 from benchmarks.harness.spec import ModelSpec
-from ngc_common import bench_result, crash
+from ngc_common import bench_result, crash, stop
 from ngc_common.errors import InputError
 
 TRAIN_PRECISIONS = ("fp32", "tf32", "amp", "amp-o2", "bf16")
@@ -99,6 +100,13 @@ def parser(spec: ModelSpec) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     spec.add_arguments(p)
     return p
+
+
+def entry(spec: ModelSpec) -> None:
+    """The command (`python -m benchmarks.rn50`): main() in a process that stops on SIGTERM/SIGINT with its report
+    (ngc_common.stop: installed before Paddle loads and starts threads) and exits even if threads linger."""
+    stop.install(f"bench-{spec.name}", None, block=True)
+    stop.exit_now(main(spec))
 
 
 def main(spec: ModelSpec, argv: list[str] | None = None) -> int:

@@ -17,12 +17,15 @@ class DLLogger:
         self.start = time.time()
         self.file = path.open("a") if path else None
         self.echo = echo
+        self.last_step: str | None = None  # what the run was doing when stopped
 
     def _write(self, kind: str, step: Any, data: dict[str, Any]) -> None:
         now = time.time()
         record = {"timestamp": f"{now:.6f}", "datetime": datetime.now(UTC).isoformat(),
                   "elapsedtime": round(now - self.start, 6), "type": kind, "step": step, "data": data}
         line = "DLLL " + json.dumps(record, default=str)
+        if kind == "LOG":
+            self.last_step = step if isinstance(step, str) else " ".join(map(str, step))
         if self.file:
             self.file.write(line + "\n")
             self.file.flush()

@@ -147,6 +147,21 @@ def onnx_model(files: tuple[Path, Path], folder: Path) -> Path:
     return target
 
 
+ORT_ERRORS_ONLY = 3  # ONNX Runtime's severity levels: 0 verbose, 1 info, 2 warning, 3 error, 4 fatal
+
+
+def ort_session(onnx_file: Path, providers: list[str]):
+    """An ONNX Runtime session that logs errors only: at warning level ORT prints a line per initializer that
+    paddle2onnx's export leaves unused ("Removing initializer ..."), hundreds per model, which buried the run's
+    own output; real errors still show (and raise)."""
+    import onnxruntime as ort
+
+    ort.set_default_logger_severity(ORT_ERRORS_ONLY)
+    options = ort.SessionOptions()
+    options.log_severity_level = ORT_ERRORS_ONLY
+    return ort.InferenceSession(str(onnx_file), sess_options=options, providers=providers)
+
+
 def onnxruntime_backend(onnx_file: Path, device: str, precision: str, batches: list[int], image_size: int,
                         data_format: str, warmup: int, iters: int) -> dict:
     try:
@@ -158,7 +173,7 @@ def onnxruntime_backend(onnx_file: Path, device: str, precision: str, batches: l
     providers = ["CPUExecutionProvider"]
     if device == "gpu" and "CUDAExecutionProvider" in ort.get_available_providers():
         providers.insert(0, "CUDAExecutionProvider")
-    session = ort.InferenceSession(str(onnx_file), providers=providers)
+    session = ort_session(onnx_file, providers)
     name = session.get_inputs()[0].name
     results = {}
     for bs in batches:
@@ -274,9 +289,7 @@ def agreement(files, folder: Path, backends: list[str], image_size: int, data_fo
     for backend in backends:
         try:
             if backend == "onnxruntime":
-                import onnxruntime as ort
-
-                session = ort.InferenceSession(str(onnx_model(files, folder)), providers=["CPUExecutionProvider"])
+                session = ort_session(onnx_model(files, folder), ["CPUExecutionProvider"])
                 found[backend] = rel_diff(reference, session.run(None, {session.get_inputs()[0].name: x})[0])
             elif backend == "tensorrt" and device == "gpu":
                 found[backend] = rel_diff(reference, TensorRTEngine(onnx_model(files, folder), "fp32", 2,

@@ -195,18 +195,45 @@ def plot(results: dict, path: Path, title: str) -> bool:
     return True
 
 
+def _write_atomically(path: Path, text: str) -> None:
+    """`path` holds either its old content or all of `text`, never a part (a stop may end the process any time)."""
+    scratch = path.with_name(f".{path.name}.partial")
+    scratch.write_text(text)
+    scratch.replace(path)
+
+
 def write(folder: Path, model: str, title: str, config: dict, env: dict, results: dict,
-          verdicts: list[Verdict], outcome: Outcome) -> dict:
+          verdicts: list[Verdict], outcome: Outcome, with_plot: bool = True) -> dict:
     summary = {
         "model": model, "config": config, "environment": env, "results": results,
         "gates": [v.as_dict() for v in verdicts],
         "verdict": outcome.verdict, "verdict_reasons": outcome.reasons,
         "passed": outcome.verdict in ("PASS", "SMOKE"),
     }
-    (folder / "result.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
-    (folder / "result.md").write_text(markdown(title, config, env, results, verdicts, outcome))
-    plot(results, folder / "throughput.png", title)
+    _write_atomically(folder / "result.md", markdown(title, config, env, results, verdicts, outcome))
+    _write_atomically(folder / "result.json", json.dumps(summary, indent=2, default=str) + "\n")  # last: complete
+    if with_plot:
+        plot(results, folder / "throughput.png", title)
     return summary
+
+
+def interrupted(folder: Path, model: str, title: str, config: dict, env: dict, results: dict, signal_name: str,
+                during: str) -> Path:
+    """The report of a run stopped by a signal, in its own folder: verdict INTERRUPTED, with the figures of the
+    phases that finished (never gated). Runs on ngc_common.stop's thread while the main thread may still be
+    changing `results`: it takes a copy first."""
+    for _attempt in range(3):
+        try:
+            finished = json.loads(json.dumps(results, default=str))
+            break
+        except RuntimeError:  # changed while copied
+            continue
+    else:
+        finished = {}
+    reason = (f"stopped by {signal_name} during {during}; the figures are those of the phases that finished "
+              f"({', '.join(finished) or 'none'}), no gate was evaluated")
+    write(folder, model, title, config, env, finished, [], Outcome("INTERRUPTED", [reason]), with_plot=False)
+    return folder / "result.json"
 
 
 def finish(out: Path, spec: ModelSpec, title: str, config: dict, env: dict, results: dict,

@@ -3,12 +3,15 @@
 Why: both models run the same loop; what differs (the model, its back ends, extra results such as
 accuracy) comes from their ModelSpec. Each phase is interleaved with peak probes (peaks.Peaks) and its
 figures annotated with efficiency; the defaults come from hardware, the verdict from gates, the
-files from report. Output ends with the figures and the verdict, nothing after.
+files from report. Output ends with the figures and the verdict, nothing after. A SIGTERM or SIGINT
+(ngc_common.stop, installed by cli.main) writes the run's folder's report with the verdict INTERRUPTED and
+the figures of the phases that finished.
 """
 
 import argparse
 import contextlib
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +20,9 @@ from benchmarks.harness.dllogger import DLLogger
 from benchmarks.harness.hardware import gpu_image_without_gpu, use_device
 from benchmarks.harness.peaks import Peaks
 from benchmarks.harness.spec import ModelSpec
+from ngc_common import stop
+
+FINISH_WAIT_S = 5.0  # a stop while the complete report is written waits this long for it (within stop.GRACE_S)
 
 
 def _batches(args: argparse.Namespace, shard: tuple[int, int]):
@@ -94,31 +100,52 @@ def run(args: argparse.Namespace, spec: ModelSpec) -> int:
     config = record.run_config(args, spec)
     env = record.run_environment(args, config["gpus"])
     profile = args.profile or gates.detect_profile(table, record.gpu_names(args.device, env))
+    results: dict = {}  # each phase's figures once it has finished (what a stop reports)
     logger.metadata("config", config)
     logger.metadata("environment", env)
     title = f"{spec.title} ({args.device})"
+    phase = {"now": "start-up", "finishing": False}
+    written = threading.Event()  # the complete report is on disk
+    if out is not None:
+        def on_stop(signal_name: str) -> str:
+            if phase["finishing"]:  # the complete report is being written: let it finish, never replace it
+                written.wait(FINISH_WAIT_S)
+                return f"the run had finished: {out}/result.json"
+            during = phase["now"] + (f" (last logged: {logger.last_step})" if logger.last_step else "")
+            path = report.interrupted(out, spec.name, title, config, env, results, signal_name, during)
+            return f"partial results: {path}"
+
+        stop.set_on_stop(on_stop)
 
     missing = gpu_image_without_gpu(args, environment.image_manifest())
     if missing and not args.gpus_given and not args.smoke:  # nothing to prove here; --gpus 0 runs the CPU path
         outcome = gates.Outcome("NOT PROVEN", [missing])
-        return report.finish(out, spec, title, config, env, {}, [], outcome, profile, logger)
+        phase["finishing"] = True
+        code = report.finish(out, spec, title, config, env, {}, [], outcome, profile, logger)
+        written.set()
+        return code
 
     def build(num_classes: int, data_format: str):
         return spec.build(args, num_classes, data_format)
 
     peaks = Peaks(args.device, world, 1 if args.smoke else efficiency.PROBE_REPEATS, args.threads)
-    results: dict = {}
     gpu_profile = profile if args.device == "gpu" else None  # MFU: a GPU's data sheet, never a CPU run's
     if args.mode in ("train", "all"):
+        phase["now"] = "training"
         results["train"] = train_all(args, build, logger, peaks, table, gpu_profile, (rank, world))
     if rank != 0:
         return 0
     if args.mode in ("infer", "all"):
+        phase["now"] = "inference"
         results["infer"] = infer_all(args, build, logger, peaks, table, gpu_profile)
+    phase["now"] = "the extra results (evaluation)"
     results.update(spec.extra_results(args))
     results["peak"] = dict(peaks.found)
     config["eval"] = "eval" in results
 
     verdicts, outcome = gates.judge(table, spec.name, profile, results, config, args.baseline_data,
                                     args.max_regression, env["hardware"], missing)
-    return report.finish(out, spec, title, config, env, results, verdicts, outcome, profile, logger)
+    phase["finishing"] = True
+    code = report.finish(out, spec, title, config, env, results, verdicts, outcome, profile, logger)
+    written.set()
+    return code

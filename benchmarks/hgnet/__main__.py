@@ -5,9 +5,8 @@ gates; --classify for real images. `python -m benchmarks.hgnet --help`.
 """
 
 import argparse
-import sys
 
-from benchmarks.harness.cli import main
+from benchmarks.harness.cli import entry
 from benchmarks.harness.spec import ModelSpec
 from ngc_common.errors import InputError
 
@@ -56,4 +55,4 @@ SPEC = ModelSpec(name="hgnet", title="PP-HGNet", build=build,
                  config_extra=lambda args: {"model": args.model, "ssld": args.ssld}, extra_results=extra_results)
 
 if __name__ == "__main__":
-    sys.exit(main(SPEC))
+    entry(SPEC)

@@ -5,9 +5,8 @@ gates. `python -m benchmarks.rn50 --help`.
 """
 
 import argparse
-import sys
 
-from benchmarks.harness.cli import main
+from benchmarks.harness.cli import entry
 from benchmarks.harness.spec import ModelSpec
 
 
@@ -27,4 +26,4 @@ SPEC = ModelSpec(name="rn50", title="ResNet50 v1.5", build=build, backends_cpu=[
                  config_extra=lambda args: {"zero_init_residual": args.zero_init_residual})
 
 if __name__ == "__main__":
-    sys.exit(main(SPEC))
+    entry(SPEC)

@@ -37,6 +37,8 @@ ERROR_LINE = re.compile(r"NGC-PADDLE-ERROR (.*)")
 # BuildKit plain progress: a step's header (`#12 [suite-cpu stage-0 2/3] RUN ...`) and its end (`#12 CACHED`/`DONE`).
 STEP_HEADER = re.compile(r"^#(\d+) \[[^\]]*\d+/\d+\] ((?:RUN|ADD|COPY) .*)$")
 STEP_END = re.compile(r"^#(\d+) (CACHED|DONE)\b")
+STEP_OUTPUT = re.compile(r"^#(\d+) \d+\.\d+ ")  # what a step that runs prints: `#12 2.866 [dali] ...`
+STEP_PULL = re.compile(r"^#(\d+) sha256:[0-9a-f]{64} ")  # a cached step's layer fetched from a registry cache
 # BuildKit plain-progress lines worth echoing: step headers and our own install messages.
 PROGRESS_LINE = re.compile(rf"^#\d+ (\[[^\]]+\] .*|.*\[({LAYER_PATTERN})\] .*)$")
 SMOKE_TEST = (
@@ -157,19 +159,28 @@ def _build_layer(root: Path, cmd: list[str], env: dict[str, str], result: LayerR
 
 class StepCounter:
     """Which Dockerfile steps of a build BuildKit ran and how many it took from a cache, from its plain progress
-    (vertex ids: a header line names the step, a later `#ID CACHED` or `#ID DONE` line ends it)."""
+    (vertex ids: a header line names the step, a later `#ID CACHED` or `#ID DONE` line ends it). A step found in
+    a registry cache whose layer is not here yet ends DONE too, after only layer downloads (`#ID sha256:...`) and
+    none of the timestamped output of a step that runs: it counts as cached."""
 
     def __init__(self) -> None:
         self._steps: dict[str, str] = {}
+        self._ran: set[str] = set()
+        self._pulled: set[str] = set()
         self.run: list[str] = []
         self.cached = 0
 
     def feed(self, line: str) -> None:
         if header := STEP_HEADER.match(line):
             self._steps[header.group(1)] = " ".join(header.group(2).split())[:120]
+        elif output := STEP_OUTPUT.match(line):
+            self._ran.add(output.group(1))
+        elif pull := STEP_PULL.match(line):
+            self._pulled.add(pull.group(1))
         elif (end := STEP_END.match(line)) and end.group(1) in self._steps:
-            step = self._steps.pop(end.group(1))
-            if end.group(2) == "CACHED":
+            vertex = end.group(1)
+            step = self._steps.pop(vertex)
+            if end.group(2) == "CACHED" or (vertex in self._pulled and vertex not in self._ran):
                 self.cached += 1
             else:
                 self.run.append(step)

@@ -13,6 +13,7 @@ from packaging.utils import canonicalize_name
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.lock.model import Inputs, Lock, LockedComponent, lock_path, read_lock
 from ngc_paddle.lock.pip_lock import target_platform
+from ngc_paddle.manifest.resolve import apt_packages
 from ngc_paddle.manifest.schema import Manifest
 
 
@@ -27,7 +28,7 @@ def lock_inputs(manifest: Manifest, flavor_name: str) -> Inputs:
         suite=suite,
         base_image=str(flavor.components["os"].image),
         dependency_source=manifest.dependency_source,
-        apt_packages=[str(python.package), *python.extra_packages],
+        apt_packages=apt_packages(flavor),
         components={name: LockedComponent(package=str(c.package), version=c.version, source=c.source, layer=c.layer)
                     for name, c in flavor.components.items() if c.kind == "pip"},
     )

@@ -13,7 +13,7 @@ from typing import Any
 from ngc_paddle.driver import nvidia_require_cuda
 from ngc_paddle.layers import BASE_LAYER, TOP_LAYER
 from ngc_paddle.lock.model import Lock
-from ngc_paddle.manifest.resolve import flavor_of, image_manifest, manifest_json
+from ngc_paddle.manifest.resolve import apt_packages, flavor_of, image_manifest, manifest_json
 from ngc_paddle.manifest.schema import Flavor, Manifest
 
 
@@ -59,7 +59,7 @@ def _os_args(manifest: Manifest, flavor: Flavor, base_image: str | None, lock: L
     os_comp, python = flavor.components["os"], flavor.components["python"]
     debian = manifest.sources[python.source]
     packages = [f"{p.package}={p.version}" for p in lock.debian] if lock is not None else \
-        [str(python.package), *python.extra_packages]
+        apt_packages(flavor)
     return {
         # The base the lock was made on (a pulled image by digest, or the local debootstrap's name).
         "BASE_IMAGE": base_image or (str(lock.base.image) if lock is not None else str(os_comp.image)),

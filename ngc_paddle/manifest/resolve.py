@@ -91,6 +91,13 @@ def image_manifest(manifest: Manifest, flavor_name: str,
     }
 
 
+def apt_packages(flavor: Flavor) -> list[str]:
+    """The Debian packages a flavor's os layer installs by name (unpinned: the lock pins them and what they pull
+    in): each apt component's package and its extra packages, in manifest order (python3 first, then tini...)."""
+    return [name for comp in flavor.components.values() if comp.kind == "apt"
+            for name in (str(comp.package), *comp.extra_packages)]
+
+
 def layer_components(flavor: Flavor, layer: str) -> dict[str, Component]:
     return {name: comp for name, comp in flavor.components.items() if comp.layer == layer}
 

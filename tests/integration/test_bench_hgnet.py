@@ -12,6 +12,7 @@ from tests.integration.conftest import EXIT_OF_VERDICT, Built
 from tests.integration.test_bench_rn50 import bench, in_image
 
 PHOTO_WHEEL = "scikit-image==0.26.0"  # ships a few real photographs under skimage/data/
+ORT_WARNING = "Removing initializer"  # what ONNX Runtime printed per unused initializer at warning level
 
 
 @pytest.fixture(scope="module")
@@ -60,11 +61,21 @@ def test_default_run_agrees_across_back_ends_and_evaluates_cpu_gates(built: Buil
     assert 0.9 < train["flops_per_sample"] / (3 * 2 * 4_530_447_104 * (128 / 224) ** 2) < 1.1
     assert set(infer["onnxruntime"]["fp32"]) == {"bs1", "bs8"}
     assert infer["agreement"]["onnxruntime"] < 1e-4
+    assert ORT_WARNING not in proc.stdout + proc.stderr
     verdicts = {g["gate"]: g for g in result["gates"]}
     assert verdicts["Paddle Inference and ONNX Runtime agree (max rel. diff)"]["status"] == "PASS"
     cpu = [g for g in verdicts.values() if g["profile"] == "cpu"]
     assert len(cpu) == 2 and all(g["status"] in ("PASS", "FAIL") for g in cpu), cpu
     assert verdicts["top-1 %, tiny"]["status"] == "N/A" and "--eval-data" in verdicts["top-1 %, tiny"]["reason"]
+
+
+def test_onnx_runtime_logs_errors_only(built: Built, tmp_path: Path) -> None:
+    """ONNX Runtime warned once per initializer the ONNX export leaves unused: hundreds of lines per run."""
+    proc, result = bench(built.image, tmp_path, "--smoke", "--backends", "paddle-inference,onnxruntime",
+                         command="bench-hgnet")
+    assert proc.returncode == 0 and result["verdict"] == "SMOKE", proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "bs1" in result["results"]["infer"]["onnxruntime"]["fp32"]  # a session ran
+    assert ORT_WARNING not in proc.stdout + proc.stderr
 
 
 def test_accuracy_preprocessing_follows_paddleclas_pphgnet_configs(built: Built, tmp_path: Path) -> None:

@@ -175,7 +175,7 @@ def test_the_bounded_reader_raises_the_callers_error_type(tmp_path: Path) -> Non
 def test_the_image_paths_are_the_dockerfiles() -> None:
     dockerfile = (REPO / "Dockerfile").read_text()
     assert f"NGC_PADDLE_HOME={image_paths.HOME}" in dockerfile
-    assert f'ENTRYPOINT ["{image_paths.ENTRYPOINT}"]' in dockerfile
+    assert f'ENTRYPOINT ["{image_paths.INIT}", "-g", "--", "{image_paths.ENTRYPOINT}"]' in dockerfile
     assert "/opt/ngc-paddle/manifest.json" in dockerfile and image_paths.MANIFEST == "/opt/ngc-paddle/manifest.json"
     for command in ("validate", "bench-rn50", "bench-hgnet"):
         assert image_paths.HOME in (REPO / "image" / "bin" / command).read_text()

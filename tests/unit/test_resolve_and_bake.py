@@ -74,10 +74,11 @@ def test_a_flavor_without_a_lock_gets_no_entries(manifest) -> None:
 
 def test_os_layer_args(manifest) -> None:
     args = layer_args(manifest, "cpu", "os", base_image="ngc-paddle-base:bookworm")
-    python = manifest.flavors["cpu"].components["python"]
+    python, init = manifest.flavors["cpu"].components["python"], manifest.flavors["cpu"].components["tini"]
     assert args["BASE_IMAGE"] == "ngc-paddle-base:bookworm"
     assert args["PYTHON_VERSION"] == python.version
-    assert args["APT_PACKAGES"].split() == [python.package, *python.extra_packages]
+    # Unlocked (only `ngc-paddle lock` builds it so): every apt component's packages, the init's too.
+    assert args["APT_PACKAGES"].split() == [python.package, *python.extra_packages, init.package]
     assert args["APT_SUITE"] == manifest.sources["debian"].suite
 
 

@@ -180,3 +180,21 @@ def test_timezone_is_utc(host) -> None:
     assert tz == "Etc/UTC" and host.file("/usr/share/zoneinfo/Etc/UTC").exists, (
         f"expected TZ=Etc/UTC with tzdata installed, found TZ={tz}"
     )
+
+
+@pytest.mark.check("contract.init", component="tini")
+def test_pid1_is_the_locked_tini(host, components) -> None:
+    """PID 1 is the image's init (ENTRYPOINT tini -g --), at the manifest's version: without it `docker stop` and
+    `timeout` never reach the command (the kernel drops SIGTERM sent to a PID 1 without a handler)."""
+    if not (host.file("/.dockerenv").exists or host.file("/run/.containerenv").exists):
+        pytest.skip("not a Docker or Podman container: the runtime (Apptainer, enroot under Slurm) picks PID 1")
+    expected = components["tini"]["version"]
+    argv = host.file("/proc/1/cmdline").content.split(b"\0")
+    assert argv[:2] == [image_paths.INIT.encode(), b"-g"], (
+        f"expected PID 1 to be {image_paths.INIT} -g (the image's ENTRYPOINT), found {b' '.join(argv).decode()!r}; "
+        "a container started with --entrypoint or --init gets no signal forwarding of the image's")
+    shown = host.run(f"{image_paths.INIT} --version").stdout.split()  # "tini version 0.19.0 - git.de40ad0"
+    assert shown[2:3] == [expected], f"expected tini {expected}, found {' '.join(shown)!r}"
+    packaged = host.run("dpkg-query -W -f '${Version}' tini").stdout.strip()  # 0.19.0-1+b3: the lock's
+    upstream = packaged.split(":", 1)[-1].rsplit("-", 1)[0]
+    assert upstream == expected, f"expected Debian's tini {expected}-*, found {packaged!r}"
