@@ -17,7 +17,7 @@ build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLA
              $(foreach s,$(SOURCES),--source $(s))
 
 .PHONY: image lock test unit integration lint toolchain fleet-toolchain validate scan release gates notes bake-print \
-        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-scan bench-fleet clean \
+        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-gate-power bench-scan bench-fleet clean \
         distclean help
 
 help:
@@ -143,6 +143,11 @@ bench-overhead: $(BIN)/.installed toolchain
 
 bench-threads: $(BIN)/.installed toolchain
 	$(RUN_IMAGE) "$$img" python -W ignore -m benchmarks.harness.bench_threads --repeats $(or $(REPEATS),2)
+
+## Each CPU gate healthy and with a planted 2x slowdown, idle and with every core busy, RUNS rounds (default 10):
+## prints the false-fail and miss rates (target 0 and 0) and records them in docs/measurements.md.
+bench-gate-power: $(BIN)/.installed toolchain
+	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_gate_power.py "$$img" --runs $(or $(RUNS),10)
 
 clean:
 	rm -rf build

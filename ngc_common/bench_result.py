@@ -6,7 +6,8 @@ release's baselines by their verdict; a wrong file must not pass silently: a tru
 file, a list, a validation.json, another benchmark's result (bench-hgnet's img/s against bench-rn50's),
 a --smoke run's figures, or `"ips": "fast"` (which the comparison would skip) are bad input, one line
 naming the file and the field (exit 2). Measurements inside `results` are checked by name (ips,
-latency percentiles, FLOP/s, efficiency: finite numbers, never booleans). Needs pydantic.
+latency percentiles, FLOP/s, efficiency: finite numbers, never booleans; an efficiency never above 1.0,
+which the harness reports as `efficiency_failure`, a probe failure). Needs pydantic.
 """
 
 import math
@@ -25,12 +26,14 @@ FIX = "point --baseline at the result.json of an earlier full run of the same be
 KEY_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 # Leaves of `results` that are measurements: regressions compare them, so each must be a real number.
 MEASUREMENTS = {"ips", "batch", "steps", "mean", "p50", "p90", "p95", "p99", "loss_first", "loss_last", "world_size",
-                "flops_per_sample", "achieved_tflops", "peak_tflops", "efficiency", "mfu", "gemm_flops", "conv_flops",
+                "flops_per_sample", "achieved_tflops", "peak_tflops", "paddle_peak_tflops", "efficiency",
+                "efficiency_paddle", "mfu", "gemm_flops", "conv_flops",
                 "peak_flops", "bs8_over_bs1", "top1", "top5"}
 # What produced a figure: results.infer.<backend>.<precision>.bsN.engine is "<engine> <precision>" with one of
 # these engines (benchmarks/harness/paddle_engines.py, inference.py), e.g. "paddle-trt-pir fp16".
 ENGINES = ("paddle-trt-pir", "paddle-trt-legacy", "paddle-inference gpu", "paddle-inference onednn",
            "onnxruntime", "tensorrt-python")
+EFFICIENCIES = {"efficiency", "efficiency_paddle"}  # never above 1.0: such a figure is a probe failure, not a result
 # INTERRUPTED: stopped by SIGTERM/SIGINT (ngc_common.stop); its figures are those of the phases that finished.
 VERDICTS = Literal["PASS", "FAIL", "NOT PROVEN", "SMOKE", "INTERRUPTED"]
 
@@ -155,6 +158,8 @@ def _measurement_problem(results: dict[str, Any]) -> tuple[str, str] | None:
                 return at, f"names no engine this suite runs ({', '.join(ENGINES)}): {str(value)[:60]!r}"
             if isinstance(value, float) and not math.isfinite(value):  # 1e400 parses as inf
                 return at, f"{value} is not a finite number"
+            if key in EFFICIENCIES and value > 1.0:
+                return at, f"an efficiency of {value:.4g} is above 1.0: a probe failure, never a figure"
             stack.append((at, value))
     return None
 

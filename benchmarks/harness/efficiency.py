@@ -1,25 +1,24 @@
-"""Figures that carry across machines: the model's achieved FLOP/s over a peak probed in the same process.
+"""Figures that carry across machines: the model's achieved FLOP/s over peaks probed in the same run.
 
 Why: img/s on one CPU says little about another (machines of one kind differ 4x, and may be busy),
-but the share of the framework's own attainable peak that the model reaches moves much less:
-both the benchmark and the probe slow down together on a slower or busier host. So each run
+but the share of an attainable peak that the model reaches moves much less when the peak is probed
+interleaved with the work (peaks.Peaks). So each run
   1. counts the model's FLOPs per image (2 x the multiply-accumulates of its convolutions and
      linear layers), training = 3 x forward (forward, plus the backward passes for activations
      and weights, each about one forward's work);
-  2. probes the framework's peak right before and right after each timed phase: the best of a large
-     GEMM and a ResNet-like 3x3 convolution, in the benchmark's own dtype and thread count, median of
-     a few repetitions (so one lucky repetition on a busy host does not inflate it); the phase is
-     compared with the lower of the two, so a burst of other work during it shows in the peak too;
-  3. reports efficiency = achieved / probed peak and, on GPUs, MFU = achieved / the data sheet's
-     dense peak of the GPU for that precision (from gates.yaml `datasheet_peaks`).
+  2. probes two rooflines per dtype (roofline.py): the fastest kernels the image ships ("of the
+     hardware") and the kernels the phase's engine runs on ("of Paddle's own kernels");
+  3. reports efficiency = achieved / the hardware peak, efficiency_paddle = achieved / Paddle's own
+     kernels' peak and, on GPUs, MFU = achieved / the data sheet's dense peak (gates.yaml `peak_tflops`).
+An efficiency above MAX_EFFICIENCY is not a figure: the probe missed a faster kernel or measured another
+load. It is left out and `<name>_failure` says why, so a gate on it is NOT RUN and the run NOT PROVEN.
 """
 
-import statistics
-import time
 from collections.abc import Callable
 
 TRAIN_FLOPS_FACTOR = 3  # forward + backward (grad of activations + grad of weights)
-PROBE_REPEATS = 5
+PROBE_REPEATS = 3  # per probe; a phase takes the median of its interleaved probes
+MAX_EFFICIENCY = 1.0
 
 
 def forward_flops(build: Callable, num_classes: int, image_size: int) -> int:
@@ -53,49 +52,35 @@ def forward_flops(build: Callable, num_classes: int, image_size: int) -> int:
     return 2 * sum(macs)
 
 
-def _median_rate(run: Callable[[], object], flops: float, sync: Callable[[], None], repeats: int) -> float:
-    run()
-    sync()  # warm-up: kernel selection, allocation
-    rates = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        sync()
-        rates.append(flops / (time.perf_counter() - start))
-    return statistics.median(rates)
-
-
-def probe_peak(device: str, dtype: str = "float32", repeats: int = PROBE_REPEATS) -> dict:
-    """The framework's attainable FLOP/s here: a GEMM and a 3x3 convolution, median of `repeats`."""
-    import paddle
-
-    gpu = device == "gpu"
-    sync = paddle.device.cuda.synchronize if gpu else (lambda: None)
-    n = 8192 if gpu else 1024
-    a = paddle.randn([n, n]).astype(dtype)
-    b = paddle.randn([n, n]).astype(dtype)
-    gemm = _median_rate(lambda: paddle.matmul(a, b), 2.0 * n**3, sync, repeats)
-    batch, channels, size = (64, 256, 56) if gpu else (4, 256, 28)
-    x = paddle.randn([batch, channels, size, size]).astype(dtype)
-    w = paddle.randn([channels, channels, 3, 3]).astype(dtype)
-    conv_flops = 2.0 * batch * channels * channels * 9 * size * size
-    conv = _median_rate(lambda: paddle.nn.functional.conv2d(x, w, padding=1), conv_flops, sync, repeats)
-    return {"dtype": dtype, "gemm_flops": gemm, "conv_flops": conv, "peak_flops": max(gemm, conv),
-            "method": f"median of {repeats}: matmul {n}x{n}, conv2d 3x3 {channels}ch {size}px batch {batch}"}
-
-
 def probe_dtype(precision: str) -> str:
     return {"amp": "float16", "amp-o2": "float16", "bf16": "bfloat16"}.get(precision, "float32")
 
 
-def annotate(result: dict, flops_per_sample: float, peak: dict | None, datasheet_tflops: float | None) -> dict:
-    """Add achieved TFLOP/s, efficiency against the probed peak and MFU to a throughput result."""
+def _ratio(result: dict, name: str, achieved: float, peak: float, what: str) -> None:
+    ratio = achieved / peak
+    if ratio > MAX_EFFICIENCY:
+        result[f"{name}_failure"] = (
+            f"probe failure: achieved {achieved / 1e12:.4g} TFLOP/s is {ratio * 100:.0f} % of {what} "
+            f"({peak / 1e12:.4g} TFLOP/s); a peak the workload exceeds is not a peak, so no figure is reported")
+    else:
+        result[name] = ratio
+
+
+def annotate(result: dict, flops_per_sample: float, peak: dict | None, datasheet_tflops: float | None,
+             own_kind: str | None = None) -> dict:
+    """Add achieved TFLOP/s, efficiency of the hardware and of Paddle's own kernels (`own_kind`'s probe, see
+    roofline.OWN_KIND; none for engines that are not Paddle's) and MFU to a throughput result."""
     achieved = result["ips"] * flops_per_sample
     result["flops_per_sample"] = flops_per_sample
     result["achieved_tflops"] = achieved / 1e12
     if peak:
         result["peak_tflops"] = peak["peak_flops"] / 1e12
-        result["efficiency"] = achieved / peak["peak_flops"]
+        _ratio(result, "efficiency", achieved, peak["peak_flops"],
+               f"the hardware peak probed ({peak.get('hardware_kind', 'fastest kernel')})")
+        own = peak.get("kinds", {}).get(own_kind or "")
+        if own:
+            result["paddle_peak_tflops"] = own / 1e12
+            _ratio(result, "efficiency_paddle", achieved, own, f"Paddle's own kernels' peak probed ({own_kind})")
     if datasheet_tflops:
         result["mfu"] = achieved / (datasheet_tflops * 1e12)
     return result

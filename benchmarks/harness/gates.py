@@ -132,8 +132,14 @@ def _compare(gate: dict, results: dict, profile: str, config: dict, acceptance: 
 
 
 def why_missing(metric: str, results: dict) -> str:
-    """The reason a back end gave for not running, when the metric belongs to one."""
+    """The reason a figure is missing: a probe failure (an efficiency above 1.0), or the reason a back end gave
+    for not running."""
     parts = metric.split(".")
+    parent = results
+    for part in parts[:-1]:
+        parent = parent.get(part, {}) if isinstance(parent, dict) else {}
+    if isinstance(parent, dict) and isinstance(parent.get(f"{parts[-1]}_failure"), str):
+        return parent[f"{parts[-1]}_failure"]
     if parts[0] == "infer" and len(parts) > 2:
         node = results.get("infer", {}).get(parts[1], {}).get(parts[2], {})
         if isinstance(node, dict) and node.get("status"):

@@ -1,8 +1,9 @@
 """Benchmark reports: result.json for machines, result.md and a throughput plot for people, a console summary.
 
 Each run writes into its own folder (model-timestamp), so no earlier result is overwritten.
-Beside img/s every table shows the achieved TFLOP/s, the peak probed in the same run, their
-ratio (efficiency) and, on GPUs, the share of the data sheet's peak (MFU).
+Beside img/s every table shows the achieved TFLOP/s, the hardware peak probed in the same run, the
+efficiency of the hardware and of Paddle's own kernels (roofline.py; PROBE FAILURE where one came
+out above 1.0, with the reason) and, on GPUs, the share of the data sheet's peak (MFU).
 """
 
 import json
@@ -34,6 +35,32 @@ def _tflops(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}" if value < 1 else f"{value:.1f}"
 
 
+def _eff(result: dict, name: str) -> str:
+    """An efficiency, or PROBE FAILURE when it came out above 1.0 (the reason is in the notes below the table)."""
+    return "PROBE FAILURE" if f"{name}_failure" in result else _pct(result.get(name))
+
+
+def peak_lines(peaks: dict) -> list[str]:
+    """The two rooflines per dtype (the hardware: the fastest kind probed; Paddle's own kernels) and each kind."""
+    lines = []
+    for dtype, p in peaks.items():
+        kinds = p.get("kind_peak_flops", {})
+        if "peak_flops" not in p:
+            reasons = "; ".join(f"{k}: {v}" for k, v in p.get("kinds", {}).items())
+            lines.append(f"- {dtype}: no peak probe ran: {reasons}")
+            continue
+        own = kinds.get("paddle")
+        lines.append(f"- {dtype}: the hardware {p['peak_flops'] / 1e12:.4f} TFLOP/s, Paddle's own kernels "
+                     + (f"{own / 1e12:.4f} TFLOP/s" if own else "not probed") + "; per kind: " + "; ".join(
+                         f"{kind} {kinds[kind] / 1e12:.4f}" if kind in kinds else f"{kind} {method}"
+                         for kind, method in p.get("kinds", {}).items()))
+    if not lines:
+        return []
+    return ["Peaks probed in this run, interleaved with each phase (the lowest phase median per kind; "
+            "efficiency of the hardware is against the fastest kind, of Paddle's kernels against the kind its "
+            "engine runs on: paddle for training, paddle-inference for Paddle Inference):", *lines, ""]
+
+
 def verdict_lines(outcome: Outcome) -> list[str]:
     return [f"**Verdict: {outcome.verdict}**", ""] + [f"- {reason}" for reason in outcome.reasons] + \
         ([""] if outcome.reasons else [])
@@ -56,40 +83,37 @@ def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[
              f"hardware: {env.get('hardware') or env.get('cpu')}",
              f"- CPU threads: {config.get('threads')} ({config.get('threads_from')})",
              "- configuration: " + ", ".join(f"{k}={v}" for k, v in config.items()), ""]
-    peaks = results.get("peak", {})
-    if peaks:
-        lines += ["Peak probed in this run, before and after each phase (the lowest probe): " + "; ".join(
-            f"{dtype} {p['peak_flops'] / 1e12:.3f} TFLOP/s (GEMM {p['gemm_flops'] / 1e12:.3f}, conv "
-            f"{p['conv_flops'] / 1e12:.3f})" if "peak_flops" in p else f"{dtype} {p.get('status')}: {p.get('reason')}"
-            for dtype, p in peaks.items()), ""]
+    lines += peak_lines(results.get("peak", {}))
     train = {k: v for k, v in results.get("train", {}).items() if k != "summary"}
     if train:
-        lines += ["## Training", "", "| precision | batch | img/s | TFLOP/s | peak TFLOP/s | efficiency | MFU | "
-                  "step ms (mean) | p99 ms | loss first -> last |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+        lines += ["## Training", "", "| precision | batch | img/s | TFLOP/s | peak TFLOP/s | of the hardware | "
+                  "of Paddle's kernels | MFU | step ms (mean) | p99 ms | loss first -> last |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
         for precision, r in train.items():
             lat = r["latency_ms"]
             lines.append(f"| {precision} | {r['batch']} | {r['ips']:.2f} | {_tflops(r.get('achieved_tflops'))} | "
-                         f"{_tflops(r.get('peak_tflops'))} | {_pct(r.get('efficiency'))} | {_pct(r.get('mfu'))} | "
+                         f"{_tflops(r.get('peak_tflops'))} | {_eff(r, 'efficiency')} | "
+                         f"{_eff(r, 'efficiency_paddle')} | {_pct(r.get('mfu'))} | "
                          f"{lat['mean']:.1f} | {lat['p99']:.1f} | {r['loss_first']:.3f} -> {r['loss_last']:.3f} |")
         lines.append("")
     lines += eval_lines(results.get("eval", {}))
     infer = {k: v for k, v in results.get("infer", {}).items() if k not in ("summary", "agreement")}
     if infer:
-        lines += ["## Inference", "", "| engine | precision | batch | img/s | TFLOP/s | efficiency | MFU | mean ms | "
-                  "p50 | p90 | p95 | p99 |",
-                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        lines += ["## Inference", "", "| engine | precision | batch | img/s | TFLOP/s | of the hardware | "
+                  "of Paddle's kernels | MFU | mean ms | p50 | p90 | p95 | p99 |",
+                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for backend, by_precision in infer.items():
             for precision, by_batch in by_precision.items():
                 if "status" in by_batch:
                     lines.append(f"| {backend} | {precision} | - | {by_batch['status']}: {by_batch['reason']} "
-                                 "| | | | | | | | |")
+                                 "| | | | | | | | | |")
                     continue
                 for bs, r in by_batch.items():
                     lat = r["latency_ms"]
                     engine = r.get("engine", backend)  # the engine that produced the figure
                     lines.append(f"| {engine} | {precision} | {bs.removeprefix('bs')} | {r['ips']:.1f} | "
-                                 f"{_tflops(r.get('achieved_tflops'))} | {_pct(r.get('efficiency'))} | "
+                                 f"{_tflops(r.get('achieved_tflops'))} | {_eff(r, 'efficiency')} | "
+                                 f"{_eff(r, 'efficiency_paddle')} | "
                                  f"{_pct(r.get('mfu'))} | {lat['mean']:.2f} | {lat['p50']:.2f} | {lat['p90']:.2f} | "
                                  f"{lat['p95']:.2f} | {lat['p99']:.2f} |")
         lines.append("")
@@ -98,6 +122,10 @@ def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[
              for bs, r in by_batch.items() if r.get("timed")]
     if notes:
         lines += ["What was timed: " + "; ".join(notes), ""]
+    failures = [f"- {where}: {r[key]}" for where, r in _figures(results) for key in sorted(r)
+                if key.endswith("_failure")]
+    if failures:
+        lines += ["Probe failures (no efficiency reported for these):", *failures, ""]
     if results.get("infer", {}).get("agreement"):
         lines += ["Output agreement with Paddle Inference (max relative difference): " + ", ".join(
             f"{k} {v:.2e}" for k, v in results["infer"]["agreement"].items()), ""]
@@ -110,6 +138,18 @@ def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[
     return "\n".join(lines) + "\n"
 
 
+def _figures(results: dict) -> list[tuple[str, dict]]:
+    """(label, figures) of every throughput result: each training precision, each back end x precision x batch."""
+    found = [(f"train {p}", r) for p, r in results.get("train", {}).items() if p != "summary"]
+    for backend, by_precision in results.get("infer", {}).items():
+        if backend in ("summary", "agreement"):
+            continue
+        for precision, by_batch in by_precision.items():
+            if "status" not in by_batch:
+                found += [(f"{backend} {precision} {bs}", r) for bs, r in by_batch.items()]
+    return found
+
+
 def console(title: str, profile: str | None, config: dict, results: dict, verdicts: list[Verdict],
             outcome: Outcome, out: Path) -> str:
     """The end of the run's output: the figures, the gates and the verdict."""
@@ -119,7 +159,7 @@ def console(title: str, profile: str | None, config: dict, results: dict, verdic
     for precision, r in results.get("train", {}).items():
         if precision != "summary":
             lines.append(f"   train {precision}: {r['ips']:.2f} img/s, {_tflops(r.get('achieved_tflops'))} TFLOP/s, "
-                         f"efficiency {_pct(r.get('efficiency'))} of the probed peak"
+                         f"{_eff(r, 'efficiency')} of the hardware, {_eff(r, 'efficiency_paddle')} of Paddle's kernels"
                          + (f", MFU {_pct(r['mfu'])}" if r.get("mfu") else ""))
     for v in verdicts:
         measured = "-" if v.measured is None else f"{v.measured:.4g}"

@@ -1,7 +1,7 @@
 """The run loop of one benchmark: train each precision, then infer each back end, then gate and report.
 
 Why: both models run the same loop; what differs (the model, its back ends, extra results such as
-accuracy) comes from their ModelSpec. Each phase is bracketed by peak probes (peaks.Peaks) and its
+accuracy) comes from their ModelSpec. Each phase is interleaved with peak probes (peaks.Peaks) and its
 figures annotated with efficiency; the defaults come from hardware, the verdict from gates, the
 files from report. Output ends with the figures and the verdict, nothing after. A SIGTERM or SIGINT
 (ngc_common.stop, installed by cli.main) writes the run's folder's report with the verdict INTERRUPTED and
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import efficiency, environment, evaluation, gates, launch, record, report
+from benchmarks.harness import efficiency, environment, evaluation, gates, launch, record, report, roofline
 from benchmarks.harness.dllogger import DLLogger
 from benchmarks.harness.hardware import gpu_image_without_gpu, use_device
 from benchmarks.harness.peaks import Peaks
@@ -84,7 +84,8 @@ def train_all(config: RunConfig, spec: ModelSpec, build: Callable, logger: DLLog
         result.pop("predict")
         losses = [round(v, 5) for v in result.pop("losses")]
         sheet = gates.datasheet_tflops(table, gpu_profile, precision)
-        out[precision] = efficiency.annotate(result, train_flops, peak or None, sheet and sheet * result["world_size"])
+        out[precision] = efficiency.annotate(result, train_flops, peak or None, sheet and sheet * result["world_size"],
+                                             roofline.own_kind("train", config.device))
         out[precision]["losses"] = losses
     out["summary"] = {"loss_finite": 1 if all(r["loss_finite"] for r in out.values()) else 0}
     return out, evals
@@ -114,7 +115,7 @@ def infer_all(config: RunConfig, build: Callable, logger: DLLogger, peaks: Peaks
             peak = None if precision == "int8" else bracket["float16" if precision == "fp16" else "float32"] or None
             sheet = gates.datasheet_tflops(table, gpu_profile, precision)
             for result in by_batch.values():
-                efficiency.annotate(result, flops, peak, sheet)
+                efficiency.annotate(result, flops, peak, sheet, roofline.own_kind(backend, config.device))
     pi = infer.get("paddle-inference", {}).get(config.infer_precision[0], {})
     if "bs1" in pi and "bs8" in pi:
         infer["summary"] = {"bs8_over_bs1": pi["bs8"]["ips"] / pi["bs1"]["ips"]}
@@ -159,7 +160,7 @@ def run(config: RunConfig, spec: ModelSpec, inputs: Inputs) -> int:
     def build(num_classes: int, data_format: str):
         return spec.build(config, num_classes, data_format)
 
-    peaks = Peaks(config.device, world, 1 if config.smoke else efficiency.PROBE_REPEATS)
+    peaks = Peaks(config.device, world, 1 if config.smoke else efficiency.PROBE_REPEATS, config.threads)
     gpu_profile = profile if config.gpu else None  # MFU: a GPU's data sheet, never a CPU run's
     if config.mode in ("train", "all"):
         phase["now"] = "training"

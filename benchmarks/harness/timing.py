@@ -3,14 +3,29 @@
 Why: every benchmark reports the same figures the same way (DLE method): throughput = global
 batch / mean step time over the measured steps; latency percentiles over per-step times. Pure
 Python so the arithmetic is unit-tested on any host.
+
+Two things ride on every StepTimer without the back ends knowing:
+  - the interleaved peak probe (`interleave(probe)`): probe, slice of measured steps, probe, ..., so that
+    other work on the host hits the workload and the peak it is divided by alike (peaks.Peaks sets it);
+  - a test hook, PLANTED_SLOWDOWN_ENV=F (F > 1): each timed step sleeps (F - 1) x its own time inside the
+    timed region, halving the work rate at F=2. Only `make bench-gate-power` sets it, to show that the
+    gates catch a real regression; a run with it set says so on stderr.
 """
 
+import contextlib
+import contextvars
 import math
+import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from ngc_common.errors import InputError
+
 PERCENTILES = (50, 90, 95, 99)
+PLANTED_SLOWDOWN_ENV = "NGC_PADDLE_BENCH_PLANTED_SLOWDOWN"
+SLICE_S = 2.0  # measured seconds between two interleaved probes
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -48,6 +63,59 @@ class Timing:
                 "latency_ms": self.latency_ms()}
 
 
+def planted_slowdown() -> float:
+    """The test hook's factor (1.0: none). A value that is not a number >= 1 is bad input, refused loudly."""
+    text = os.environ.get(PLANTED_SLOWDOWN_ENV, "")
+    if not text:
+        return 1.0
+    try:
+        factor = float(text)
+    except ValueError:
+        factor = 0.0
+    if not 1.0 <= factor <= 100.0:
+        raise InputError(f"{PLANTED_SLOWDOWN_ENV}={text!r}: a factor from 1 to 100; fix: unset it (a test hook)")
+    return factor
+
+
+class Interleaver:
+    """Calls `probe()` between slices of measured steps: before the first, whenever `slice_s` of measured time
+    has passed since the last probe, and after the last (unless a probe just ran)."""
+
+    def __init__(self, probe: Callable[[], object], slice_s: float = SLICE_S) -> None:
+        self.probe, self.slice_s = probe, slice_s
+        self.since = 0.0
+
+    def start(self) -> None:
+        self.probe()
+        self.since = 0.0
+
+    def stepped(self, seconds: float) -> None:
+        self.since += seconds
+        if self.since >= self.slice_s:
+            self.probe()
+            self.since = 0.0
+
+    def finish(self) -> None:
+        if self.since > 0:
+            self.probe()
+            self.since = 0.0
+
+
+_INTERLEAVERS: contextvars.ContextVar[tuple[Interleaver, ...]] = contextvars.ContextVar("interleavers", default=())
+
+
+@contextlib.contextmanager
+def interleave(probe: Callable[[], object], slice_s: float = SLICE_S) -> Iterator[Interleaver]:
+    """Every StepTimer run inside the block interleaves `probe` with its measured steps (nested blocks: each
+    probe of every block, e.g. one per dtype of an inference sweep)."""
+    interleaver = Interleaver(probe, slice_s)
+    token = _INTERLEAVERS.set((*_INTERLEAVERS.get(), interleaver))
+    try:
+        yield interleaver
+    finally:
+        _INTERLEAVERS.reset(token)
+
+
 class StepTimer:
     """Runs `step(i)` for warm-up + measured steps and times each measured one.
 
@@ -62,16 +130,31 @@ class StepTimer:
         self.warmup, self.steps, self.batch = warmup, steps, batch
         self.sync = sync or (lambda: None)
         self.clock = clock
+        self.slowdown = planted_slowdown()
+        self.sleep = time.sleep
 
     def run(self, step: Callable[[int], object], on_step: Callable[[int, float, object], None] | None = None) -> Timing:
         timing = Timing(self.batch)
+        interleavers = _INTERLEAVERS.get()
+        if self.slowdown > 1:
+            print(f"note: {PLANTED_SLOWDOWN_ENV}={self.slowdown:g}: every timed step is slowed {self.slowdown:g}x "
+                  "(a test hook of make bench-gate-power; these figures are not the image's)", file=sys.stderr)
         for i in range(self.warmup + self.steps):
+            if i == self.warmup:
+                for interleaver in interleavers:
+                    interleaver.start()
             start = self.clock()
             out = step(i)
             self.sync()
+            if self.slowdown > 1:
+                self.sleep((self.clock() - start) * (self.slowdown - 1))
             elapsed = self.clock() - start
             if i >= self.warmup:
                 timing.durations.append(elapsed)
+                for interleaver in interleavers:
+                    interleaver.stepped(elapsed)
             if on_step is not None:
                 on_step(i, elapsed, out)
+        for interleaver in interleavers:
+            interleaver.finish()
         return timing

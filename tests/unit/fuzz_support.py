@@ -161,7 +161,7 @@ def bench_result(model: str = "rn50") -> dict:
     import json
     import tempfile
 
-    from benchmarks.harness import efficiency, environment, gates, record, report, run_config
+    from benchmarks.harness import efficiency, environment, gates, record, report, roofline, run_config
     from benchmarks.harness.hardware import hardware_key
     from benchmarks.harness.peaks import Peaks
     from benchmarks.harness.timing import Timing
@@ -174,20 +174,24 @@ def bench_result(model: str = "rn50") -> dict:
     config = record.run_config(resolved, spec)
     env = environment.capture()
     env.update(threads=2, threads_from="test fixture", hardware=hardware_key("cpu", [], 0, env["cpu"], 2))
-    probe = {"dtype": "float32", "gemm_flops": 2.0e10, "conv_flops": 1.5e10, "peak_flops": 2.0e10, "method": "fixture"}
+    probe = {"paddle": {"gemm_flops": 2.0e10, "conv_flops": 1.5e10, "peak_flops": 2.0e10, "method": "fixture"},
+             "paddle-inference": {"gemm_flops": 3.5e10, "conv_flops": 3e10, "peak_flops": 3.5e10, "method": "fixture"},
+             "blas": {"gemm_flops": 4.0e10, "peak_flops": 4.0e10, "method": "fixture"},
+             "cublas": {"status": "not available", "reason": "cuBLAS needs a GPU (this run is on the CPU)"}}
     peaks = Peaks("cpu", 1, 1)
-    original = efficiency.probe_peak
-    efficiency.probe_peak = lambda device, dtype, repeats: dict(probe)
+    original = roofline.probe_all
+    roofline.probe_all = lambda device, dtype, repeats, threads: {k: dict(v) for k, v in probe.items()}
     try:
         with peaks.around("float32", "train fp32", lambda *a: None) as peak:
             pass
     finally:
-        efficiency.probe_peak = original
+        roofline.probe_all = original
     train = {**Timing(16, [4.0] * 8).summary(), "loss_first": 7.0, "loss_last": 6.5, "loss_finite": True,
              "world_size": 1}
-    efficiency.annotate(train, 3 * 1.3e9, peak, None)
+    efficiency.annotate(train, 3 * 1.3e9, peak, None, "paddle")
     train["losses"] = [7.0, 6.8, 6.5]
-    infer = {f"bs{bs}": efficiency.annotate(Timing(bs, [0.05 * bs] * 4).summary(), 1.3e9, peak, None)
+    infer = {f"bs{bs}": efficiency.annotate(Timing(bs, [0.05 * bs] * 4).summary(), 1.3e9, peak, None,
+                                            "paddle-inference")
              for bs in (1, 8)}
     results = {"train": {"fp32": train, "summary": {"loss_finite": 1}},
                "infer": {"paddle-inference": {"fp32": infer}, "agreement": {},

@@ -7,6 +7,7 @@ import yaml
 
 from benchmarks.harness import gates
 from benchmarks.harness.timing import StepTimer, Timing, percentile
+from ngc_common.errors import InputError
 
 
 def test_percentile_matches_linear_interpolation() -> None:
@@ -207,21 +208,89 @@ def test_bad_numbers_are_one_line_errors_not_tracebacks(capsys) -> None:
         assert err[-1].startswith("bench-rn50: error: argument"), err
 
 
-def test_a_phase_is_gated_against_the_lower_of_the_probes_around_it(monkeypatch) -> None:
-    from benchmarks.harness import efficiency
+def test_probes_interleave_with_the_measured_steps_in_slices() -> None:
+    from benchmarks.harness.timing import StepTimer, interleave
+
+    order: list[str] = []
+    now = [0.0]
+
+    def step(i: int) -> None:
+        order.append(f"step {i}")
+        now[0] += 1.0  # each step takes one (fake) second
+
+    with interleave(lambda: order.append("probe"), slice_s=2.0):
+        StepTimer(warmup=1, steps=5, batch=1, clock=lambda: now[0]).run(step)
+    # warm-up unprobed; then probe, 2 s slice, probe, 2 s slice, probe, the last 1 s, probe
+    assert order == ["step 0", "probe", "step 1", "step 2", "probe", "step 3", "step 4", "probe", "step 5", "probe"]
+    order.clear()
+    StepTimer(warmup=0, steps=2, batch=1, clock=lambda: now[0]).run(step)  # outside the block: no probe
+    assert order == ["step 0", "step 1"]
+    order.clear()
+    with interleave(lambda: order.append("fp32"), 5.0), interleave(lambda: order.append("fp16"), 5.0):
+        StepTimer(warmup=0, steps=1, batch=1, clock=lambda: now[0]).run(step)  # one probe per dtype, each time
+    assert order == ["fp32", "fp16", "step 0", "fp32", "fp16"]
+
+
+def test_a_phase_takes_the_median_probe_per_kind_and_the_fastest_kind_is_the_hardware(monkeypatch) -> None:
+    from benchmarks.harness import roofline
     from benchmarks.harness.peaks import Peaks
+    from benchmarks.harness.timing import StepTimer
 
-    values = iter([200e9, 100e9, 180e9])  # a burst of other work during the phase shows in the probe after it
+    paddle_rates = iter([30e9, 10e9, 32e9])  # a burst of other work during the phase shows in one probe
 
-    def fake_probe(device: str, dtype: str, repeats: int) -> dict:
-        value = next(values)
-        return {"dtype": dtype, "gemm_flops": value, "conv_flops": value / 2, "peak_flops": value, "method": "m"}
+    def fake_probe_all(device: str, dtype: str, repeats: int, threads: int) -> dict:
+        return {"paddle": {"peak_flops": next(paddle_rates), "method": "m"},
+                "blas": {"peak_flops": 300e9, "method": "numpy"},
+                "cublas": {"status": "not available", "reason": "cuBLAS needs a GPU"}}
 
-    monkeypatch.setattr(efficiency, "probe_peak", fake_probe)
+    monkeypatch.setattr(roofline, "probe_all", fake_probe_all)
+    now = [0.0]
+
+    def step(_i: int) -> None:
+        now[0] += 3.0
+
     peaks = Peaks("cpu", world=2, repeats=1)
     with peaks.around("float32", "train fp32", lambda *a: None) as peak:
+        StepTimer(0, 2, 1, clock=lambda: now[0]).run(step)  # probe, step, probe, step, probe
         assert peak == {}  # filled only once the phase is over
-    assert peak == {"peak_flops": 2 * 100e9, "before": 200e9, "after": 100e9}  # x world size
+    assert peak["peak_flops"] == 2 * 300e9 and peak["hardware_kind"] == "blas"  # x world size
+    assert peak["kinds"] == {"paddle": 2 * 30e9, "blas": 2 * 300e9} and peak["probes"] == 3
     found = peaks.found["float32"]
-    assert found["peak_flops"] == 100e9 and [p["phase"] for p in found["probes"]] == ["before train fp32",
-                                                                                        "after train fp32"]
+    assert found["kind_peak_flops"] == {"paddle": 30e9, "blas": 300e9}
+    assert found["kinds"]["cublas"] == "not available: cuBLAS needs a GPU"
+    assert [p["kind"] for p in found["probes"]] == ["paddle", "blas", "cublas"] * 3
+
+
+def test_an_efficiency_above_one_is_a_probe_failure_and_its_gate_is_not_proven() -> None:
+    from benchmarks.harness import efficiency
+
+    peak = {"peak_flops": 300e9, "hardware_kind": "blas", "kinds": {"paddle": 30e9, "blas": 300e9}}
+    result = efficiency.annotate({"ips": 10.0}, 6e9, peak, None, "paddle")  # 60 GFLOP/s: 20 % of 300, 200 % of 30
+    assert result["efficiency"] == pytest.approx(0.2)
+    assert "efficiency_paddle" not in result and "probe failure" in result["efficiency_paddle_failure"]
+    over = efficiency.annotate({"ips": 100.0}, 6e9, peak, None, "paddle")  # 600 GFLOP/s: above every probe
+    assert "efficiency" not in over and "200 % of the hardware peak probed (blas)" in over["efficiency_failure"]
+    table = {"models": {"m": {"cpu": [{"name": "eff", "metric": "train.fp32.efficiency", "min": 0.1, "source": "s"}],
+                              "relative": []}}}
+    verdicts = gates.evaluate(table, "m", "cpu", {"train": {"fp32": over}}, {"precisions": ["fp32"]})
+    assert [(v.status, v.measured) for v in verdicts] == [("NOT RUN", None)]
+    assert verdicts[0].reason == over["efficiency_failure"]
+    outcome = gates.overall(verdicts)
+    assert outcome.verdict == "NOT PROVEN" and "probe failure" in outcome.reasons[0]
+
+
+def test_the_planted_slowdown_hook_doubles_every_timed_step(monkeypatch) -> None:
+    from benchmarks.harness.timing import PLANTED_SLOWDOWN_ENV, StepTimer
+
+    now = [0.0]
+
+    def step(_i: int) -> None:
+        now[0] += 0.5
+
+    monkeypatch.setenv(PLANTED_SLOWDOWN_ENV, "2")
+    timer = StepTimer(0, 3, 4, clock=lambda: now[0])
+    timer.sleep = lambda seconds: now.__setitem__(0, now[0] + seconds)
+    assert timer.run(step).durations == [1.0, 1.0, 1.0]  # each 0.5 s step slept another 0.5 s
+    monkeypatch.setenv(PLANTED_SLOWDOWN_ENV, "fast")
+    with pytest.raises(InputError, match=PLANTED_SLOWDOWN_ENV):
+        StepTimer(0, 1, 1)

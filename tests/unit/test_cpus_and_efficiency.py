@@ -49,6 +49,9 @@ def test_efficiency_and_mfu_arithmetic() -> None:
                                  datasheet_tflops=0.16)
     assert result["achieved_tflops"] == pytest.approx(0.08)
     assert result["efficiency"] == pytest.approx(0.4) and result["mfu"] == pytest.approx(0.5)
+    both = efficiency.annotate({"ips": 10.0}, 8e9, {"peak_flops": 400e9, "kinds": {"paddle": 100e9, "blas": 400e9}},
+                               None, "paddle")
+    assert both["efficiency"] == pytest.approx(0.2) and both["efficiency_paddle"] == pytest.approx(0.8)
     bare = efficiency.annotate({"ips": 1.0}, 1e9, None, None)
     assert "efficiency" not in bare and "mfu" not in bare
     assert efficiency.probe_dtype("amp") == "float16" and efficiency.probe_dtype("tf32") == "float32"
@@ -78,3 +81,20 @@ def test_validation_verdict_needs_gpu_evidence_in_gpu_flavors() -> None:
               "not_applicable": True, "message": "flavor gpu-cu118 ships no tensorrt", "duration_s": 0.0}
     on_gpu_host = {**summary, "checks": [absent, checks[1]], "counts": {**counts, "skipped": 1}}
     assert verdict(on_gpu_host) == ("PASS", [])  # a component the flavor does not ship is not missing evidence
+
+
+def test_each_probe_kind_says_why_it_cannot_run_here() -> None:
+    from benchmarks.harness import roofline
+
+    def why(kind: str, device: str, dtype: str) -> str:
+        with pytest.raises(roofline.NotAvailable) as info:
+            roofline.PROBES[kind](device, dtype, 1, 2)
+        return str(info.value)
+
+    assert why("cublas", "cpu", "float32") == "cuBLAS needs a GPU (this run is on the CPU)"
+    assert why("blas", "cpu", "float16") == "NumPy has no BLAS kernel for float16"
+    assert why("blas", "gpu", "float32").startswith("the host BLAS is probed on CPU runs only")
+    assert why("paddle-inference", "cpu", "bfloat16").startswith("Paddle Inference runs float32 on the CPU")
+    assert roofline.own_kind("train", "cpu") == "paddle" and roofline.own_kind("paddle-inference", "cpu") == \
+        "paddle-inference"
+    assert roofline.own_kind("paddle-inference", "gpu") == "paddle" and roofline.own_kind("onnxruntime", "cpu") is None
