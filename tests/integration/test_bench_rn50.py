@@ -195,8 +195,11 @@ def test_failed_gate_and_bad_input_exit_codes(built: Built, tmp_path: Path) -> N
     assert [g["metric"] for g in failed] == ["infer.paddle-inference.fp32.bs1.ips"]
     assert "FAIL     regression infer.paddle-inference.fp32.bs1.ips" in proc.stdout
     (tmp_path / "bad").mkdir()
-    (tmp_path / "bad" / "gates.yaml").write_text((REPO / "benchmarks" / "gates.yaml").read_text().replace(
-        "min: 0.16", 'min: "fast"', 1))
+    gates_text = (REPO / "benchmarks" / "gates.yaml").read_text()
+    first_cpu_min = yaml.safe_load(gates_text)["models"]["rn50"]["cpu"][0]["min"]  # the gate models.rn50.cpu.0
+    planted = gates_text.replace(f"min: {first_cpu_min}", 'min: "fast"', 1)
+    assert planted != gates_text
+    (tmp_path / "bad" / "gates.yaml").write_text(planted)
     for args, needle in ((["--gpus", "1"], "--gpus 1 asked for, but 0 CUDA GPU(s) are visible"),
                          (["--precision", "amp"], "--precision amp needs a GPU"),
                          (["--data", "/nope"], "--data /nope: no such folder"),
