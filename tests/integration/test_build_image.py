@@ -180,22 +180,25 @@ def test_unknown_flavor_or_release_is_one_line_and_exit_2() -> None:
 
 
 def test_bake_file_parses_on_its_own_and_with_the_manifest(built: Built) -> None:
-    # The HCL alone holds templates only: every target and group comes from the generated file.
-    plain = subprocess.run(["docker", "buildx", "bake", "--print", "_common"], cwd=REPO, capture_output=True,
-                           text=True)
+    # The HCL alone holds templates only: every target and group comes from the generated files.
+    plain = subprocess.run(["docker", "buildx", "bake", "-f", "docker-bake.hcl", "--print", "_common"], cwd=REPO,
+                           capture_output=True, text=True)
     assert plain.returncode == 0, plain.stderr
     assert set(json.loads(plain.stdout)["target"]) == {"_common"}
+    # Bake's own entry point, typed with no -f: it reads docker-bake.override.json beside the HCL by itself.
+    typed = subprocess.run(["docker", "buildx", "bake", "--print"], cwd=REPO, capture_output=True, text=True)
+    assert typed.returncode == 0, typed.stderr
+    default = json.loads(typed.stdout)
+    assert default["group"]["default"]["targets"] == [built.flavor]
+    assert {f"{layer}-{built.flavor}" for layer in ("os", "suite")} <= set(default["target"])
     proc = run_cli("bake-file")
     assert proc.returncode == 0
-    default = subprocess.run(["docker", "buildx", "bake", "-f", "docker-bake.hcl", "-f", proc.stdout.strip(),
-                              "--print"], cwd=REPO, capture_output=True, text=True,
-                             env={**__import__("os").environ, "RELEASE": built.release})
-    assert default.returncode == 0, default.stderr
-    assert "suite-cpu" in json.loads(default.stdout)["target"]
-    merged = subprocess.run(["docker", "buildx", "bake", "-f", "docker-bake.hcl", "-f", proc.stdout.strip(),
+    release_file = proc.stdout.split()[-1]  # it prints docker-bake.override.json, then build/bake/<release>.json
+    assert release_file == f"build/bake/{built.release}.json", proc.stdout
+    merged = subprocess.run(["docker", "buildx", "bake", "-f", "docker-bake.hcl", "-f", release_file,
                              "--print", "gpu"], cwd=REPO, capture_output=True, text=True,
                             env={**__import__("os").environ, "RELEASE": built.release})
     assert merged.returncode == 0, merged.stderr
     targets = json.loads(merged.stdout)["target"]
     assert targets["cuda-gpu"]["args"]["NVIDIA_REQUIRE_CUDA"] == "driver>=525.60.13"  # minor-version compat
-    assert targets["tensorrt-gpu"]["args"]["BASE_IMAGE"].endswith("-gpu-dali")
+    assert targets["tensorrt-gpu"]["contexts"] == {"ngc-layer-below": "target:dali-gpu"}  # chained by bake itself
