@@ -194,7 +194,10 @@ def closure(roots: Iterable[str], items: dict[str, dict[str, Any]], python: str)
 def assign_layers(flavor: Flavor, items: dict[str, dict[str, Any]], python: str) -> dict[str, str]:
     """Each distribution's layer: the lowest whose components (with those of the layers below) need it."""
     pip_layers = [layer for layer in LAYER_ORDER if layer in flavor.layers and layer != BASE_LAYER]
-    assigned: dict[str, str] = {name: pip_layers[0] for name in VENV_TOOLS if name in items}
+    # The venv's own tools and what they need (wheel needs packaging) go in the first pip layer, so pip check
+    # holds there whatever that layer is (dali for cpu, cuda for the GPU flavors).
+    tools = [name for name in VENV_TOOLS if name in items]
+    assigned: dict[str, str] = {name: pip_layers[0] for name in sorted(closure(tools, items, python))}
     for index, layer in enumerate(pip_layers):
         roots = [canonicalize_name(str(c.package)) for c in flavor.components.values()
                  if c.kind == "pip" and c.layer in pip_layers[: index + 1]]

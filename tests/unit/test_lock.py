@@ -167,6 +167,12 @@ def test_each_distribution_goes_to_the_lowest_layer_that_needs_it() -> None:
     assert layers["h2"] == "paddle", "an extra asked for brings its requirements"
     assert layers["pluggy"] == "suite" and layers["orphan"] == "suite"
     assert "astunparse" not in layers and "typing-extensions" not in layers and "pywin32" not in layers
+    gpu = manifest.flavors["gpu-cu118"]  # first pip layer: cuda, where nothing else needs packaging
+    tools = {**items, "wheel": item("wheel", "0.48.0", "packaging>=24.0"), "packaging": item("packaging", "26.3"),
+             "pip": item("pip", "26.1")}
+    gpu_layers = assign_layers(gpu, tools, "3.11")
+    assert gpu_layers["wheel"] == gpu_layers["packaging"] == gpu_layers["pip"] == "cuda", \
+        "the venv's tools and their requirements sit in the first pip layer, so pip check holds there"
 
 
 def test_lock_pip_takes_each_file_from_its_own_source_only(current_manifest_data, write_manifest) -> None:
