@@ -155,7 +155,8 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
     for line in cpu_table.splitlines()[4:]:
         cells = [c.strip() for c in line.strip("|").split("|")]
         if len(cells) == 5:
-            assert cells[3] == cells[2] or cells[3].startswith(cells[2] + "."), line  # image agrees with manifest
+            # the image agrees with the manifest (a Debian package adds its revision: 0.19.0-1+b3)
+            assert cells[3] == cells[2] or cells[3].startswith((cells[2] + ".", cells[2] + "-")), line
     assert pushed in notes and "| cpu | scan | passed | vulnerabilities not scanned: no feed on the test host, " \
                                "waiver expires 2099-12-31" in notes
     known = (scratch_repo / "release-notes" / "known-issues" / f"{release}.md").read_text().splitlines()[0]

@@ -407,3 +407,21 @@ def test_an_unsigned_release_is_pushed_and_its_notes_say_unsigned(tree: Path, fa
     assert state["cpu"]["attest"]["status"] == "unsigned"
     notes = (tree / "release-notes" / "26.12.md").read_text()
     assert "| cpu | attest | unsigned | unsigned: --no-attest given, no attestation attached |" in notes
+
+
+def test_the_read_back_gives_each_kind_of_component_its_installed_version(monkeypatch) -> None:
+    """pip distributions from the probe, Debian packages (tini) from dpkg, Python and the OS by their short forms."""
+    spec = load_manifest(Path(__file__).resolve().parents[2] / "releases" / "26.12.yaml").flavors["cpu"]
+    commands: list[str] = []
+
+    def fake_run(image, *cmd, flags=(), check=True):
+        commands.append(cmd[-1])
+        probe = {"python": "3.11.2", "distributions": {"paddlepaddle": {"version": "3.3.1"}}}
+        return SimpleNamespace(returncode=0, stderr="",
+                               stdout=f"tini 0.19.0-1+b3\npython3 3.11.2-1+b1\n{json.dumps(probe)}\n12\n")
+
+    monkeypatch.setattr(engine, "run", fake_run)
+    found = build.read_back("ngc-paddle:26.12-cpu", spec)
+    assert "dpkg-query" in commands[0] and " tini" in commands[0]
+    assert (found["tini"], found["python"], found["os"], found["paddle"]) == ("0.19.0-1+b3", "3.11", "12", "3.3.1")
+    assert found["dali"] == "missing"

@@ -46,11 +46,15 @@ def run(release: ResolvedRelease, flavor: str, opts: ReleaseOptions,
 
 
 def read_back(image: str, flavor: Flavor) -> dict[str, str]:
-    """Each component's version as installed in the image (pip distributions, Python, OS release)."""
-    proc = engine.run(image, "bash", "-c", f"python {PROBE}; . /etc/os-release; echo \"$VERSION_ID\"",
+    """Each component's version as installed in the image (pip distributions, Debian packages, Python, OS release)."""
+    debs = sorted({str(c.package) for c in flavor.components.values() if c.kind == "apt" and c.package})
+    dpkg = f"dpkg-query -W -f='${{Package}} ${{Version}}\\n' {' '.join(debs)} 2>/dev/null; " if debs else ""
+    proc = engine.run(image, "bash", "-c",
+                      f"{dpkg}python {PROBE}; . /etc/os-release; echo \"$VERSION_ID\"",
                       flags=("--network", "none", "-e", "NGC_PADDLE_QUIET=1"), check=True)
     lines = proc.stdout.strip().splitlines()
     dists, os_version = json.loads(lines[-2]), lines[-1]
+    installed_debs = dict(line.split(" ", 1) for line in lines[:-2] if line.count(" ") == 1)
     found = {}
     for name, comp in flavor.components.items():
         if comp.kind == "pip":
@@ -60,6 +64,8 @@ def read_back(image: str, flavor: Flavor) -> dict[str, str]:
             found[name] = ".".join(dists["python"].split(".")[:2])
         elif name == "os":
             found[name] = os_version
+        elif comp.kind == "apt" and comp.package:
+            found[name] = installed_debs.get(str(comp.package), "missing")
     return found
 
 
