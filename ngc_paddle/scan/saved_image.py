@@ -86,6 +86,9 @@ CAPABILITY_HEADER = "SCHILY.xattr.security.capability"
 BUILD_ARGS = re.compile(r"^(?:RUN )?\|(\d+) ")
 ARG_NAME = re.compile(r"(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)=")
 SHELL_START = re.compile(r"\s(/\S*/(?:ba|da|z|a)?sh)\s")
+# How a base image's one rootfs layer was made: `docker import`, our mmdebstrap base (layers/os/base.Dockerfile,
+# `ADD rootfs.tar /`), or a Docker official image (`ADD file:<sha> in /`).
+BASE_ROOTFS_STEP = re.compile(r"^(?:Imported from|ADD rootfs\.tar / |ADD file:[0-9a-f]+ in / )")
 
 
 def split_build_args(created_by: str) -> tuple[list[tuple[str, str]], str]:
@@ -153,7 +156,7 @@ def layer_names(history: list[str]) -> list[str]:
     for i, created_by in enumerate(history):
         if i <= last_ours and ours[i]:
             names.append(ours[i])
-        elif i == 0 and ("Imported from" in created_by or not created_by):
+        elif i == 0 and (not created_by or BASE_ROOTFS_STEP.match(created_by + " ")):
             names.append("base")
         elif i <= last_ours and any(w in created_by for w in ("COPY ", "WORKDIR")):
             names.append(TOP_LAYER)

@@ -95,6 +95,11 @@ def test_layer_names_follow_the_image_history() -> None:
               "RUN |1 APT_PACKAGES=python3 /bin/bash -o pipefail -c bash /tmp/ngc/layer/install.sh # buildkit"]
     assert layer_names(copied) == ["base", "os", "os", "os"]
     assert len(step_text("RUN /bin/sh -c " + "x" * 200)) == 60
+    # Our mmdebstrap base (layers/os/base.Dockerfile) and a Docker official image start with their rootfs; an image
+    # FROM scratch that adds anything else does not have a "base" layer.
+    assert layer_names(["ADD rootfs.tar / # buildkit", copied[2]])[0] == "base"
+    assert layer_names(["ADD file:8b1e79f91081eb527b455431af2f8a4d9f7a5fd0f4a8a6a5b3 in / "])[0] == "base"
+    assert layer_names(["ADD evil.tar / # buildkit"])[0] == "ADD evil.tar /"
 
 
 def _judge(*layers: tuple[int, list[Member]], setuid: set[str] = frozenset(), fixtures: dict | None = None,
