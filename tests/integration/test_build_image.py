@@ -3,6 +3,7 @@
 import json
 import re
 import subprocess
+import uuid
 from pathlib import Path
 
 from tests.integration.conftest import REPO, Built, docker, run_cli
@@ -124,10 +125,12 @@ def test_rebuild_without_changes_answers_from_labels(built: Built) -> None:
 def test_suite_change_rebuilds_only_the_top_layer(built: Built, scratch_repo: Path) -> None:
     assert run_cli("build", root=scratch_repo).returncode == 0
     assert_unchanged(run_cli("build", root=scratch_repo), scratch_repo, built)  # built twice: nothing to do
+    # A change no earlier run made (BuildKit's cache outlives a test run and would take the same change from it).
+    nonce = uuid.uuid4().hex
     banner = scratch_repo / "image" / "lib" / "banner.py"
-    banner.write_text(banner.read_text() + "\n# a change to the suite's own files\n")
+    banner.write_text(banner.read_text() + f"\n# a change to the suite's own files {nonce}\n")
     check = scratch_repo / "validation" / "checks" / "test_contract.py"
-    check.write_text(check.read_text() + "\n# a change to a check the suite layer copies\n")
+    check.write_text(check.read_text() + f"\n# a change to a check the suite layer copies {nonce}\n")
     proc = run_cli("build", root=scratch_repo)
     assert proc.returncode == 0, proc.stderr
     top = len(built.manifest.flavors[built.flavor].layers)

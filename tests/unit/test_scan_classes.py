@@ -201,13 +201,16 @@ def test_record_and_wheel_checks_of_an_installed_distribution() -> None:
     site = "/opt/venv/lib/python3.11/site-packages"
     good = "sha256=" + "A" * 43
     dist = drift.DistInfo(f"{site}/numpy-{entry.version}.dist-info", {
-        "RECORD": f"numpy/__init__.py,{good},10\nnumpy/core.py,sha256={'B' * 43},5\n".encode(),
+        "RECORD": f"numpy/__init__.py,{good},10\nnumpy/core.py,sha256={'B' * 43},5\n"
+                  f"numpy/__pycache__/core.cpython-311.pyc,sha256={'E' * 43},7\n".encode(),
         "WHEEL": b"Wheel-Version: 1.0\nTag: cp311-cp311-manylinux_2_27_x86_64\n",
         "direct_url.json": json.dumps({"archive_info": {"hashes": {"sha256": "f" * 64}}}).encode()}, "layer 4 (paddle)")
     package = Package("pypi", "numpy", entry.version, "paddle", path=dist.path)
-    hashes = {f"{site}/numpy/__init__.py": "A" * 43, f"{site}/numpy/core.py": "C" * 43}
+    hashes = {f"{site}/numpy/__init__.py": "A" * 43, f"{site}/numpy/core.py": "C" * 43,
+              f"{site}/numpy/__pycache__/core.cpython-311.pyc": "D" * 43}  # compiled again at install time
     found = {f.id: f.title for f in drift.check_builds([dist], [package], lock, hashes)}
     assert set(found) == {"pypi-modified", "pypi-other-wheel"} and "numpy/core.py" in found["pypi-modified"]
+    assert "1 file(s) differ" in found["pypi-modified"]  # not the .pyc pip compiled again
 
 
 def test_the_per_layer_cache_keeps_facts_by_diff_id_and_refuses_damaged_entries(tmp_path: Path) -> None:
