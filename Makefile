@@ -17,7 +17,7 @@ build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLA
              $(foreach s,$(SOURCES),--source $(s))
 
 .PHONY: image lock test unit integration lint toolchain fleet-toolchain validate scan release gates notes bake-print \
-        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-gate-power bench-scan bench-fleet clean \
+        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-gate-power bench-stop bench-scan bench-fleet clean \
         distclean help
 
 help:
@@ -148,6 +148,10 @@ bench-threads: $(BIN)/.installed toolchain
 ## prints the false-fail and miss rates (target 0 and 0) and records them in docs/measurements.md.
 bench-gate-power: $(BIN)/.installed toolchain
 	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_gate_power.py "$$img" --runs $(or $(RUNS),10)
+
+## Time how the image's commands stop: docker stop, timeout 40, Ctrl-C (RUNS rounds, default 3)
+bench-stop: $(BIN)/.installed toolchain
+	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_stop.py "$$img" --runs $(or $(RUNS),3)
 
 clean:
 	rm -rf build

@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from benchmarks.harness import gates  # noqa: E402
 from benchmarks.harness.timing import PLANTED_SLOWDOWN_ENV  # noqa: E402
+from ngc_common.errors import InputError  # noqa: E402
 from ngc_common.exit_codes import ExitCode  # noqa: E402
 from ngc_paddle import engine  # noqa: E402
 from perf.measurements import record  # noqa: E402
@@ -178,7 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="also write every run here")
     p.add_argument("--no-record", action="store_true", help="do not write docs/measurements.md")
     options = p.parse_args(argv)
-    table = gates.load(options.gates) if options.gates else gates.load()
+    try:
+        table = gates.load(options.gates) if options.gates else gates.load()
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
     bad = [m for m in options.models if not table["models"].get(m, {}).get("cpu")] + \
         [k for k in options.loads if k not in ("idle", "busy")] + [v for v in options.variants if v not in VARIANTS]
     if bad or options.runs < 1:

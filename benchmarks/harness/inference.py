@@ -3,7 +3,8 @@
 paddle-inference: Paddle Inference on the CPU (oneDNN, on the run's CPU threads) or the GPU (FP32,
 FP16; INT8 only through TensorRT). paddle-trt: Paddle's TensorRT integration, the API its program
 needs (paddle_engines: paddle.tensorrt.convert for a PIR `.json` program, enable_tensorrt_engine for
-a legacy `.pdmodel` one; INT8 only from a quantized program or legacy calibration). onnxruntime:
+a legacy `.pdmodel` one; INT8 from a PIR program quantized by paddle.quantization.PTQ, or Paddle-TRT's own
+calibration of a `.pdmodel`, both on real images). onnxruntime:
 paddle2onnx export run in ONNX Runtime. tensorrt: the same ONNX model built into an engine with the
 TensorRT Python API. Each figure names the engine that produced it ("engine": "paddle-trt-pir fp16");
 a back end the image or the host cannot run returns "not available" with the reason.
@@ -14,16 +15,17 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.harness import paddle_engines
+from benchmarks.harness import paddle_engines, quantization
 from benchmarks.harness.paddle_engines import NotAvailable
+from benchmarks.harness.tensorrt_python import TensorRTEngine
 from benchmarks.harness.timing import StepTimer
 
 
-def export(model, image_size: int, data_format: str, folder: Path) -> tuple[Path, Path]:
-    """paddle.jit.save with a dynamic batch; returns (model file, params file)."""
+def export(model, image_size: int, data_format: str, folder: Path, batch: int | None = None) -> tuple[Path, Path]:
+    """paddle.jit.save with a dynamic batch (or a fixed one); returns (model file, params file)."""
     import paddle
 
-    shape = [None, 3, image_size, image_size] if data_format == "NCHW" else [None, image_size, image_size, 3]
+    shape = [batch, 3, image_size, image_size] if data_format == "NCHW" else [batch, image_size, image_size, 3]
     model.eval()
     prefix = folder / "model"
     paddle.jit.save(model, str(prefix), input_spec=[paddle.static.InputSpec(shape, "float32", "x")])
@@ -66,19 +68,19 @@ def _run_predictor(predictor, x: np.ndarray) -> np.ndarray:
     return predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
 
 
-CALIBRATION_BATCHES = 8
-
-
 def calibrate_int8(chosen: paddle_engines.EnginePlan, files, bs: int, image_size: int, data_format: str,
-                   threads: int, cache: Path) -> Path:
-    """Legacy Paddle-TRT's calibrate-then-deploy: a calibration predictor sees CALIBRATION_BATCHES batches and
-    writes its table (trt_calib_*) into `cache` when it is destroyed; a second predictor with the same config
-    finds the table there and builds its INT8 engine from it (that one is timed)."""
+                   threads: int, cache: Path, calibration: quantization.Calibration | None) -> Path:
+    """Legacy Paddle-TRT's calibrate-then-deploy: a calibration predictor sees CALIBRATION_BATCHES batches of real
+    images and writes its table (trt_calib_*) into `cache` when it is destroyed; a second predictor with the same
+    config finds the table there and builds its INT8 engine from it (that one is timed)."""
     import gc
 
+    if calibration is None:
+        raise NotAvailable(quantization.NO_IMAGES)
     calibrator = paddle_engines.predictor(chosen, files, bs, image_size, data_format, threads, cache, cache=cache)
-    for seed in range(CALIBRATION_BATCHES):
-        _run_predictor(calibrator, input_batch(bs, image_size, data_format, seed))
+    batches = calibration(bs)
+    for _ in range(quantization.CALIBRATION_BATCHES):
+        _run_predictor(calibrator, next(batches))
     del calibrator
     gc.collect()
     tables = sorted(cache.rglob("trt_calib_*"))
@@ -88,7 +90,10 @@ def calibrate_int8(chosen: paddle_engines.EnginePlan, files, bs: int, image_size
 
 
 def paddle_backend(files, device: str, precision: str, trt: bool, batches: list[int], image_size: int,
-                   data_format: str, warmup: int, iters: int, threads: int = 1) -> dict:
+                   data_format: str, warmup: int, iters: int, threads: int = 1,
+                   calibration: quantization.Calibration | None = None, fixed_batch: bool = False) -> dict:
+    """Paddle Inference or Paddle-TRT over the batch sweep; `fixed_batch`: the program was exported for the one
+    batch size in `batches` (a quantized PIR program), so TensorRT's shapes are that batch alone."""
     chosen = paddle_engines.plan(files[0], device, precision, trt)
     if chosen.trt:
         _trt_available(device)
@@ -98,13 +103,13 @@ def paddle_backend(files, device: str, precision: str, trt: bool, batches: list[
         cache, timed = None, None
         if chosen.calibrate:
             cache = files[0].parent / f"trt-int8-bs{bs}"
-            table = calibrate_int8(chosen, files, bs, image_size, data_format, threads, cache)
-            timed = f"the deployed INT8 predictor, loading calibration table {table.name} ({CALIBRATION_BATCHES} " \
-                    "calibration batches)"
+            table = calibrate_int8(chosen, files, bs, image_size, data_format, threads, cache, calibration)
+            timed = f"the deployed INT8 predictor, loading calibration table {table.name} " \
+                    f"({quantization.CALIBRATION_BATCHES} batches of real images)"
         # Paddle-TRT loads trt_calib_* only with use_calib_mode on: the deployed predictor uses the same
         # config as the calibrating one and, finding the table in `cache`, builds the INT8 engine from it.
         predictor = paddle_engines.predictor(chosen, files, bs, image_size, data_format, threads, files[0].parent,
-                                             cache=cache)
+                                             cache=cache, min_batch=bs if fixed_batch else 1)
         timing = StepTimer(warmup, iters, bs).run(lambda _i, p=predictor, x=x: _run_predictor(p, x))
         results[f"bs{bs}"] = {**timing.summary(), "engine": chosen.label} | ({"timed": timed} if timed else {})
     return results
@@ -159,52 +164,6 @@ def onnxruntime_backend(onnx_file: Path, device: str, precision: str, batches: l
     return results
 
 
-class TensorRTEngine:
-    """An engine built from the ONNX model with the TensorRT Python API; buffers are Paddle GPU tensors."""
-
-    def __init__(self, onnx_file: Path, precision: str, batch: int, image_size: int, data_format: str) -> None:
-        try:
-            import tensorrt as trt
-        except ImportError as exc:
-            raise NotAvailable("the TensorRT Python bindings are not in this image") from exc
-        self.trt = trt
-        logger = trt.Logger(trt.Logger.WARNING)
-        builder = trt.Builder(logger)
-        network = builder.create_network(0)
-        parser = trt.OnnxParser(network, logger)
-        if not parser.parse(onnx_file.read_bytes()):
-            raise NotAvailable(f"TensorRT cannot parse the ONNX model: {parser.get_error(0)}")
-        config = builder.create_builder_config()
-        config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, 1 << 30)
-        if precision == "fp16":
-            config.set_flag(trt.BuilderFlag.FP16)
-        elif precision != "fp32":
-            raise NotAvailable(f"{precision} is not run through the TensorRT Python API")
-        name = network.get_input(0).name
-        shape = (batch, 3, image_size, image_size) if data_format == "NCHW" else (batch, image_size, image_size, 3)
-        profile = builder.create_optimization_profile()
-        profile.set_shape(name, shape, shape, shape)
-        config.add_optimization_profile(profile)
-        serialized = builder.build_serialized_network(network, config)
-        if serialized is None:
-            raise NotAvailable("TensorRT could not build an engine for this model")
-        self.engine = trt.Runtime(logger).deserialize_cuda_engine(serialized)
-        self.context = self.engine.create_execution_context()
-        self.input_name, self.output_name = name, self.engine.get_tensor_name(1)
-        self.context.set_input_shape(name, shape)
-
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        import paddle
-
-        inp = paddle.to_tensor(x, place=paddle.CUDAPlace(0))
-        out = paddle.empty(list(self.context.get_tensor_shape(self.output_name)), dtype="float32")
-        self.context.set_tensor_address(self.input_name, inp.data_ptr())
-        self.context.set_tensor_address(self.output_name, out.data_ptr())
-        self.context.execute_async_v3(paddle.device.cuda.current_stream().cuda_stream)
-        paddle.device.cuda.synchronize()
-        return out.numpy()
-
-
 def tensorrt_backend(onnx_file: Path, device: str, precision: str, batches: list[int], image_size: int,
                      data_format: str, warmup: int, iters: int) -> dict:
     if device != "gpu":
@@ -214,7 +173,8 @@ def tensorrt_backend(onnx_file: Path, device: str, precision: str, batches: list
         engine = TensorRTEngine(onnx_file, precision, bs, image_size, data_format)
         x = input_batch(bs, image_size, data_format)
         timing = StepTimer(warmup, iters, bs).run(lambda _i, e=engine, x=x: e(x))
-        results[f"bs{bs}"] = {**timing.summary(), "engine": f"tensorrt-python {precision}"}
+        results[f"bs{bs}"] = {**timing.summary(), "engine": f"tensorrt-python {precision}",
+                              "layer_precisions": engine.layer_precisions}
     return results
 
 
@@ -225,8 +185,10 @@ def rel_diff(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def run_all(model, backends: list[str], precisions: list[str], batches: list[int], image_size: int,
-            data_format: str, device: str, warmup: int, iters: int, log, threads: int = 1) -> dict:
-    """Every back end x precision over the batch sweep, plus FP32 output agreement with Paddle Inference."""
+            data_format: str, device: str, warmup: int, iters: int, log, threads: int = 1,
+            calibration: quantization.Calibration | None = None) -> dict:
+    """Every back end x precision over the batch sweep, plus FP32 output agreement with Paddle Inference. INT8
+    through Paddle-TRT runs a PIR program quantized by paddle.quantization.PTQ on `calibration`'s images."""
     out: dict = {}
     with tempfile.TemporaryDirectory(prefix="ngc-bench-") as tmp:
         folder = Path(tmp)
@@ -235,9 +197,16 @@ def run_all(model, backends: list[str], precisions: list[str], batches: list[int
             out[backend] = {}
             for precision in precisions:
                 try:
-                    if backend in ("paddle-inference", "paddle-trt"):
+                    if backend == "paddle-trt" and precision == "int8" and files[0].suffix == paddle_engines.PIR:
+                        _trt_available(device)  # before quantizing: nothing to do on a host that cannot run it
+                        programs = quantization.ptq_export(model, calibration, export, image_size, data_format,
+                                                           folder, batches)
+                        result = {key: figures for bs in batches for key, figures in paddle_backend(
+                            programs[bs], device, precision, True, [bs], image_size, data_format, warmup, iters,
+                            threads, fixed_batch=True).items()}
+                    elif backend in ("paddle-inference", "paddle-trt"):
                         result = paddle_backend(files, device, precision, backend == "paddle-trt", batches,
-                                                image_size, data_format, warmup, iters, threads)
+                                                image_size, data_format, warmup, iters, threads, calibration)
                     elif backend == "onnxruntime":
                         result = onnxruntime_backend(onnx_model(files, folder), device, precision, batches,
                                                      image_size, data_format, warmup, iters)

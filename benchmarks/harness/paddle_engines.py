@@ -7,9 +7,11 @@ docs, docs/benchmarks.md):
   [Input(min, opt, max)], precision_mode=PrecisionMode.FP32|FP16))`, which writes a program of
   `tensorrt_engine` ops; that one runs with a plain `Config` + `enable_use_gpu`. Shapes are dynamic:
   min batch 1, opt = max = the batch timed. PIR-TRT has no INT8 calibrator: INT8 only from a quantized
-  program (quantize/dequantize ops, whose scales the converter reads), otherwise not run.
+  program (quantize/dequantize ops, whose scales the converter reads; quantization.ptq_export makes one),
+  otherwise not run.
 - paddle-trt-legacy: a `.pdmodel` program runs with `enable_tensorrt_engine` and dynamic shape info
-  (min 1, opt = max = the batch); INT8 calibrates first (use_calib_mode) unless the program is quantized.
+  (min 1, opt = max = the batch); INT8 calibrates first (use_calib_mode, on real images: quantization.py)
+  unless the program is quantized.
 - paddle-inference gpu / onednn: Paddle Inference without TensorRT (GPU FP32/FP16; CPU FP32 on oneDNN).
 Every figure carries its plan's label ("paddle-trt-pir fp16"), so a result never calls FP32 work INT8.
 """
@@ -82,14 +84,15 @@ def input_shape(batch: int, image_size: int, data_format: str) -> list[int]:
 
 
 def pir_trt_convert(files: tuple[Path, Path], precision: str, batch: int, image_size: int, data_format: str,
-                    folder: Path) -> tuple[Path, Path]:
-    """paddle.tensorrt.convert of a PIR program for batches 1..`batch` (opt = max = `batch`): the new program's
+                    folder: Path, min_batch: int = 1) -> tuple[Path, Path]:
+    """paddle.tensorrt.convert of a PIR program for batches min_batch..`batch` (opt = max = `batch`; a program
+    exported with a fixed batch, as quantized ones are, converts with min_batch = batch): the new program's
     (model, params) files."""
     from paddle.tensorrt.export import Input, PrecisionMode, TensorRTConfig, convert  # paddle.tensorrt.convert
 
     prefix = folder / f"trt-pir-{precision}-bs{batch}" / "model"
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    shape = {"min_input_shape": input_shape(1, image_size, data_format),
+    shape = {"min_input_shape": input_shape(min_batch, image_size, data_format),
              "optim_input_shape": input_shape(batch, image_size, data_format),
              "max_input_shape": input_shape(batch, image_size, data_format)}
     config = TensorRTConfig(inputs=[Input(**shape, name=INPUT_NAME)], min_subgraph_size=MIN_SUBGRAPH,
@@ -105,12 +108,12 @@ def pir_trt_convert(files: tuple[Path, Path], precision: str, batch: int, image_
 
 
 def predictor(chosen: EnginePlan, files: tuple[Path, Path], batch: int, image_size: int, data_format: str,
-              threads: int, folder: Path, cache: Path | None = None):
-    """A Paddle Inference predictor that runs `chosen` for batches up to `batch`."""
+              threads: int, folder: Path, cache: Path | None = None, min_batch: int = 1):
+    """A Paddle Inference predictor that runs `chosen` for batches min_batch..`batch`."""
     from paddle import inference
 
     if chosen.engine == "paddle-trt-pir":
-        files = pir_trt_convert(files, chosen.precision, batch, image_size, data_format, folder)
+        files = pir_trt_convert(files, chosen.precision, batch, image_size, data_format, folder, min_batch)
     config = inference.Config(str(files[0]), str(files[1]))
     if chosen.engine == "paddle-inference onednn":
         config.disable_gpu()

@@ -131,7 +131,7 @@ def common_options(spec) -> tuple[Option, ...]:
                shown_default=str(spec.infer_image_size or "the training image size")),
         Option("--precision", "training precisions, comma-separated: fp32 (CPU), tf32, amp (FP16 O1), amp-o2, bf16",
                ("fp32",), ("tf32", "amp"), type=csv(str, TRAIN_PRECISIONS)),
-        Option("--infer-precision", "inference precisions (int8: a quantized model or Paddle-TRT calibration)",
+        Option("--infer-precision", "inference precisions (int8: Paddle-TRT, calibrated on --data/--eval-data images)",
                ("fp32",), ("fp32", "fp16", "int8"), type=csv(str, INFER_PRECISIONS)),
         Option("--backends", "inference back ends, comma-separated", cpu_backends, gpu_backends, type=csv(str),
                shown_default=f"{','.join(cpu_backends)} on CPU, {','.join(gpu_backends)} on GPU: those the image "

@@ -94,6 +94,7 @@ def train_all(config: RunConfig, spec: ModelSpec, build: Callable, logger: DLLog
 def infer_all(config: RunConfig, build: Callable, logger: DLLogger, peaks: Peaks, table: dict,
               gpu_profile: str | None) -> dict:
     """The inference phase: each back end x precision x batch size asked for, on rank 0's device."""
+    from benchmarks.harness import quantization
     from benchmarks.harness.inference import run_all
 
     model = build(config.num_classes, config.data_format)
@@ -104,7 +105,10 @@ def infer_all(config: RunConfig, build: Callable, logger: DLLogger, peaks: Peaks
         infer = run_all(model, list(config.backends), list(config.infer_precision), list(config.batch_sizes),
                         config.infer_image_size, config.data_format, config.device,
                         max(1 if config.smoke else 2, config.infer_iters // 4), config.infer_iters, logger.log,
-                        threads=config.threads)
+                        threads=config.threads,
+                        calibration=quantization.calibration_source(config.data or config.eval_data,
+                                                                    config.infer_image_size, config.data_format,
+                                                                    config.gpu, config.seed))
     flops = efficiency.forward_flops(build, config.num_classes, config.infer_image_size)
     for backend, by_precision in infer.items():
         if backend == "agreement":

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from ngc_common.bench_result import EFFICIENCIES
 from tests.integration.conftest import EXIT_OF_VERDICT, REPO, Built, docker
 from tests.unit.fuzz_support import bench_result
 
@@ -64,7 +65,7 @@ def test_default_run_trains_infers_and_evaluates_the_cpu_gates(built: Built, tmp
     assert result["config"]["eval"] is False  # a synthetic evaluation gates nothing
     cpu = [g for g in result["gates"] if g["profile"] == "cpu"]
     assert len(cpu) == 2 and all(g["status"] in ("PASS", "FAIL") and g["acceptance"] for g in cpu), cpu
-    assert all(g["metric"].endswith(".efficiency") for g in cpu)
+    assert all(g["metric"].rsplit(".", 1)[-1] in EFFICIENCIES for g in cpu)
     run = next((tmp_path / "out").glob("rn50-*"))
     assert {"result.json", "result.md", "throughput.png", "dllogger.jsonl"} <= {p.name for p in run.iterdir()}
     markdown = (run / "result.md").read_text()
@@ -207,3 +208,34 @@ def test_failed_gate_and_bad_input_exit_codes(built: Built, tmp_path: Path) -> N
                           "Input should be a valid number, not 'fast'")):
         bad, _ = bench(built.image, tmp_path / "bad", *args)
         assert bad.returncode == 2 and bad.stderr.startswith("error:") and needle in bad.stderr, bad.stderr
+
+
+def test_int8_for_paddle_trt_is_a_ptq_program_calibrated_on_real_images(built: Built, tmp_path: Path) -> None:
+    """paddle.quantization.PTQ on CPU (the calibration and export need no GPU): the exported PIR program holds
+    quantize/dequantize ops, so Paddle-TRT gets its INT8 scales from it; without images INT8 is refused."""
+    check = in_image(built.image, tmp_path, """
+import json, tempfile
+from pathlib import Path
+from benchmarks.rn50.model import resnet50
+from benchmarks.harness import data, inference, paddle_engines, quantization
+from benchmarks.harness.paddle_engines import NotAvailable
+data.make_image_folder("/workspace/calib", classes=2, per_class=16, size=(48, 64))
+model = resnet50(4)
+source = quantization.calibration_source("/workspace/calib", 32, "NCHW", gpu=False)
+programs = quantization.ptq_export(model, source, inference.export, 32, "NCHW", Path(tempfile.mkdtemp()), [1, 4])
+try:
+    quantization.ptq_export(model, None, inference.export, 32, "NCHW", Path(tempfile.mkdtemp()), [1])
+    refused = ""
+except NotAvailable as exc:
+    refused = str(exc)
+print(json.dumps({str(bs): {"suffix": files[0].suffix, "quantized": paddle_engines.is_quantized(files[0]),
+                            "fixed_batch": f'[{bs},3,32,32]' in files[0].read_text().replace(" ", ""),
+                            "plan": paddle_engines.plan(files[0], "gpu", "int8", trt=True).label}
+                  for bs, files in programs.items()} | {"refused": refused}))
+""")
+    assert check.returncode == 0, check.stderr[-3000:]
+    found = json.loads(check.stdout.strip().splitlines()[-1])
+    for bs in ("1", "4"):  # one program per batch size, each with its scales and its fixed batch
+        assert found[bs] == {"suffix": ".json", "quantized": True, "fixed_batch": True,
+                             "plan": "paddle-trt-pir int8"}, found
+    assert found["refused"].startswith("INT8 needs real images to calibrate"), found

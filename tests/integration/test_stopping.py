@@ -8,50 +8,21 @@ before Docker's SIGKILL (which reads 137); nothing here measures time, the timeo
 
 import json
 import subprocess
-import uuid
 from pathlib import Path
-
-import pytest
 
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import engine
+from perf.bench_stop import STARTUP_GUARD_S, STOP_GRACE_S, TIMEOUT_EXIT, run_args, start_until
+from perf.bench_stop import wait_exit as ended
 from tests.integration.conftest import Built
 
-STARTUP_GUARD_S = 600  # Paddle's import and the first steps on a busy 2-core host
-TIMEOUT_EXIT = 124  # timeout(1)'s exit status when it had to signal the command
 PADDLE_HANDLER = "SIGTERM received by PID"  # what Paddle's own handler printed when it took the signal
 FAST_STEPS = ("--batch-size", "2", "--image-size", "32", "--infer-image-size", "32")
 
 
-def run_args(work: Path, name: str | None = None) -> list[str]:
-    named = ["--name", name] if name else []
-    return [*named, *engine.run_flags(writes_mounts=True), "-e", "NGC_PADDLE_QUIET=1", "-v", f"{work}:/workspace"]
-
-
 def started(built: Built, work: Path, *command: str, until: tuple[str, ...]) -> tuple[str, list[str]]:
     """A container running COMMAND, once its output has a line starting with one of `until`; (name, lines)."""
-    work.mkdir(parents=True, exist_ok=True)
-    name = f"ngc-stop-{uuid.uuid4().hex[:10]}"
-    proc = engine.docker("run", "-d", *run_args(work, name), built.image, *command, check=False)  # kept: its exit
-    assert proc.returncode == 0, proc.stderr
-    lines: list[str] = []
-    with engine.stream("logs", "-f", name) as logs:
-        for line in logs.stdout:
-            lines.append(line.rstrip("\n"))
-            if line.startswith(until):
-                return name, lines
-    engine.remove_container(name)
-    pytest.fail(f"{' '.join(command)} ended before a line starting with {until}: {lines[-20:]}")
-
-
-def ended(name: str) -> tuple[int, str]:
-    """The stopped container's exit code and whole output; the container removed."""
-    try:
-        code = int(engine.docker("wait", name, timeout=STARTUP_GUARD_S).stdout.strip())
-        logs = engine.docker("logs", name)
-        return code, logs.stdout + logs.stderr
-    finally:
-        engine.remove_container(name)
+    return start_until(built.image, work, command, until)
 
 
 def the_result(work: Path) -> dict:
@@ -81,7 +52,7 @@ def test_timeout_ends_a_run_with_124_and_an_interrupted_report(built: Built, tmp
 def test_docker_stop_mid_training_exits_143_with_the_report(built: Built, tmp_path: Path) -> None:
     name, _ = started(built, tmp_path, "bench-rn50", "--output", "/workspace/out", "--mode", "train",
                       "--steps", "100000", *FAST_STEPS, until=("train ",))
-    engine.docker("stop", "-t", "10", name, timeout=STARTUP_GUARD_S)
+    engine.docker("stop", "-t", str(STOP_GRACE_S), name, timeout=STARTUP_GUARD_S)
     code, output = ended(name)
     assert code == ExitCode.TERMINATED, output[-2000:]  # 137 would mean Docker had to kill it
     assert PADDLE_HANDLER not in output
@@ -91,6 +62,19 @@ def test_docker_stop_mid_training_exits_143_with_the_report(built: Built, tmp_pa
     assert_interrupted(result, "SIGTERM", "training (last logged: train ")
     assert "train" not in result["results"]  # the phase did not finish: no figures pretend it did
     assert "Verdict: INTERRUPTED" in next((tmp_path / "out").glob("rn50-*/result.md")).read_text()
+
+
+def test_docker_stop_mid_inference_exits_143_with_the_report(built: Built, tmp_path: Path) -> None:
+    name, _ = started(built, tmp_path, "bench-rn50", "--output", "/workspace/out", "--mode", "infer",
+                      "--infer-iters", "100000", "--batch-sizes", "1", *FAST_STEPS,
+                      until=("peak probe ",))  # infer mode: the probe before the inference sweep
+    engine.docker("stop", "-t", str(STOP_GRACE_S), name, timeout=STARTUP_GUARD_S)
+    code, output = ended(name)
+    assert code == ExitCode.TERMINATED, output[-2000:]
+    assert PADDLE_HANDLER not in output
+    result = the_result(tmp_path)
+    assert_interrupted(result, "SIGTERM", "inference")
+    assert "infer" not in result["results"] or not result["results"]["infer"], result["results"]
 
 
 def test_sigint_mid_inference_exits_130_with_the_report(built: Built, tmp_path: Path) -> None:
@@ -110,7 +94,7 @@ def test_docker_stop_of_validate_keeps_the_earlier_report(built: Built, tmp_path
     (report / "validation.json").write_text(earlier)
     name, _ = started(built, tmp_path, "validate", "--output", "/workspace/report",
                       until=("== validate: parallel phase",))
-    engine.docker("stop", "-t", "10", name, timeout=STARTUP_GUARD_S)
+    engine.docker("stop", "-t", str(STOP_GRACE_S), name, timeout=STARTUP_GUARD_S)
     code, output = ended(name)
     assert code == ExitCode.TERMINATED, output[-2000:]
     assert "validate: stopped by SIGTERM: verdict INTERRUPTED (exit 143); no report written; earlier reports in " \

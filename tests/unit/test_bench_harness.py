@@ -7,6 +7,7 @@ import yaml
 
 from benchmarks.harness import gates
 from benchmarks.harness.timing import StepTimer, Timing, percentile
+from ngc_common.bench_result import EFFICIENCIES
 from ngc_common.errors import InputError
 
 
@@ -158,8 +159,10 @@ def test_regression_against_a_previous_result() -> None:
 
 
 def test_regression_needs_the_same_hardware_and_compares_efficiency_under_other_load() -> None:
-    def result(ips: float, eff: float, peak: float) -> dict:
-        return {"train": {"fp32": {"ips": ips, "efficiency": eff}}, "peak": {"float32": {"peak_flops": peak}}}
+    def result(ips: float, eff: float, peak: float, own: float | None = None) -> dict:
+        own_figure = {} if own is None else {"efficiency_paddle": own}
+        return {"train": {"fp32": {"ips": ips, "efficiency": eff, **own_figure}},
+                "peak": {"float32": {"peak_flops": peak}}}
 
     baseline = {"environment": {"hardware": "Xeon, 2 threads"}, "results": result(10.0, 0.40, 200e9)}
     other = gates.regressions(result(10.0, 0.40, 200e9), baseline, 5, "EPYC, 8 threads")
@@ -170,6 +173,25 @@ def test_regression_needs_the_same_hardware_and_compares_efficiency_under_other_
     assert busy["train.fp32.efficiency"].status == "PASS"
     slower = {v.metric: v for v in gates.regressions(result(9.0, 0.30, 195e9), baseline, 5, "Xeon, 2 threads")}
     assert slower["train.fp32.ips"].status == "FAIL" and slower["train.fp32.efficiency"].status == "FAIL"
+
+
+def test_under_other_load_a_figure_is_compared_against_the_kernels_it_runs_on() -> None:
+    """CPU training measured busy: 0.40 of the hardware (whose 2-thread peak halved) but 0.41 of Paddle's kernels,
+    as idle; a baseline taken idle (0.22 of the hardware) must neither pass a regression nor fail a healthy run
+    on the hardware figure."""
+    def result(eff: float, own: float, peak: float) -> dict:
+        return {"train": {"fp32": {"ips": 9.0, "efficiency": eff, "efficiency_paddle": own}},
+                "peak": {"float32": {"peak_flops": peak}}}
+
+    idle = {"environment": {"hardware": "Xeon, 2 threads"}, "results": result(0.22, 0.41, 400e9)}
+    healthy = {v.metric: v for v in gates.regressions(result(0.40, 0.41, 190e9), idle, 5, "Xeon, 2 threads")}
+    assert healthy["train.fp32.efficiency_paddle"].status == "PASS"
+    hardware = healthy["train.fp32.efficiency"]
+    assert hardware.status == "N/A" and "train.fp32.efficiency_paddle" in hardware.reason
+    slowed = {v.metric: v for v in gates.regressions(result(0.21, 0.20, 190e9), idle, 5, "Xeon, 2 threads")}
+    assert slowed["train.fp32.efficiency_paddle"].status == "FAIL"
+    same_load = {v.metric: v for v in gates.regressions(result(0.11, 0.20, 400e9), idle, 5, "Xeon, 2 threads")}
+    assert same_load["train.fp32.efficiency"].status == "FAIL"  # under the same load both are compared
 
 
 def test_datasheet_peak_per_precision() -> None:
@@ -193,7 +215,7 @@ def test_committed_gates_file_is_consistent() -> None:
                 assert gate["metric"].split(".")[0] in ("train", "infer", "eval"), gate
                 assert gate.get("source"), f"gate {gate['name']} must state where its threshold comes from"
             if profile == "cpu":  # no absolute CPU figure carries to another machine
-                assert all(g["metric"].endswith(".efficiency") for g in entries), (model, entries)
+                assert all(g["metric"].rsplit(".", 1)[-1] in EFFICIENCIES for g in entries), (model, entries)
 
 
 def test_bad_numbers_are_one_line_errors_not_tracebacks(capsys) -> None:

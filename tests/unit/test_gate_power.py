@@ -35,3 +35,12 @@ def test_bad_input_is_one_line_and_exit_2(capsys) -> None:
     assert power.main(["img", "--models", "nope", "--no-record"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: nope: not a model with CPU gates")
+
+
+def test_a_malformed_gates_file_is_one_line_and_exit_2(tmp_path, capsys) -> None:
+    bad = tmp_path / "gates.yaml"
+    text = gates.GATES_FILE.read_text()
+    bad.write_text(text.replace("metric: train.fp32.efficiency_paddle", "metric: train.fp32.ips", 1))
+    assert power.main(["img", "--gates", str(bad), "--no-record"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "models.rn50.cpu.0.metric: a CPU gate must gate an efficiency" in err[0], err

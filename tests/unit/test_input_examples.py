@@ -350,10 +350,10 @@ def gates_edited(tmp_path: Path, old: str, new: str) -> str:
 
 
 @pytest.mark.parametrize("old, new, needle", [
-    ("min: 0.15", 'min: "fast"', "models.rn50.cpu.0.min: Input should be a valid number, not 'fast'"),
-    ("min: 0.15", "min: .nan", "models.rn50.cpu.0.min: "),
-    ("min: 0.15", "min: true", "models.rn50.cpu.0.min: Input should be a valid number, not True"),
-    ("min: 0.15", "max: 0.5, min: 0.15", "models.rn50.cpu.0: a gate needs exactly one of min: or max:"),
+    ("min: 0.29", 'min: "fast"', "models.rn50.cpu.0.min: Input should be a valid number, not 'fast'"),
+    ("min: 0.29", "min: .nan", "models.rn50.cpu.0.min: "),
+    ("min: 0.29", "min: true", "models.rn50.cpu.0.min: Input should be a valid number, not True"),
+    ("min: 0.29", "max: 0.5, min: 0.29", "models.rn50.cpu.0: a gate needs exactly one of min: or max:"),
     ("when: {image_size: 128, batch_size: 16", 'when: {image_size: "128", batch_size: 16',
      "models.rn50.cpu.0.when.image_size: Input should be a valid integer"),
     ("when: {image_size: 128, batch_size: 16", "when: {image_sizes: 128, batch_size: 16",
@@ -364,7 +364,7 @@ def gates_edited(tmp_path: Path, old: str, new: str) -> str:
     # found by the long fuzz run: an explicit null where a key may only be left out crashed the gate evaluation
     ("when: {infer_image_size: 224}, source: \"DLE 17364", "when: null, source: \"DLE 17364",
      "models.rn50.A100-80GB.3.when: Input should be a valid dictionary"),
-    ("min: 0.15", "min: null, max: 1", "models.rn50.cpu.0.min: Input should be a valid number, not None"),
+    ("min: 0.29", "min: null, max: 1", "models.rn50.cpu.0.min: Input should be a valid number, not None"),
     ("when: {image_size: 128, batch_size: 16", "when: {image_size: null, batch_size: 16", "when.image_size: "),
     ("peak_tflops: {fp32: 67, tf32", "peak_tflops: {fp32: null, tf32", "profiles.0.peak_tflops.fp32: "),
 ])
