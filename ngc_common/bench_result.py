@@ -34,6 +34,12 @@ MEASUREMENTS = {"ips", "batch", "steps", "mean", "p50", "p90", "p95", "p99", "lo
 ENGINES = ("paddle-trt-pir", "paddle-trt-legacy", "paddle-inference gpu", "paddle-inference onednn",
            "onnxruntime", "tensorrt-python")
 EFFICIENCIES = {"efficiency", "efficiency_paddle"}  # never above 1.0: such a figure is a probe failure, not a result
+
+
+def is_efficiency(metric: str) -> bool:
+    """Does a metric path (train.fp32.efficiency_paddle) name an efficiency, a ratio measured in the same run?"""
+    return metric.rsplit(".", 1)[-1] in EFFICIENCIES
+
 # INTERRUPTED: stopped by SIGTERM/SIGINT (ngc_common.stop); its figures are those of the phases that finished.
 VERDICTS = Literal["PASS", "FAIL", "NOT PROVEN", "SMOKE", "INTERRUPTED"]
 

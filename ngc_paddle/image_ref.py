@@ -28,6 +28,12 @@ def resolve(image: str | None, release: str | None, flavor: str | None, root: Pa
     return f"{manifest.image}:{manifest.release}-{flavor}", f"make image RELEASE={manifest.release} FLAVOR={flavor}"
 
 
+def require_built(ref: str, how: str = "make image") -> None:
+    """NgcPaddleError (one line, exit 2, naming `how` to build it) when the engine has no image `ref`."""
+    if engine.image_id(ref) is None:
+        raise NgcPaddleError(f"image {ref}: not built; fix: {how}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ngc_paddle.image_ref", description=__doc__.splitlines()[0])
     p.add_argument("--image", default="")
@@ -38,8 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         ref, how = resolve(args.image or None, args.release or None, args.flavor or None, Path(args.root))
-        if args.require_built and engine.image_id(ref) is None:
-            raise NgcPaddleError(f"image {ref}: not built; fix: {how}")
+        if args.require_built:
+            require_built(ref, how)
     except NgcPaddleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

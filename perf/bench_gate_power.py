@@ -34,7 +34,8 @@ from benchmarks.harness import gates  # noqa: E402
 from benchmarks.harness.timing import PLANTED_SLOWDOWN_ENV  # noqa: E402
 from ngc_common.errors import InputError  # noqa: E402
 from ngc_common.exit_codes import ExitCode  # noqa: E402
-from ngc_paddle import engine  # noqa: E402
+from ngc_paddle import engine, image_ref  # noqa: E402
+from ngc_paddle.errors import NgcPaddleError  # noqa: E402
 from perf.measurements import record  # noqa: E402
 
 VARIANTS = {"healthy": None, "slowed": "2"}
@@ -190,9 +191,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {bad[0] if bad else options.runs}: not a model with CPU gates, a load (idle, busy), a variant "
               "(healthy, slowed) or a number of runs >= 1; fix: see --help", file=sys.stderr)
         return ExitCode.BAD_INPUT
-    if not engine.image_id(options.image):
-        print(f"error: {options.image}: image not built; fix: make image", file=sys.stderr)
-        return ExitCode.BAD_INPUT
+    try:
+        image_ref.require_built(options.image)
+    except NgcPaddleError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
     runs = []
     with tempfile.TemporaryDirectory(prefix="gate-power-") as work:
         for round_ in range(1, options.runs + 1):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import gates_file
-from ngc_common.bench_result import EFFICIENCIES
+from ngc_common.bench_result import is_efficiency
 from ngc_common.exit_codes import ExitCode, for_verdict
 
 GATES_FILE = Path(__file__).resolve().parents[1] / "gates.yaml"
@@ -206,7 +206,7 @@ def regressions(results: dict, baseline: dict, pct: float, hardware: str | None 
                         "host is busier or clocked differently; efficiency is compared instead")
     verdicts = []
     for metric in sorted(set(now) & set(before)):
-        if metric.rsplit(".", 1)[-1] in EFFICIENCIES or metric.endswith(".ips"):
+        if is_efficiency(metric) or metric.endswith(".ips"):
             threshold, op = before[metric] * (1 - pct / 100), ">="
             ok = now[metric] >= threshold
         elif ".latency_ms." in metric and metric.endswith((".mean", ".p99")):
@@ -219,7 +219,7 @@ def regressions(results: dict, baseline: dict, pct: float, hardware: str | None 
                           acceptance=True)
         if load_differs and metric.endswith(".efficiency") and f"{metric}_paddle" in now:
             verdict.status, verdict.reason = "N/A", f"{load_differs}: {metric}_paddle (against the kernels it runs on)"
-        elif load_differs and metric.rsplit(".", 1)[-1] not in EFFICIENCIES:
+        elif load_differs and not is_efficiency(metric):
             verdict.status, verdict.reason = "N/A", load_differs
         verdicts.append(verdict)
     return verdicts

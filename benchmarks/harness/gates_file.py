@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, FiniteFloat, ValidationError, model_validator
 
 from ngc_common import bounded_read
-from ngc_common.bench_result import EFFICIENCIES
+from ngc_common.bench_result import EFFICIENCIES, is_efficiency
 from ngc_common.error_line import one_line
 from ngc_common.errors import InputError, line
 
@@ -112,7 +112,7 @@ def _meaning(table: GatesFile) -> tuple[str, str, str] | None:
                 return (f"models.{model}.{profile}", "no profile of that name, so these gates would never apply",
                         f"use one of {', '.join(names)}, cpu, relative")
             for i, gate in enumerate(gates):
-                if profile == "cpu" and gate.metric.rsplit(".", 1)[-1] not in EFFICIENCIES:
+                if profile == "cpu" and not is_efficiency(gate.metric):
                     return (f"models.{model}.cpu.{i}.metric", "a CPU gate must gate an efficiency (no absolute "
                             "CPU figure carries to another machine)",
                             f"gate a {' or '.join(f'.{e}' for e in sorted(EFFICIENCIES))} metric")

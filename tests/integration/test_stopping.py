@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import engine
-from perf.bench_stop import STARTUP_GUARD_S, STOP_GRACE_S, TIMEOUT_EXIT, run_args, start_until
+from perf.bench_stop import EARLIER_REPORT, STARTUP_GUARD_S, STOP_GRACE_S, TIMEOUT_EXIT, run_args, start_until
 from perf.bench_stop import wait_exit as ended
 from tests.integration.conftest import Built
 
@@ -90,7 +90,7 @@ def test_sigint_mid_inference_exits_130_with_the_report(built: Built, tmp_path: 
 def test_docker_stop_of_validate_keeps_the_earlier_report(built: Built, tmp_path: Path) -> None:
     report = tmp_path / "report"
     report.mkdir(parents=True)
-    earlier = '{"verdict": "PASS", "note": "an earlier complete run"}\n'
+    earlier = EARLIER_REPORT
     (report / "validation.json").write_text(earlier)
     name, _ = started(built, tmp_path, "validate", "--output", "/workspace/report",
                       until=("== validate: parallel phase",))
