@@ -144,10 +144,10 @@ bench-overhead: $(BIN)/.installed toolchain
 bench-threads: $(BIN)/.installed toolchain
 	$(RUN_IMAGE) "$$img" python -W ignore -m benchmarks.harness.bench_threads --repeats $(or $(REPEATS),2)
 
-## Each CPU gate healthy and with a planted 2x slowdown, idle and with every core busy, RUNS rounds (default 10):
+## Each CPU gate healthy and with a planted 2x slowdown per phase, idle and busy, per CPU kind (ISAS=native,avx2), RUNS rounds:
 ## prints the false-fail and miss rates (target 0 and 0) and records them in docs/measurements.md.
 bench-gate-power: $(BIN)/.installed toolchain
-	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_gate_power.py "$$img" --runs $(or $(RUNS),10)
+	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_gate_power.py "$$img" --runs $(or $(RUNS),10) $(if $(ISAS),--isas $(ISAS))
 
 ## Time how the image's commands stop: docker stop, timeout 40, Ctrl-C (RUNS rounds, default 3)
 bench-stop: $(BIN)/.installed toolchain

@@ -94,6 +94,7 @@ class Config(_Strict):
     model: Short | None = None
     ssld: bool | None = None
     eval: bool | None = None
+    cpu_kind: Short | None = None  # absent in results written before CPU floors were kept per CPU kind
     recipe: Recipe | None = None  # absent in results written before the recipes were recorded
 
 

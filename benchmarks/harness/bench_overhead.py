@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--image-size", type=int, default=128)
     args = parser.parse_args()
     step = make_step(args.batch_size, args.image_size)
-    harness = StepTimer(args.warmup, args.steps, args.batch_size).run(step, lambda *a: None).throughput
+    harness = StepTimer(args.warmup, args.steps, args.batch_size, phase="train").run(step, lambda *a: None).throughput
     for _ in range(args.warmup):
         step()
     start = time.perf_counter()

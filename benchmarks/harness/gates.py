@@ -168,8 +168,22 @@ def judge(gates: dict, model: str, profile: str | None, results: dict, config: d
     profile gate applies then). A --smoke run is evaluated too, but its outcome is SMOKE (exit 0)."""
     verdicts = evaluate(gates, model, profile if not missing else None, results, config, baseline,
                         max_regression_pct, hardware)
-    outcome = Outcome("SMOKE") if config.get("smoke") else overall(verdicts, [missing] if missing else [])
+    outcome = Outcome("SMOKE") if config.get("smoke") else overall(verdicts, [missing] if missing else [],
+                                                                   unfloored_cpu(gates, model, profile, config))
     return verdicts, outcome
+
+
+def unfloored_cpu(gates: dict, model: str, profile: str | None, config: dict) -> str | None:
+    """Why no CPU floor applies to this run, when its CPU kind has none (a floor holds for the kind it was
+    measured on, benchmarks/harness/cpu_kind.py); None when one exists or the run is not a CPU run."""
+    kinds = sorted({g.get("when", {}).get("cpu_kind") for g in gates.get("models", {}).get(model, {}).get("cpu", [])}
+                   - {None})
+    kind = config.get("cpu_kind")
+    if profile != "cpu" or not kinds or kind in kinds:
+        return None
+    return (f"no CPU efficiency floor for this CPU kind ({kind}; gates.yaml has floors for {', '.join(kinds)}): "
+            "the figures are reported, not gated; the A/B gate against the previous release decides here "
+            "(ngc-paddle bench-compare)")
 
 
 def _flatten(node: Any, prefix: str = "") -> dict[str, float]:
@@ -225,13 +239,16 @@ def regressions(results: dict, baseline: dict, pct: float, hardware: str | None 
     return verdicts
 
 
-def overall(verdicts: list[Verdict], missing: list[str] | None = None) -> Outcome:
-    """One verdict for the run; `missing` names what the run needed and did not have (e.g. a GPU)."""
+def overall(verdicts: list[Verdict], missing: list[str] | None = None, no_gate: str | None = None) -> Outcome:
+    """One verdict for the run; `missing` names what the run needed and did not have (e.g. a GPU); `no_gate` why
+    no acceptance gate exists for this hardware, when that is known (unfloored_cpu)."""
     failed = [v for v in verdicts if v.status == "FAIL"]
     if failed:
         return Outcome("FAIL", [f"{v.gate}: {v.measured:.4g} (needs {v.op} {v.threshold:.4g})" for v in failed])
     reasons = list(missing or [])
     reasons += [f"{v.gate}: not run: {v.reason}" for v in verdicts if v.acceptance and v.status == "NOT RUN"]
+    if not any(v.acceptance and v.status == "PASS" for v in verdicts) and not reasons and no_gate:
+        reasons.append(no_gate)
     if not any(v.acceptance and v.status == "PASS" for v in verdicts) and not reasons:
         reasons.append("no acceptance gate applies to this hardware and configuration (the profile's gates need "
                        "their reference configuration; or give --baseline RESULT.json of this hardware)")

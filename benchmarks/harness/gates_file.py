@@ -70,6 +70,7 @@ class When(_Strict):
     gpus: Annotated[int, Field(ge=0)] = None  # type: ignore[assignment]
     model: Name = None  # type: ignore[assignment]
     ssld: bool = None  # type: ignore[assignment]
+    cpu_kind: Name = None  # type: ignore[assignment]  # benchmarks/harness/cpu_kind.py: vendor-isa, e.g. amd-avx2
 
 
 class Gate(_Strict):
@@ -116,6 +117,10 @@ def _meaning(table: GatesFile) -> tuple[str, str, str] | None:
                     return (f"models.{model}.cpu.{i}.metric", "a CPU gate must gate an efficiency (no absolute "
                             "CPU figure carries to another machine)",
                             f"gate a {' or '.join(f'.{e}' for e in sorted(EFFICIENCIES))} metric")
+                if profile == "cpu" and (gate.when is None or gate.when.cpu_kind is None):
+                    return (f"models.{model}.cpu.{i}.when", "a CPU floor holds for the CPU kind it was measured on "
+                            "(its healthy ratio moves 2x between CPU models)",
+                            "add when: {cpu_kind: VENDOR-ISA} (python -m benchmarks.harness.cpu_kind prints it)")
     return None
 
 

@@ -110,7 +110,7 @@ def paddle_backend(files, device: str, precision: str, trt: bool, batches: list[
         # config as the calibrating one and, finding the table in `cache`, builds the INT8 engine from it.
         predictor = paddle_engines.predictor(chosen, files, bs, image_size, data_format, threads, files[0].parent,
                                              cache=cache, min_batch=bs if fixed_batch else 1)
-        timing = StepTimer(warmup, iters, bs).run(lambda _i, p=predictor, x=x: _run_predictor(p, x))
+        timing = StepTimer(warmup, iters, bs, phase="infer").run(lambda _i, p=predictor, x=x: _run_predictor(p, x))
         results[f"bs{bs}"] = {**timing.summary(), "engine": chosen.label} | ({"timed": timed} if timed else {})
     return results
 
@@ -159,7 +159,7 @@ def onnxruntime_backend(onnx_file: Path, device: str, precision: str, batches: l
     results = {}
     for bs in batches:
         x = input_batch(bs, image_size, data_format)
-        timing = StepTimer(warmup, iters, bs).run(lambda _i, x=x: session.run(None, {name: x}))
+        timing = StepTimer(warmup, iters, bs, phase="infer").run(lambda _i, x=x: session.run(None, {name: x}))
         results[f"bs{bs}"] = {**timing.summary(), "engine": f"onnxruntime {session.get_providers()[0]} {precision}"}
     return results
 
@@ -172,7 +172,7 @@ def tensorrt_backend(onnx_file: Path, device: str, precision: str, batches: list
     for bs in batches:
         engine = TensorRTEngine(onnx_file, precision, bs, image_size, data_format)
         x = input_batch(bs, image_size, data_format)
-        timing = StepTimer(warmup, iters, bs).run(lambda _i, e=engine, x=x: e(x))
+        timing = StepTimer(warmup, iters, bs, phase="infer").run(lambda _i, e=engine, x=x: e(x))
         results[f"bs{bs}"] = {**timing.summary(), "engine": f"tensorrt-python {precision}",
                               "layer_precisions": engine.layer_precisions}
     return results

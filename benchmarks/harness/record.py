@@ -5,16 +5,17 @@ both are written into every result (their schema: ngc_common.bench_result.Config
 the hardware key included.
 """
 
-from benchmarks.harness import environment
+from benchmarks.harness import cpu_kind, environment
 from benchmarks.harness.hardware import hardware_key
 from benchmarks.harness.run_config import RunConfig
 from benchmarks.harness.spec import ModelSpec
 
 
 def run_config(config: RunConfig, spec: ModelSpec) -> dict:
-    """The run's options after the hardware defaults were filled in, its recipe, and the model's own
-    (spec.recorded)."""
-    return {"benchmark": spec.name, "mode": config.mode, "device": config.device, "gpus": max(config.gpus, 0),
+    """The run's options after the hardware defaults were filled in, its recipe, the model's own
+    (spec.recorded), and the CPU kind its kernels ran on (a CPU floor's `when`: an ISA cap changes it)."""
+    return {"benchmark": spec.name, "cpu_kind": cpu_kind.detect().name, "mode": config.mode, "device": config.device,
+            "gpus": max(config.gpus, 0),
             "threads": config.threads, "threads_from": config.threads_from, "smoke": config.smoke,
             "batch_size": config.batch_size, "image_size": config.image_size,
             "infer_image_size": config.infer_image_size, "data_format": config.data_format,

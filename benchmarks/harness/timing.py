@@ -8,8 +8,10 @@ Two things ride on every StepTimer without the back ends knowing:
   - the interleaved peak probe (`interleave(probe)`): probe, slice of measured steps, probe, ..., so that
     other work on the host hits the workload and the peak it is divided by alike (peaks.Peaks sets it);
   - a test hook, PLANTED_SLOWDOWN_ENV=F (F > 1): each timed step sleeps (F - 1) x its own time inside the
-    timed region, halving the work rate at F=2. Only `make bench-gate-power` sets it, to show that the
-    gates catch a real regression; a run with it set says so on stderr.
+    timed region, halving the work rate at F=2; `train=F` or `infer=F` (comma-separated) slows one phase
+    alone, so a gate is shown to catch a regression of its own phase without the other phase's gate
+    catching it for it. Only the gate-power scripts (`make bench-gate-power`, `make bench-ab-power`) set it;
+    a run with it set says so on stderr.
 """
 
 import contextlib
@@ -25,6 +27,7 @@ from ngc_common.errors import InputError
 
 PERCENTILES = (50, 90, 95, 99)
 PLANTED_SLOWDOWN_ENV = "NGC_PADDLE_BENCH_PLANTED_SLOWDOWN"
+PHASES = ("train", "infer")  # what a StepTimer times; the planted slowdown may name one
 SLICE_S = 2.0  # measured seconds between two interleaved probes
 
 
@@ -63,18 +66,35 @@ class Timing:
                 "latency_ms": self.latency_ms()}
 
 
-def planted_slowdown() -> float:
-    """The test hook's factor (1.0: none). A value that is not a number >= 1 is bad input, refused loudly."""
-    text = os.environ.get(PLANTED_SLOWDOWN_ENV, "")
+def planted_slowdowns(text: str) -> dict[str, float]:
+    """The test hook's factor per phase from its value: `F` (every phase) or `train=F,infer=F`. Anything else
+    (not a number from 1 to 100, an unknown phase, a phase named twice) is bad input, refused loudly."""
+    fix = f"fix: unset it, or give F or {'=F,'.join(PHASES)}=F with F from 1 to 100 (a test hook)"
+    out = dict.fromkeys(PHASES, 1.0)
     if not text:
-        return 1.0
-    try:
-        factor = float(text)
-    except ValueError:
-        factor = 0.0
-    if not 1.0 <= factor <= 100.0:
-        raise InputError(f"{PLANTED_SLOWDOWN_ENV}={text!r}: a factor from 1 to 100; fix: unset it (a test hook)")
-    return factor
+        return out
+    parts = [p.strip() for p in text.split(",")]
+    named = [p.partition("=") for p in parts]
+    if len(parts) == 1 and not named[0][1]:
+        named = [(phase, "=", parts[0]) for phase in PHASES]
+    seen: set[str] = set()
+    for phase, sep, value in named:
+        try:
+            factor = float(value) if sep else 0.0
+        except ValueError:
+            factor = 0.0
+        if phase not in PHASES or phase in seen or not 1.0 <= factor <= 100.0:
+            raise InputError(f"{PLANTED_SLOWDOWN_ENV}={text!r}: {phase or value!r} is not a phase=factor; {fix}")
+        seen.add(phase)
+        out[phase] = factor
+    return out
+
+
+def planted_slowdown(phase: str) -> float:
+    """The test hook's factor for `phase` (1.0: none)."""
+    if phase not in PHASES:
+        raise ValueError(f"unknown phase {phase!r}: one of {', '.join(PHASES)}")
+    return planted_slowdowns(os.environ.get(PLANTED_SLOWDOWN_ENV, ""))[phase]
 
 
 class Interleaver:
@@ -120,25 +140,27 @@ class StepTimer:
     """Runs `step(i)` for warm-up + measured steps and times each measured one.
 
     `sync` is called inside the timed region after each step (e.g. a CUDA synchronize), so
-    asynchronous device work is counted in the step that issued it.
+    asynchronous device work is counted in the step that issued it. `phase` (train or infer) is what the
+    steps are, for the planted-slowdown test hook.
     """
 
     def __init__(self, warmup: int, steps: int, batch: int, sync: Callable[[], None] | None = None,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter, *, phase: str) -> None:
         if steps < 1 or warmup < 0:
             raise ValueError(f"need steps >= 1 and warmup >= 0, got steps={steps} warmup={warmup}")
         self.warmup, self.steps, self.batch = warmup, steps, batch
         self.sync = sync or (lambda: None)
         self.clock = clock
-        self.slowdown = planted_slowdown()
+        self.phase = phase
+        self.slowdown = planted_slowdown(phase)
         self.sleep = time.sleep
 
     def run(self, step: Callable[[int], object], on_step: Callable[[int, float, object], None] | None = None) -> Timing:
         timing = Timing(self.batch)
         interleavers = _INTERLEAVERS.get()
         if self.slowdown > 1:
-            print(f"note: {PLANTED_SLOWDOWN_ENV}={self.slowdown:g}: every timed step is slowed {self.slowdown:g}x "
-                  "(a test hook of make bench-gate-power; these figures are not the image's)", file=sys.stderr)
+            print(f"note: {PLANTED_SLOWDOWN_ENV}: every timed {self.phase} step is slowed {self.slowdown:g}x "
+                  "(a test hook of the gate-power scripts; these figures are not the image's)", file=sys.stderr)
         for i in range(self.warmup + self.steps):
             if i == self.warmup:
                 for interleaver in interleavers:

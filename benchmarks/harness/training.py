@@ -164,7 +164,7 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
              "lr": float(lr.get_lr())})
 
     sync = paddle.device.cuda.synchronize if cfg.device == "gpu" else None
-    timing = StepTimer(cfg.warmup, cfg.steps, cfg.batch_size * world, sync=sync).run(step, on_step)
+    timing = StepTimer(cfg.warmup, cfg.steps, cfg.batch_size * world, sync=sync, phase="train").run(step, on_step)
     if cfg.checkpoint_dir and (not dist.is_initialized() or dist.get_rank() == 0):
         save_checkpoint(cfg.checkpoint_dir, model, optimizer, start_step + total, cfg)
     head = losses[: max(1, min(5, len(losses) // 4))]

@@ -27,7 +27,7 @@ def test_step_timer_excludes_warmup_and_computes_throughput() -> None:
     ticks = itertools.accumulate(x for d in durations for x in (0.0, d))
     clock = iter(ticks).__next__
     calls = []
-    timing = StepTimer(warmup=2, steps=4, batch=32, clock=clock).run(lambda i: calls.append(i))
+    timing = StepTimer(warmup=2, steps=4, batch=32, clock=clock, phase="train").run(lambda i: calls.append(i))
     assert calls == [0, 1, 2, 3, 4, 5]
     assert timing.durations == pytest.approx([0.1, 0.2, 0.3, 0.2])
     assert timing.throughput == pytest.approx(32 / 0.2)  # batch / mean step time
@@ -38,7 +38,7 @@ def test_step_timer_excludes_warmup_and_computes_throughput() -> None:
 
 def test_step_timer_syncs_inside_the_timed_region() -> None:
     order = []
-    StepTimer(0, 2, 1, sync=lambda: order.append("sync")).run(lambda i: order.append(f"step{i}"))
+    StepTimer(0, 2, 1, sync=lambda: order.append("sync"), phase="train").run(lambda i: order.append(f"step{i}"))
     assert order == ["step0", "sync", "step1", "sync"]
 
 
@@ -241,15 +241,16 @@ def test_probes_interleave_with_the_measured_steps_in_slices() -> None:
         now[0] += 1.0  # each step takes one (fake) second
 
     with interleave(lambda: order.append("probe"), slice_s=2.0):
-        StepTimer(warmup=1, steps=5, batch=1, clock=lambda: now[0]).run(step)
+        StepTimer(warmup=1, steps=5, batch=1, clock=lambda: now[0], phase="infer").run(step)
     # warm-up unprobed; then probe, 2 s slice, probe, 2 s slice, probe, the last 1 s, probe
     assert order == ["step 0", "probe", "step 1", "step 2", "probe", "step 3", "step 4", "probe", "step 5", "probe"]
     order.clear()
-    StepTimer(warmup=0, steps=2, batch=1, clock=lambda: now[0]).run(step)  # outside the block: no probe
+    StepTimer(warmup=0, steps=2, batch=1, clock=lambda: now[0], phase="infer").run(step)  # outside the block: no probe
     assert order == ["step 0", "step 1"]
     order.clear()
     with interleave(lambda: order.append("fp32"), 5.0), interleave(lambda: order.append("fp16"), 5.0):
-        StepTimer(warmup=0, steps=1, batch=1, clock=lambda: now[0]).run(step)  # one probe per dtype, each time
+        # one probe per dtype, each time
+        StepTimer(warmup=0, steps=1, batch=1, clock=lambda: now[0], phase="infer").run(step)
     assert order == ["fp32", "fp16", "step 0", "fp32", "fp16"]
 
 
@@ -273,7 +274,7 @@ def test_a_phase_takes_the_median_probe_per_kind_and_the_fastest_kind_is_the_har
 
     peaks = Peaks("cpu", world=2, repeats=1)
     with peaks.around("float32", "train fp32", lambda *a: None) as peak:
-        StepTimer(0, 2, 1, clock=lambda: now[0]).run(step)  # probe, step, probe, step, probe
+        StepTimer(0, 2, 1, clock=lambda: now[0], phase="infer").run(step)  # probe, step, probe, step, probe
         assert peak == {}  # filled only once the phase is over
     assert peak["peak_flops"] == 2 * 300e9 and peak["hardware_kind"] == "blas"  # x world size
     assert peak["kinds"] == {"paddle": 2 * 30e9, "blas": 2 * 300e9} and peak["probes"] == 3
@@ -309,10 +310,18 @@ def test_the_planted_slowdown_hook_doubles_every_timed_step(monkeypatch) -> None
     def step(_i: int) -> None:
         now[0] += 0.5
 
+    def durations(phase: str) -> list[float]:
+        timer = StepTimer(0, 3, 4, clock=lambda: now[0], phase=phase)
+        timer.sleep = lambda seconds: now.__setitem__(0, now[0] + seconds)
+        return timer.run(step).durations
+
     monkeypatch.setenv(PLANTED_SLOWDOWN_ENV, "2")
-    timer = StepTimer(0, 3, 4, clock=lambda: now[0])
-    timer.sleep = lambda seconds: now.__setitem__(0, now[0] + seconds)
-    assert timer.run(step).durations == [1.0, 1.0, 1.0]  # each 0.5 s step slept another 0.5 s
-    monkeypatch.setenv(PLANTED_SLOWDOWN_ENV, "fast")
-    with pytest.raises(InputError, match=PLANTED_SLOWDOWN_ENV):
-        StepTimer(0, 1, 1)
+    assert durations("train") == durations("infer") == [1.0, 1.0, 1.0]  # each 0.5 s step slept another 0.5 s
+    monkeypatch.setenv(PLANTED_SLOWDOWN_ENV, "train=2")  # one phase alone: the other runs as shipped
+    assert (durations("train"), durations("infer")) == ([1.0] * 3, [0.5] * 3)
+    monkeypatch.setenv(PLANTED_SLOWDOWN_ENV, "infer=1.5, train=1")
+    assert (durations("train"), durations("infer")) == ([0.5] * 3, [0.75] * 3)
+    for bad in ("fast", "train=0.5", "eval=2", "train=2,train=3", "train", "=2"):
+        monkeypatch.setenv(PLANTED_SLOWDOWN_ENV, bad)
+        with pytest.raises(InputError, match=PLANTED_SLOWDOWN_ENV):
+            StepTimer(0, 1, 1, phase="train")

@@ -342,6 +342,9 @@ def run_bench(capsys: pytest.CaptureFixture[str], tmp_path: Path, *argv: str) ->
     return code, capsys.readouterr().err
 
 
+CPU_WHEN = "when: {cpu_kind: intel-avx512, image_size: 128, batch_size: 16"  # the first CPU floor
+
+
 def gates_edited(tmp_path: Path, old: str, new: str) -> str:
     assert old in GATES_TEXT
     path = tmp_path / "gates.yaml"
@@ -354,9 +357,9 @@ def gates_edited(tmp_path: Path, old: str, new: str) -> str:
     ("min: 0.29", "min: .nan", "models.rn50.cpu.0.min: "),
     ("min: 0.29", "min: true", "models.rn50.cpu.0.min: Input should be a valid number, not True"),
     ("min: 0.29", "max: 0.5, min: 0.29", "models.rn50.cpu.0: a gate needs exactly one of min: or max:"),
-    ("when: {image_size: 128, batch_size: 16", 'when: {image_size: "128", batch_size: 16',
+    (CPU_WHEN, CPU_WHEN.replace("image_size: 128", 'image_size: "128"'),
      "models.rn50.cpu.0.when.image_size: Input should be a valid integer"),
-    ("when: {image_size: 128, batch_size: 16", "when: {image_sizes: 128, batch_size: 16",
+    (CPU_WHEN, CPU_WHEN.replace("image_size:", "image_sizes:"),
      "when.image_sizes: unknown key"),
     ("    A30:\n", "    A30x:\n", "models.rn50.A30x: no profile of that name"),
     ("max_regression_pct: 5", "max_regression_pct: 5\nmax_regression_pct: 50", "(file): not valid YAML"),
@@ -365,7 +368,9 @@ def gates_edited(tmp_path: Path, old: str, new: str) -> str:
     ("when: {infer_image_size: 224}, source: \"DLE 17364", "when: null, source: \"DLE 17364",
      "models.rn50.A100-80GB.3.when: Input should be a valid dictionary"),
     ("min: 0.29", "min: null, max: 1", "models.rn50.cpu.0.min: Input should be a valid number, not None"),
-    ("when: {image_size: 128, batch_size: 16", "when: {image_size: null, batch_size: 16", "when.image_size: "),
+    (CPU_WHEN, CPU_WHEN.replace("image_size: 128", "image_size: null"), "when.image_size: "),
+    (CPU_WHEN, CPU_WHEN.replace("cpu_kind: intel-avx512, ", ""), "models.rn50.cpu.0.when: a CPU floor holds for the "
+     "CPU kind it was measured on"),
     ("peak_tflops: {fp32: 67, tf32", "peak_tflops: {fp32: null, tf32", "profiles.0.peak_tflops.fp32: "),
 ])
 def test_bad_gates_file_exits_2_before_the_run(tmp_path: Path, capsys, old: str, new: str, needle: str) -> None:
