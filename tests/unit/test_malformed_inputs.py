@@ -32,8 +32,8 @@ from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.release.state_file import State
 from ngc_paddle.scan import policy
 from ngc_paddle.scan.findings import dedupe
-from ngc_paddle.scan.inventory import Package
-from ngc_paddle.scan.vulnerabilities import load_osv, match_osv, read_grype, read_trivy
+from ngc_paddle.scan.source.inventory import Package
+from ngc_paddle.scan.vulnerabilities.scanners import load_osv, match_osv, read_grype, read_trivy
 from tests.unit import fuzz_readers  # noqa: F401  (registers the lock, the notes' record, OSV's export)
 from tests.unit.fuzz_support import (
     FUZZ,
