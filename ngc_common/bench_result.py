@@ -34,6 +34,10 @@ MEASUREMENTS = {"ips", "batch", "steps", "mean", "p50", "p90", "p95", "p99", "lo
 ENGINES = ("paddle-trt-pir", "paddle-trt-legacy", "paddle-inference gpu", "paddle-inference onednn",
            "onnxruntime", "tensorrt-python")
 EFFICIENCIES = {"efficiency", "efficiency_paddle"}  # never above 1.0: such a figure is a probe failure, not a result
+TRAIN_PRECISIONS = ("fp32", "tf32", "amp", "amp-o2", "bf16")  # results.train.<precision> (and the --precision choices)
+INFER_PRECISIONS = ("fp32", "fp16", "int8")  # results.infer.<backend>.<precision>.bsN
+BATCH_RE = re.compile(r"bs[1-9][0-9]{0,5}")
+MAX_RESULTS_DEPTH = 8  # results.infer.<backend>.<precision>.bsN.latency_ms.p99 is 6 levels
 
 
 def is_efficiency(metric: str) -> bool:
@@ -171,6 +175,60 @@ def _measurement_problem(results: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
+def _depth(node: Any) -> int:
+    """How many levels of mappings and lists `node` holds (iterative: bounded_read already capped it at 64)."""
+    deepest, stack = 0, [(node, 0)]
+    while stack:
+        value, level = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if children is not None:
+            deepest = max(deepest, level + 1)
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _figures_problem(where: str, figures: Any) -> tuple[str, str] | None:
+    if not isinstance(figures, dict):
+        return where, f"must be a mapping of figures, not a {type(figures).__name__}"
+    if "ips" not in figures:
+        return where, "has no 'ips' (renamed or missing): the throughput the regression gate compares"
+    return None
+
+
+def _shape_problem(results: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, what is wrong) where `results` is not the harness's shape: a renamed precision, batch or `ips` key
+    would make the regression gate compare nothing without a word, and deep nesting is no figure at all."""
+    if _depth(results) > MAX_RESULTS_DEPTH:
+        return "results", f"nests deeper than {MAX_RESULTS_DEPTH} levels (a result nests 6)"
+    for precision, figures in results.get("train", {}).items():
+        where = f"results.train.{precision}"
+        if precision == "summary":
+            continue
+        if precision not in TRAIN_PRECISIONS:
+            return where, f"{precision[:40]!r} is not a training precision ({', '.join(TRAIN_PRECISIONS)})"
+        if problem := _figures_problem(where, figures):
+            return problem
+    for backend, by_precision in results.get("infer", {}).items():
+        if backend in ("summary", "agreement"):
+            continue
+        if not isinstance(by_precision, dict):
+            return f"results.infer.{backend}", "must be a mapping of precisions"
+        for precision, by_batch in by_precision.items():
+            where = f"results.infer.{backend}.{precision}"
+            if precision not in INFER_PRECISIONS:
+                return where, f"{precision[:40]!r} is not an inference precision ({', '.join(INFER_PRECISIONS)})"
+            if not isinstance(by_batch, dict):
+                return where, "must be a mapping of batch sizes (bsN)"
+            if "status" in by_batch:  # {"status": "not available", "reason": ...}
+                continue
+            for batch, figures in by_batch.items():
+                if not BATCH_RE.fullmatch(batch):
+                    return f"{where}.{batch}", f"{batch[:40]!r} is not a batch size (bs1, bs8...)"
+                if problem := _figures_problem(f"{where}.{batch}", figures):
+                    return problem
+    return None
+
+
 def parse(path: Path, data: Any, fix: str = FIX, error: type[OneLineError] = InputError) -> ResultFile:
     """`data` (read from `path`) as a result.json; `error` in one line naming the field (ending in `fix`) otherwise."""
     if not isinstance(data, dict):
@@ -201,6 +259,9 @@ def read_baseline(path: Path, benchmark: str) -> dict[str, Any]:
     reads; a file that is not one (or a --smoke run, or another benchmark's) raises InputError."""
     data = bounded_read.load_json(path, InputError, MAX_RESULT_BYTES)  # the reader's own fix: check the path...
     result = parse(path, data)
+    problem = _shape_problem(data["results"])
+    if problem:
+        raise InputError(line(path, problem[0], problem[1], FIX))
     if result.model != benchmark or result.config.benchmark != benchmark:
         raise InputError(line(path, "model", f"a result of bench-{result.model[:40]!r}, not of bench-{benchmark}: "
                               "their figures are not comparable", FIX))

@@ -54,6 +54,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_manifest_check(args: argparse.Namespace) -> int:
     root = Path(args.root)
     targets = args.releases or sorted(p.stem for p in (root / "releases").glob("*.yaml"))
+    if not targets:  # nothing checked is no "ok"
+        raise NgcPaddleError(f"{root / 'releases'}: (folder): holds no release manifest (YY.MM.yaml) to check; "
+                             "fix: run from the repository root (or --root REPO), or name manifests to check")
     failed = 0
     for release in targets:
         try:
@@ -356,10 +359,33 @@ def _terminate(_signum: int, _frame: object) -> None:
     raise Terminated()
 
 
+NOT_NAMES = {"pytest_args"}  # passed through to pytest as given (`-k ''` is pytest's business)
+
+
+def _refuse_empty(args: argparse.Namespace, options: argparse.ArgumentParser) -> None:
+    """An empty string where a name, release, date or path is needed (`--flavor ''`, `manifest show ''`) is bad
+    input, never the default silently: one line naming the argument."""
+    spelled = {}
+    stack = [options]
+    while stack:  # every subcommand's options: dest -> how the user wrote it
+        for action in stack.pop()._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(action.choices.values())
+            elif action.dest not in spelled:
+                spelled[action.dest] = action.option_strings[-1] if action.option_strings else action.dest.upper()
+    for dest, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        if dest not in NOT_NAMES and any(isinstance(v, str) and not v.strip() for v in values):
+            raise NgcPaddleError(f"{spelled.get(dest, dest)}: (argument): is empty; fix: give a value, or leave "
+                                 "the argument out for its default")
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    options = parser()
+    args = options.parse_args(argv)
     signal.signal(signal.SIGTERM, _terminate)
     try:
+        _refuse_empty(args, options)
         return args.func(args)
     except OneLineError as exc:  # NgcPaddleError, or an image-side reader's InputError
         print(f"error: {exc}", file=sys.stderr)

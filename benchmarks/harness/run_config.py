@@ -18,10 +18,9 @@ from typing import Any
 
 from benchmarks.harness.gates import GATES_FILE
 from benchmarks.harness.recipes import IMAGENET_TRAIN_IMAGES
+from ngc_common.bench_result import INFER_PRECISIONS, TRAIN_PRECISIONS
 from ngc_common.errors import InputError
 
-TRAIN_PRECISIONS = ("fp32", "tf32", "amp", "amp-o2", "bf16")
-INFER_PRECISIONS = ("fp32", "fp16", "int8")
 GPU_ONLY_PRECISIONS = ("tf32", "amp", "amp-o2")
 SAME = object()  # an Option's GPU default that is its CPU default
 REPO_ROOT = Path(__file__).resolve().parents[2]  # shown as "." in docs (the gates file's default)

@@ -11,6 +11,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from ngc_paddle.errors import ManifestError
+from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.lock.model import Inputs, Lock, LockedComponent, lock_path, read_lock
 from ngc_paddle.lock.pip_lock import target_platform
 from ngc_paddle.manifest.resolve import apt_packages
@@ -61,6 +62,9 @@ def mismatch(manifest: Manifest, flavor_name: str, lock: Lock) -> str | None:
         if entry is None or entry.version != comp.version or entry.source != comp.source or entry.component != name:
             return f"pip.{canonicalize_name(comp.package)}: does not install component {name} " \
                    f"({comp.package}=={comp.version} from {comp.source})"
+        if LAYER_ORDER.index(entry.layer) > LAYER_ORDER.index(comp.layer):  # lower is fine: a lower layer needs it
+            return (f"pip.{entry.name}.layer: component {name} sits in layer {entry.layer!r}, above "
+                    f"{comp.layer!r} where the manifest puts it")
     return None
 
 

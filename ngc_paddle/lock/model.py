@@ -151,6 +151,14 @@ class Lock(Strict):
         duplicate = next((n for n in names if names.count(n) > 1), None)
         if duplicate:
             raise ValueError(f"pip lists {duplicate!r} twice")
+        for field, entries in (("debian", self.debian), ("base.packages", self.base.packages)):
+            seen: dict[tuple[str, str], str] = {}
+            for entry in entries:  # one version per package and architecture: apt would install only one
+                key = (entry.package, entry.architecture)
+                if key in seen:
+                    raise ValueError(f"{field} lists {entry.package}:{entry.architecture} twice "
+                                     f"({seen[key]} and {entry.version})")
+                seen[key] = entry.version
         return self
 
     def python_versions(self) -> dict[str, str]:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from packaging.version import InvalidVersion, Version
 
 from ngc_paddle.errors import ManifestError
@@ -52,10 +53,29 @@ def newest_version(package: str, index: str, python: str) -> str | None:
     return str(max(finals)) if finals else None
 
 
+def _scalar(value: str) -> str:
+    """A YAML scalar as written, plain or quoted ('x', "x" or x): the part the loader reads."""
+    return rf"""(?P<q>["']?){re.escape(value)}(?P=q)"""
+
+
 def _replace(text: str, package: str, old: str, new: str) -> str:
-    flow = re.compile(rf"(package: {re.escape(package)}, version: ){re.escape(old)}(?=[,}}\s])")
-    block = re.compile(rf"(package: {re.escape(package)}\n\s+version: ){re.escape(old)}(?=\s)")
-    return block.sub(rf"\g<1>{new}", flow.sub(rf"\g<1>{new}", text))
+    """`text` with the version of `package` moved from `old` to `new`, in a flow mapping ({package: P, version: V})
+    or a block one (package and version on lines of one indent, either order), keeping the value's quotes."""
+    pkg, ver = _scalar(package), _scalar(old).replace("?P<q>", "?P<v>").replace("(?P=q)", "(?P=v)")
+    def keep(match: re.Match[str]) -> str:
+        quote = match["v"] or ('"' if not isinstance(yaml.safe_load(new), str) else "")  # 2.0 unquoted is a float
+        return f"{match['pre']}{quote}{new}{quote}{match.groupdict().get('post') or ''}"
+
+    flow = re.compile(rf"(?P<pre>\{{(?=[^{{}}\n]*\bpackage:\s*{pkg}\s*[,}}])[^{{}}\n]*?\bversion:\s*){ver}"
+                      rf"(?=\s*[,}}])")
+    text = flow.sub(keep, text)
+    block = re.compile(rf"(?P<pre>^(?P<i>[ \t]*)(?:- )?package:[ \t]*{pkg}[ \t]*(?:#.*)?\n"
+                       rf"(?:(?P=i)[ \t]*[A-Za-z_-]+:.*\n)*?(?P=i)[ \t]*version:[ \t]*){ver}(?=[ \t]*(?:#.*)?$)",
+                       re.M)
+    text = block.sub(keep, text)
+    before = re.compile(rf"(?P<pre>^(?P<i>[ \t]*)(?:- )?version:[ \t]*){ver}(?P<post>[ \t]*(?:#.*)?\n"
+                        rf"(?:(?P=i)[ \t]*[A-Za-z_-]+:.*\n)*?(?P=i)[ \t]*package:[ \t]*{pkg}[ \t]*(?:#.*)?$)", re.M)
+    return before.sub(keep, text)
 
 
 def propose(manifest: Manifest, lookup: Callable[[str, str, str], str | None]) -> list[Proposal]:
@@ -101,17 +121,33 @@ def _culprit(text: str, error: str, proposals: list[Proposal], path: Path) -> Pr
     return None
 
 
+def _check_written(manifest: Manifest, proposals: list[Proposal], source: Path) -> None:
+    """Every bump that is reported is in the file as the loader reads it (never a diff that says one thing and a
+    manifest that pins another)."""
+    for p in proposals:
+        pinned = {c.version for f in manifest.flavors.values() for c in f.components.values()
+                  if c.kind == "pip" and str(c.package) == p.package}
+        if p.new != p.old and (p.new not in pinned or p.old in pinned):
+            raise ManifestError(f"{source}: components ({p.package}): could not move version {p.old} to {p.new} "
+                                "in the text; fix: write the component as {package: NAME, version: VERSION} "
+                                "(one mapping, plain or quoted values) and run release new again")
+
+
 def create(release: str, previous: str, root: Path, lookup=newest_version, write: bool = True,
            say: Callable[[str], None] = print) -> tuple[Path, str, list[Proposal]]:
     if not RELEASE_RE.match(release):
         raise ManifestError(f"release {release!r} is not of the form YY.MM (e.g. 27.01)")
+    if release == previous:
+        raise ManifestError(f"release new {release} --from {previous}: a release cannot start from itself; "
+                            "fix: pass the previous release with --from (e.g. --from 26.12 for 27.01)")
     source_path = find_manifest(previous, root / "releases")
     target = root / "releases" / f"{release}.yaml"
     if target.exists() and write:
         raise ManifestError(f"{target} exists already; fix: remove it or pick another release id")
     manifest = load_manifest(source_path)
     old_text = source_path.read_text()
-    text = re.sub(rf'^release: "?{re.escape(previous)}"?$', f'release: "{release}"', old_text, flags=re.M)
+    text = re.sub(rf"""^release:([ \t]*)(["']?){re.escape(previous)}\2([ \t]*(?:#.*)?)$""",
+                  lambda m: f'release:{m[1]}{m[2] or chr(34)}{release}{m[2] or chr(34)}{m[3]}', old_text, flags=re.M)
     text = text.replace(f"release {previous}", f"release {release}")
     proposals = propose(manifest, lookup)
     for p in proposals:
@@ -127,6 +163,7 @@ def create(release: str, previous: str, root: Path, lookup=newest_version, write
             text = _replace(text, culprit.package, culprit.new, culprit.old)
             rule = error.split(": ", 2)[-1]
             culprit.note, culprit.new = f"kept: {culprit.new} breaks a rule ({rule})", culprit.old
+        _check_written(load_manifest(candidate), proposals, source_path)
     diff = "".join(difflib.unified_diff(old_text.splitlines(True), text.splitlines(True),
                                         f"releases/{previous}.yaml", f"releases/{release}.yaml"))
     if write:

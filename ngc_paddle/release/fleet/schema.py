@@ -37,8 +37,9 @@ CONSTRAINT_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._&|\[\]*:()-]{0,200}")  # Sl
 GRES_RE = re.compile(r"gpu(?::([A-Za-z0-9_.-]{1,64}))?:([1-9][0-9]{0,2})")
 TIME_RE = re.compile(r"(?:[0-9]{1,3}-)?[0-9]{1,3}(?::[0-5][0-9]){0,2}")  # [D-]HH[:MM[:SS]], or minutes
 MEM_RE = re.compile(r"[1-9][0-9]{0,6}[KMGT]?")
-HOST_RE = re.compile(r"(?:[a-z_][a-z0-9_.-]{0,31}@)?[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::[0-9]{1,5})?")
-DOCKER_HOST_RE = re.compile(r"(?:unix://)?/[A-Za-z0-9._/-]{1,200}|tcp://[A-Za-z0-9.-]{1,253}:[0-9]{1,5}")
+PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"  # 1-65535
+HOST_RE = re.compile(r"(?:[a-z_][a-z0-9_.-]{0,31}@)?[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::" + PORT + ")?")
+DOCKER_HOST_RE = re.compile(r"(?:unix://)?/[A-Za-z0-9._/-]{1,200}|tcp://[A-Za-z0-9.-]{1,253}:" + PORT)
 ARG_RE = re.compile(r"[^\x00-\x1f\x7f]{1,200}")  # an argument passed to a command in the image: one line
 ABS_PATH_RE = re.compile(r"/[A-Za-z0-9._/+-]{0,500}")
 
@@ -58,7 +59,7 @@ SlurmName = Annotated[str, _matches(SLURM_NAME_RE, "a Slurm name (letters, digit
 Arg = Annotated[str, _matches(ARG_RE, "one line of at most 200 characters")]
 AbsPath = Annotated[str, _matches(ABS_PATH_RE, "an absolute path (letters, digits, '.', '_', '/', '+', '-')")]
 Runtime = Literal["pyxis", "enroot", "apptainer", "docker"]
-DockerHost = Annotated[str, _matches(DOCKER_HOST_RE, "a DOCKER_HOST (unix:///PATH or tcp://HOST:PORT)")]
+DockerHost = Annotated[str, _matches(DOCKER_HOST_RE, "a DOCKER_HOST (unix:///PATH or tcp://HOST:PORT, PORT 1-65535)")]
 
 
 def _bench(value: str) -> str:
@@ -100,7 +101,8 @@ class SlurmPlace(_Strict):
 class SshPlace(_Strict):
     """Hosts with a container runtime, reached with OpenSSH; keys come from the user's ssh-agent, never a file here."""
 
-    hosts: Annotated[list[Annotated[str, _matches(HOST_RE, "[USER@]HOST[:PORT]")]], Field(min_length=1, max_length=64)]
+    hosts: Annotated[list[Annotated[str, _matches(HOST_RE, "[USER@]HOST[:PORT] with PORT 1-65535")]],
+                     Field(min_length=1, max_length=64)]
     gpus: Annotated[int, Field(ge=0, le=64)] = 0
     container: Literal["apptainer", "docker"] = "docker"
     work_dir: AbsPath = "/tmp/ngc-paddle-gates"  # on the host: the job's folder, removed once its results are back

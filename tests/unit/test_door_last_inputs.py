@@ -1,0 +1,199 @@
+"""The last inputs a mutation run got through (issue 30): each one now ends in one line naming it (exit 2), or does
+the right thing (a quoted version is bumped as the diff says)."""
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ngc_common import bench_result
+from ngc_common.errors import InputError
+from ngc_paddle.errors import ManifestError
+from ngc_paddle.lock.check import mismatch
+from ngc_paddle.lock.model import read_lock
+from ngc_paddle.manifest import load_manifest
+from ngc_paddle.release.fleet import schema
+from ngc_paddle.release.new import create
+from tests.unit.fuzz_support import bench_result as result_fixture
+from tests.unit.test_door import REPO, run
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    shutil.copytree(REPO / "releases", tmp_path / "releases")
+    return tmp_path
+
+
+# ---- fleet files: an SSH port is 1-65535 --------------------------------------------------------------------
+
+def _fleet(tmp_path: Path, place: dict) -> schema.Fleet:
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"profiles": {"cpu": place}}))
+    return schema.load(path, REPO)
+
+
+@pytest.mark.parametrize("host", ["gpu01:99999", "ops@gpu01:0", "gpu01:65536", "gpu01:00022"])
+def test_an_ssh_port_outside_1_to_65535_is_refused(tmp_path: Path, host: str) -> None:
+    with pytest.raises(schema.FleetError) as caught:
+        _fleet(tmp_path, {"ssh": {"hosts": [host]}})
+    line = str(caught.value)
+    assert "profiles.cpu.ssh.hosts.0" in line and "PORT 1-65535" in line and "\n" not in line, line
+
+
+def test_ports_1_and_65535_are_taken_and_a_docker_host_port_is_bounded_too(tmp_path: Path) -> None:
+    fleet = _fleet(tmp_path, {"ssh": {"hosts": ["gpu01:1", "ops@gpu02:65535", "gpu03"]}})
+    assert fleet.profiles["cpu"].ssh.hosts == ["gpu01:1", "ops@gpu02:65535", "gpu03"]
+    with pytest.raises(schema.FleetError, match=r"docker_host.*PORT 1-65535"):
+        _fleet(tmp_path, {"ssh": {"hosts": ["gpu01"], "docker_host": "tcp://gpu01:70000"}})
+
+
+# ---- locks: a component's layer and each Debian package once --------------------------------------------------
+
+def _edited_lock(tree: Path, edit) -> Path:
+    path = tree / "releases" / "26.12-cpu.lock.json"
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def test_a_component_locked_in_another_layer_than_the_manifest_says_is_refused(tree: Path) -> None:
+    def move(data: dict) -> None:
+        entry = next(e for e in data["pip"] if e.get("component") == "paddle")
+        entry["layer"] = "suite"  # a layer of the flavor, but not the one the manifest puts Paddle in
+
+    path = _edited_lock(tree, move)
+    manifest = load_manifest(tree / "releases" / "26.12.yaml")
+    problem = mismatch(manifest, "cpu", read_lock(path))
+    assert problem is not None and problem.startswith("pip.paddlepaddle.layer: ") and "'suite'" in problem
+    assert f"'{manifest.flavors['cpu'].components['paddle'].layer}'" in problem
+    code, err = run("--root", str(tree), "manifest", "check", "26.12")
+    assert code == 2 and "pip.paddlepaddle.layer" in err and "fix: run 'ngc-paddle lock" in err
+
+
+@pytest.mark.parametrize("field", ["debian", "base"])
+def test_a_lock_listing_one_debian_package_twice_is_refused(tree: Path, field: str) -> None:
+    def twice(data: dict) -> None:
+        entries = data["debian"] if field == "debian" else data["base"]["packages"]
+        entries.append({**entries[0], "version": entries[0]["version"] + "+other1"})
+
+    path = _edited_lock(tree, twice)
+    with pytest.raises(ManifestError) as caught:
+        read_lock(path)
+    line = str(caught.value)
+    assert "twice" in line and "+other1" in line and "\n" not in line and "fix: " in line, line
+
+
+# ---- release new: the version as the loader reads it, whatever the quoting ------------------------------------
+
+def test_release_new_bumps_quoted_versions_and_takes_a_single_quoted_release(tree: Path) -> None:
+    path = tree / "releases" / "26.12.yaml"
+    text = path.read_text()
+    text = text.replace('release: "26.12"', "release: '26.12'")
+    text = text.replace("package: pytest, version: 9.0.3,", 'package: pytest, version: "9.0.3",')
+    text = text.replace("package: PyYAML, version: 6.0.4,", "package: 'PyYAML', version: '6.0.4',")
+    assert "release: '26.12'" in text and '"9.0.3"' in text and "'6.0.4'" in text
+    path.write_text(text)
+    assert load_manifest(path).release == "26.12"  # what manifest check accepts, release new takes
+    lookup = {"pytest": "9.1.0", "PyYAML": "7.0", "paddlepaddle": "3.4.0"}
+    new_path, diff, proposals = create("27.01", "26.12", tree, lookup=lambda p, i, py: lookup.get(p),
+                                       say=lambda _l: None)
+    new = load_manifest(new_path)
+    suite = new.flavors["cpu"].components
+    assert new.release == "27.01" and "release: '27.01'" in new_path.read_text()
+    assert suite["pytest"].version == "9.1.0" and suite["pyyaml"].version == "7.0"  # "7.0" stays a string
+    assert suite["paddle"].version == "3.4.0"
+    assert 'package: pytest, version: "9.1.0",' in diff and "version: '7.0'" in diff
+    reported = {p.package: p.new for p in proposals if p.new != p.old}
+    assert reported == {"pytest": "9.1.0", "PyYAML": "7.0", "paddlepaddle": "3.4.0"}
+
+
+def test_release_new_that_cannot_write_a_bump_says_so_instead_of_reporting_it(tree: Path) -> None:
+    path = tree / "releases" / "26.12.yaml"
+    text = path.read_text().replace("package: pytest, version: 9.0.3,", "package: pytest, version: !!str 9.0.3,")
+    path.write_text(text)
+    with pytest.raises(ManifestError, match=r"components \(pytest\): could not move version 9.0.3 to 9.1.0"):
+        create("27.01", "26.12", tree, lookup=lambda p, i, py: {"pytest": "9.1.0"}.get(p), say=lambda _l: None)
+    assert not (tree / "releases" / "27.01.yaml").exists()
+
+
+def test_release_new_from_itself_is_refused(tree: Path) -> None:
+    code, err = run("--root", str(tree), "release", "new", "26.12", "--from", "26.12", "--dry-run")
+    assert code == 2 and "cannot start from itself" in err and err.count("\n") == 1
+
+
+# ---- empty strings where a name is needed -------------------------------------------------------------------
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["manifest", "show", "26.12", "--flavor", ""], "--flavor"),
+    (["manifest", "show", ""], "RELEASE"),
+    (["scan", "ngc-paddle:26.12-cpu", "--today", ""], "--today"),
+    (["build", "--flavor", ""], "--flavor"),
+    (["release", "new", "27.01", "--from", " "], "--from"),
+    (["lock", "26.12", "--flavor", "cpu", "--flavor", ""], "--flavor"),
+])
+def test_an_empty_argument_is_refused_naming_it(tree: Path, argv: list[str], named: str) -> None:
+    code, err = run("--root", str(tree), *argv)
+    assert code == 2 and err.startswith(f"error: {named}: (argument): is empty; fix: ") and err.count("\n") == 1, err
+
+
+# ---- manifest check on nothing ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("make_folder", [True, False])
+def test_manifest_check_with_no_manifests_is_an_error(tmp_path: Path, make_folder: bool) -> None:
+    if make_folder:
+        (tmp_path / "releases").mkdir()
+    code, err = run("--root", str(tmp_path), "manifest", "check")
+    assert code == 2 and "holds no release manifest" in err and err.count("\n") == 1, err
+
+
+# ---- the baseline reader: no deep nesting, no renamed keys ----------------------------------------------------
+
+GOOD = result_fixture("rn50")
+
+
+def _baseline(tmp_path: Path, edit) -> Path:
+    data = copy.deepcopy(GOOD)
+    edit(data["results"])
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _nest(results: dict) -> None:
+    node = results["train"]["fp32"]
+    for _ in range(40):
+        node["deeper"] = {}
+        node = node["deeper"]
+
+
+def _rename(parent_path: tuple[str, ...], old: str, new: str):
+    def edit(results: dict) -> None:
+        parent = results
+        for key in parent_path:
+            parent = parent[key]
+        parent[new] = parent.pop(old)
+    return edit
+
+
+@pytest.mark.parametrize(("edit", "field", "what"), [
+    (_nest, "results", "nests deeper than 8 levels"),
+    (_rename(("train", "fp32"), "ips", "ipz"), "results.train.fp32", "has no 'ips'"),
+    (_rename(("train",), "fp32", "fp23"), "results.train.fp23", "not a training precision"),
+    (_rename(("infer", "paddle-inference", "fp32"), "bs1", "bsone"), "results.infer.paddle-inference.fp32.bsone",
+     "not a batch size"),
+    (_rename(("infer", "paddle-inference"), "fp32", "fp-32"), "results.infer.paddle-inference.fp-32",
+     "not an inference precision"),
+    (_rename(("infer", "paddle-inference", "fp32", "bs8"), "ips", "IPS"), "results.infer.paddle-inference.fp32.bs8",
+     "has no 'ips'"),
+])
+def test_the_baseline_reader_refuses_deep_nesting_and_renamed_keys(tmp_path: Path, edit, field: str,
+                                                                   what: str) -> None:
+    bench_result.read_baseline(_baseline(tmp_path, lambda r: None), "rn50")  # the fixture itself is a baseline
+    with pytest.raises(InputError) as caught:
+        bench_result.read_baseline(_baseline(tmp_path, edit), "rn50")
+    line = str(caught.value)
+    assert f": {field}: " in line and what in line and "\n" not in line and "fix: " in line, line
