@@ -130,12 +130,21 @@ def run_once(image: str, model: str, variant: str, args: list[str], work: Path, 
     seconds = time.monotonic() - start
     found = sorted(out.glob("out/*/result.json"))
     result = json.loads(found[-1].read_text()) if found else {}
-    cpu = {g["metric"]: (g["status"], g["measured"]) for g in result.get("gates", []) if g["profile"] == "cpu"}
+    cpu = cpu_verdicts(result.get("gates", []))
     verdict = result.get("verdict")
     tail = [] if found else f"{proc.stdout or ''}{proc.stderr or ''}".strip().splitlines()[-1:]
     return {"model": model, "variant": variant, "isa": isa, "cpu_kind": result.get("config", {}).get("cpu_kind"),
             "verdict": verdict, "exit": proc.returncode, "seconds": seconds, "gates": cpu,
             "reasons": result.get("verdict_reasons", []) or tail, "outcome": outcome(variant, verdict)}
+
+
+def cpu_verdicts(verdicts: list[dict]) -> dict[str, tuple[str, float | None]]:
+    """Per metric, the status and figure of the CPU floor that applied (one per metric and CPU kind: the floors of
+    other kinds are N/A and shown only where none applied)."""
+    out: dict[str, tuple[str, float | None]] = {}
+    for verdict in sorted((v for v in verdicts if v["profile"] == "cpu"), key=lambda v: v["status"] != "N/A"):
+        out[verdict["metric"]] = (verdict["status"], verdict["measured"])  # an applied floor is written last: kept
+    return out
 
 
 def markdown(runs: list[dict], options: argparse.Namespace, skipped: list[str]) -> str:

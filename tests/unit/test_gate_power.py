@@ -40,6 +40,15 @@ def test_a_slowed_phase_must_fail_its_own_gate_and_pass_the_other() -> None:
                                     ("k", infer): {"runs": 3, "false fail": 1, "miss": 1}}
 
 
+def test_the_floor_of_the_runs_own_cpu_kind_is_the_one_counted() -> None:
+    metric = "train.fp32.efficiency_paddle"
+    verdicts = [{"profile": "cpu", "metric": metric, "status": "FAIL", "measured": 0.3},  # this kind's floor
+                {"profile": "cpu", "metric": metric, "status": "N/A", "measured": 0.3},  # another kind's
+                {"profile": "relative", "metric": "train.summary.loss_finite", "status": "PASS", "measured": 1}]
+    assert power.cpu_verdicts(verdicts) == {metric: ("FAIL", 0.3)}
+    assert power.cpu_verdicts(verdicts[1:]) == {metric: ("N/A", 0.3)}
+
+
 def test_bad_input_is_one_line_and_exit_2(capsys) -> None:
     assert power.main(["img", "--models", "nope", "--no-record"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
