@@ -1,6 +1,6 @@
 """What counts as a private key, a credential or a token: the one set of patterns of the hygiene checks and the gate.
 
-Used by the scan gate (ngc_paddle/scan/layer_checks.py, over every layer of `docker save`) and by the
+Used by the scan gate (ngc_paddle/scan/checks/layer_checks.py, over every layer of `docker save`) and by the
 in-image validation probe (validation/probes/fs_scan.py, which runs with the image's Python: inside the
 image there is no ngc_paddle package, but ngc_common is installed). Standard library only, for that reason.
 The setuid allowlist and the known key fixtures are data in security/policy.yaml, read by both too.

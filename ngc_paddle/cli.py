@@ -122,7 +122,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_scan(args: argparse.Namespace) -> int:
     from datetime import date
 
-    from ngc_paddle.scan import gate, sources
+    from ngc_paddle.scan import gate
+    from ngc_paddle.scan.vulnerabilities import sources
 
     root = Path(args.root).resolve()
     image = args.image
@@ -156,7 +157,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_osv_import(args: argparse.Namespace) -> int:
-    from ngc_paddle.scan import osv_import, sources
+    from ngc_paddle.scan.vulnerabilities import osv_import, sources
 
     root = Path(args.root).resolve()
     into = Path(args.into) if args.into else sources.default_osv_dir(root)

@@ -1,1 +1,2 @@
-"""The security scan gate: SBOM, vulnerabilities, secrets and hardening checks, and a policy."""
+"""The security scan gate: the image read (source/), checked (checks/, vulnerabilities/), judged and reported here.
+Here: gate.py (imports every stage), sbom.py, and findings.py and policy.py, which every stage may import."""

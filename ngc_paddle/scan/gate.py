@@ -20,11 +20,14 @@ from ngc_paddle import outputs
 from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.fields import IMAGE_REF_RE
 from ngc_paddle.flavor import ResolvedFlavor
-from ngc_paddle.scan import freshness, image_checks, layer_checks, layer_source, policy, sbom, sources, vulnerabilities
+from ngc_paddle.scan import policy, sbom
+from ngc_paddle.scan.checks import image_checks, layer_checks
+from ngc_paddle.scan.checks.layer_cache import LayerCache, default_folder
+from ngc_paddle.scan.checks.layer_facts import LayerFacts, scan_layer
 from ngc_paddle.scan.findings import Finding, dedupe, severity_rank
-from ngc_paddle.scan.layer_cache import LayerCache, default_folder
-from ngc_paddle.scan.layer_facts import LayerFacts, scan_layer
-from ngc_paddle.scan.saved_image import Layer
+from ngc_paddle.scan.source import layer_source
+from ngc_paddle.scan.source.saved_image import Layer
+from ngc_paddle.scan.vulnerabilities import freshness, scanners, sources
 
 HADOLINT_LEVEL = {"error": "HIGH", "warning": "MEDIUM", "info": "LOW", "style": "LOW"}
 
@@ -65,7 +68,7 @@ def waiver_line(report: dict) -> str:
 
 
 def hadolint_findings(root: Path) -> list[Finding]:
-    binary = vulnerabilities.tool_binary("hadolint")
+    binary = scanners.tool_binary("hadolint")
     files = [str(p.relative_to(root)) for p in [root / "Dockerfile", *sorted(root.glob("layers/*/Dockerfile"))]
              if p.exists()]
     if binary is None or not files:
@@ -138,8 +141,8 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
     today = today or datetime.now(UTC).date()
     external: list[Finding] = []
     for kind, path in reports:  # read given reports first: a corrupt one is bad input, before any work
-        external += vulnerabilities.read_trivy(path) if kind == "trivy" else vulnerabilities.read_grype(path)
-    advisories = vulnerabilities.load_osv(osv_dir) if osv_dir else []
+        external += scanners.read_trivy(path) if kind == "trivy" else scanners.read_grype(path)
+    advisories = scanners.load_osv(osv_dir) if osv_dir else []
     outputs.ensure_folder(output)
     timings: dict[str, float] = {}  # seconds per phase, in the report and for perf/scan/bench_gate.py
     start = time.perf_counter()
@@ -152,7 +155,7 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             # trivy reads the same image (the registry reference, or the saved tar) in its own process while
             # this one reads the layers (two cores busy instead of one after the other); the thread only waits.
             cache = sources.trivy_cache()  # where an air-gapped host keeps a pre-populated database
-            trivy_job = pool.submit(_timed, timings, "trivy", vulnerabilities.run_trivy,
+            trivy_job = pool.submit(_timed, timings, "trivy", scanners.run_trivy,
                                     source.reference or getattr(source, "path", None), cache, db_repository,
                                     Path(tmp) / "trivy.json")
             mark = time.perf_counter()
@@ -182,16 +185,16 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             trivy_report, scanned = trivy_job.result()
             timings["trivy_wait"] = time.perf_counter() - mark  # trivy's time beyond the layer walk
             if trivy_report:
-                findings += name_trivy_layers(vulnerabilities.read_trivy(trivy_report), source.layers)
+                findings += name_trivy_layers(scanners.read_trivy(trivy_report), source.layers)
                 say(f"    trivy: {scanned} scanners")
             else:
                 say(f"    trivy: {scanned}")
-            grype_report = vulnerabilities.run_grype(image, Path(tmp) / "grype.json")
+            grype_report = scanners.run_grype(image, Path(tmp) / "grype.json")
             if grype_report:
-                findings += vulnerabilities.read_grype(grype_report)
+                findings += scanners.read_grype(grype_report)
         findings += external
         if advisories:
-            findings += vulnerabilities.match_osv(packages, advisories, distro)
+            findings += scanners.match_osv(packages, advisories, distro)
             say(f"    OSV: {len(advisories)} advisories matched against {len(packages)} packages "
                 f"(distribution records of {distro.osv_ecosystem if distro else '? (unknown release: none)'} only)")
         looked = [sources.trivy_db(cache, scanned, db_repository), sources.grype_db(grype_report is not None),

@@ -15,8 +15,8 @@ from pathlib import Path
 from debian import deb822
 
 from ngc_paddle import engine
-from ngc_paddle.scan import freshness
-from ngc_paddle.scan.inventory import DPKG_STATUS, Package
+from ngc_paddle.scan.source.inventory import DPKG_STATUS, Package
+from ngc_paddle.scan.vulnerabilities import freshness
 
 
 def image_packages(image: str) -> tuple[list[Package], dict]:

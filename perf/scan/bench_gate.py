@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 from ngc_common.exit_codes import ExitCode  # noqa: E402
 from ngc_paddle import engine  # noqa: E402
-from ngc_paddle.scan.vulnerabilities import tool_binary  # noqa: E402  (the trivy the gate itself runs)
+from ngc_paddle.scan.vulnerabilities.scanners import tool_binary  # noqa: E402  (the trivy the gate itself runs)
 from perf.measurements import record  # noqa: E402
 
 PHASES = ("fetch", "save", "layers", "checks", "sbom", "freshness", "trivy", "trivy_wait", "hadolint", "report")

@@ -8,8 +8,8 @@ import pytest
 from debian import deb822
 from debian.debian_support import Version
 
-from ngc_paddle.scan import freshness
-from ngc_paddle.scan.inventory import DPKG_STATUS, Package
+from ngc_paddle.scan.source.inventory import DPKG_STATUS, Package
+from ngc_paddle.scan.vulnerabilities import freshness
 from tests.integration.conftest import REPO, Built, docker, run_cli
 
 CA = "/etc/ssl/certs/ca-certificates.crt"

@@ -12,8 +12,8 @@ from ngc_paddle.lock.check import lock_status
 from ngc_paddle.lock.layer_args import layer_args, source_date_epoch
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release.stages.notes import load_record, notes_text
-from ngc_paddle.scan import drift
-from ngc_paddle.scan.osv_import import OsvImportError, import_zip
+from ngc_paddle.scan.checks import drift
+from ngc_paddle.scan.vulnerabilities.osv_import import OsvImportError, import_zip
 from tests.unit.fuzz_support import REPO, Reader, json_bytes, register
 
 MANIFEST = REPO / "releases" / "26.12.yaml"

@@ -5,8 +5,8 @@ import stat
 import tarfile
 from dataclasses import dataclass
 
-from ngc_paddle.scan.layer_facts import LayerFacts, scan_layer
-from ngc_paddle.scan.saved_image import CAPABILITY_HEADER, Layer
+from ngc_paddle.scan.checks.layer_facts import LayerFacts, scan_layer
+from ngc_paddle.scan.source.saved_image import CAPABILITY_HEADER, Layer
 
 
 @dataclass

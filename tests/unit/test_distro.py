@@ -12,9 +12,10 @@ from ngc_paddle.distro import Distro, from_base_image, from_image_manifest, from
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.resolve import image_manifest
 from ngc_paddle.release.stages.notes import notes_text, support_matrix
-from ngc_paddle.scan import sbom, sources
-from ngc_paddle.scan.inventory import Package
-from ngc_paddle.scan.vulnerabilities import match_osv
+from ngc_paddle.scan import sbom
+from ngc_paddle.scan.source.inventory import Package
+from ngc_paddle.scan.vulnerabilities import sources
+from ngc_paddle.scan.vulnerabilities.scanners import match_osv
 
 FOCAL = Distro("ubuntu", "20.04")
 BOOKWORM = Distro("debian", "12")

@@ -16,8 +16,9 @@ import pytest
 
 from ngc_paddle.manifest.loader import load_manifest
 from ngc_paddle.manifest.schema import Source
-from ngc_paddle.scan import freshness, policy
-from ngc_paddle.scan.inventory import Package
+from ngc_paddle.scan import policy
+from ngc_paddle.scan.source.inventory import Package
+from ngc_paddle.scan.vulnerabilities import freshness
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = {"architecture": "amd64", "config": {"Labels": {"ngc-paddle.release": "26.12", "ngc-paddle.flavor": "cpu"}}}

@@ -7,11 +7,11 @@ import stat
 import pytest
 
 from ngc_common import secret_patterns as patterns
-from ngc_paddle.scan import capabilities, layer_checks
+from ngc_paddle.scan.checks import capabilities, layer_checks
 from ngc_paddle.scan.policy import Policy, PolicyError, load
-from ngc_paddle.scan.report_models import TrivySecret
-from ngc_paddle.scan.saved_image import Entry, Layer, layer_names, split_build_args, step_text
-from ngc_paddle.scan.vulnerabilities import config_place
+from ngc_paddle.scan.source.saved_image import Entry, Layer, layer_names, split_build_args, step_text
+from ngc_paddle.scan.vulnerabilities.report_models import TrivySecret
+from ngc_paddle.scan.vulnerabilities.scanners import config_place
 from tests.unit.layer_tars import Member, facts
 
 KEY = (b"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"

@@ -18,7 +18,7 @@ import yaml
 
 from benchmarks.harness import cli as bench_cli
 from benchmarks.harness import gates as bench_gates
-from benchmarks.rn50.__main__ import SPEC as RN50_SPEC
+from benchmarks.rn50.spec import SPEC as RN50_SPEC
 from ngc_common import bench_result as result_schema
 from ngc_paddle import cli
 from ngc_paddle.errors import ManifestError, NgcPaddleError
@@ -27,7 +27,7 @@ from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.scan import gate, policy
 from ngc_paddle.scan.findings import Finding, dedupe
-from ngc_paddle.scan.vulnerabilities import ReportError, load_osv, read_grype, read_trivy
+from ngc_paddle.scan.vulnerabilities.scanners import ReportError, load_osv, read_grype, read_trivy
 from tests.unit.fuzz_support import assert_one_line, bench_result, time_bound
 
 REPO = Path(__file__).resolve().parents[2]
@@ -300,7 +300,7 @@ def test_scan_that_fails_late_keeps_the_previous_outputs(tmp_path: Path, monkeyp
 
     monkeypatch.setattr(gate.layer_source, "open_image", lambda image, work, say: (NoLayers(), "docker save"))
     monkeypatch.setattr(gate.layer_checks, "scan_config", lambda image, layers: [])
-    monkeypatch.setattr(gate.vulnerabilities, "run_trivy", trivy_fails)
+    monkeypatch.setattr(gate.scanners, "run_trivy", trivy_fails)
     with pytest.raises(NgcPaddleError, match="trivy failed"):
         gate.run("ngc-paddle:26.12-cpu", out, REPO / "security/policy.yaml", None, [], root=tmp_path,
                  say=lambda line: None)

@@ -12,7 +12,7 @@ from ngc_paddle.image_build.pipeline import PROGRESS_LINE
 from ngc_paddle.layers import LAYER_ORDER, TOP_LAYER
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.schema import LayerName
-from ngc_paddle.scan.saved_image import layer_names
+from ngc_paddle.scan.source.saved_image import layer_names
 
 
 def test_the_schema_accepts_exactly_the_layers_of_layers_py(current_manifest_data, write_manifest) -> None:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from benchmarks.harness import cli as bench_cli_module
 from benchmarks.harness import gates
-from benchmarks.rn50.__main__ import SPEC as RN50_SPEC
+from benchmarks.rn50.spec import SPEC as RN50_SPEC
 from ngc_common import bench_result as result_file
 from ngc_common.errors import InputError
 from ngc_common.exit_codes import ExitCode
@@ -32,8 +32,8 @@ from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.release.state_file import State
 from ngc_paddle.scan import policy
 from ngc_paddle.scan.findings import dedupe
-from ngc_paddle.scan.inventory import Package
-from ngc_paddle.scan.vulnerabilities import load_osv, match_osv, read_grype, read_trivy
+from ngc_paddle.scan.source.inventory import Package
+from ngc_paddle.scan.vulnerabilities.scanners import load_osv, match_osv, read_grype, read_trivy
 from tests.unit import fuzz_readers  # noqa: F401  (registers the lock, the notes' record, OSV's export)
 from tests.unit.fuzz_support import (
     FUZZ,

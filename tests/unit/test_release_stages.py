@@ -36,7 +36,7 @@ from ngc_paddle.release.stages import (
     validate,
 )
 from ngc_paddle.release.stages import gates as fleet_gates
-from ngc_paddle.scan import sources
+from ngc_paddle.scan.vulnerabilities import sources
 from tests.unit.attest_support import no_signing
 from tests.unit.fuzz_support import bench_result
 

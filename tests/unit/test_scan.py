@@ -8,8 +8,8 @@ import pytest
 from ngc_paddle.distro import Distro
 from ngc_paddle.scan import policy
 from ngc_paddle.scan.findings import Finding, dedupe
-from ngc_paddle.scan.inventory import Package
-from ngc_paddle.scan.vulnerabilities import ReportError, load_osv, match_osv, read_grype, read_trivy
+from ngc_paddle.scan.source.inventory import Package
+from ngc_paddle.scan.vulnerabilities.scanners import ReportError, load_osv, match_osv, read_grype, read_trivy
 
 DEBIAN_12 = Distro("debian", "12")
 
@@ -124,7 +124,7 @@ def test_saved_image_layers_are_read_in_manifest_order_not_archive_order(tmp_pat
     import json
     import tarfile
 
-    from ngc_paddle.scan.saved_image import SavedImage
+    from ngc_paddle.scan.source.saved_image import SavedImage
 
     def layer(path: str, text: str) -> bytes:
         buf = io.BytesIO()
@@ -156,7 +156,7 @@ def test_a_save_the_disk_cannot_hold_is_refused_before_it_starts(tmp_path: Path,
 
     from ngc_paddle import engine
     from ngc_paddle.errors import NgcPaddleError
-    from ngc_paddle.scan import saved_image
+    from ngc_paddle.scan.source import saved_image
 
     calls = []
 

@@ -17,10 +17,11 @@ import pytest
 from ngc_common import secret_patterns as patterns
 from ngc_paddle.lock.model import read_lock
 from ngc_paddle.manifest.schema import RuntimeUser
-from ngc_paddle.scan import accounts, archives, drift, gate, hooks, image_checks, layer_checks
-from ngc_paddle.scan.inventory import Package
-from ngc_paddle.scan.layer_cache import LayerCache
+from ngc_paddle.scan import gate
+from ngc_paddle.scan.checks import accounts, archives, drift, hooks, image_checks, layer_checks
+from ngc_paddle.scan.checks.layer_cache import LayerCache
 from ngc_paddle.scan.policy import Policy, load
+from ngc_paddle.scan.source.inventory import Package
 from tests.unit.layer_tars import Member, facts, layer
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from ngc_common import secret_patterns as patterns
-from ngc_paddle.scan import gate, layer_checks, vulnerabilities
-from ngc_paddle.scan.saved_image import SavedImage
+from ngc_paddle.scan import gate
+from ngc_paddle.scan.checks import layer_checks
+from ngc_paddle.scan.source.saved_image import SavedImage
+from ngc_paddle.scan.vulnerabilities import scanners
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,7 +102,7 @@ def test_trivy_reads_the_saved_archive_while_the_layers_are_walked(tmp_path: Pat
         return real_scan_config(image, layers)
 
     monkeypatch.setattr(gate.layer_source, "open_image", fake_open)
-    monkeypatch.setattr(vulnerabilities, "run_trivy", fake_trivy)
+    monkeypatch.setattr(scanners, "run_trivy", fake_trivy)
     monkeypatch.setattr(layer_checks, "scan_config", scan_config_after_the_walk)
     report = gate.run("ngc-paddle:26.12-cpu", tmp_path / "out", REPO / "security/policy.yaml", None, [],
                       root=tmp_path, say=lambda line: None)

@@ -11,10 +11,11 @@ import pytest
 
 from ngc_paddle.distro import Distro
 from ngc_paddle.release.stages import scan as scan_stage
-from ngc_paddle.scan import gate, osv_import, policy, sources
-from ngc_paddle.scan.inventory import Inventory, Package
-from ngc_paddle.scan.saved_image import SavedImage
-from ngc_paddle.scan.vulnerabilities import load_osv, match_osv
+from ngc_paddle.scan import gate, policy
+from ngc_paddle.scan.source.inventory import Inventory, Package
+from ngc_paddle.scan.source.saved_image import SavedImage
+from ngc_paddle.scan.vulnerabilities import osv_import, sources
+from ngc_paddle.scan.vulnerabilities.scanners import load_osv, match_osv
 
 DEBIAN_12 = Distro("debian", "12")
 

@@ -115,3 +115,50 @@ def test_the_docker_detector_sees_each_form() -> None:
     flagged = [node for node in ast.walk(ast.parse(code)) if _runs_docker(node)]
     lines = sorted({node.lineno for node in flagged})
     assert lines == [1, 2, 3, 4]
+
+
+# The scan gate's stages, bottom first (a folder of ngc_paddle/scan/ or one of its top modules): the image's bytes
+# and the finding shape; the policy; what is checked and the vulnerabilities found; the gate that judges them all.
+SCAN = PACKAGE / "scan"
+SCAN_STAGES: tuple[tuple[str, ...], ...] = (
+    ("source", "findings"),
+    ("policy",),
+    ("checks", "vulnerabilities", "sbom"),
+    ("gate",),
+)
+SCAN_RANK = {stage: rank for rank, stages in enumerate(SCAN_STAGES) for stage in stages}
+
+
+def _scan_stage(module: str) -> str | None:
+    pieces = module.split(".")
+    return pieces[2] if pieces[:2] == ["ngc_paddle", "scan"] and len(pieces) > 2 else None
+
+
+def test_every_scan_stage_has_its_rank_and_says_what_it_holds() -> None:
+    stages = {p.stem if p.is_file() else p.name for p in SCAN.iterdir()
+              if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())}
+    assert stages == set(SCAN_RANK), f"add {sorted(stages - set(SCAN_RANK))} to SCAN_STAGES"
+    for folder in [SCAN, *(SCAN / s for s in stages if (SCAN / s).is_dir())]:
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text())) or ""
+        assert len(doc.splitlines()) == 2, f"{folder.relative_to(REPO)}/__init__.py: say what it holds and may import"
+
+
+def test_scan_stages_import_only_the_stages_below() -> None:
+    wrong = []
+    for path in sorted(SCAN.rglob("*.py")):
+        rel = path.relative_to(SCAN)
+        source = rel.parts[0].removesuffix(".py")
+        if source == "__init__":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = ([f"{node.module}.{a.name}" for a in node.names] if node.module == "ngc_paddle.scan"
+                           else [node.module])
+            elif isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                continue
+            for stage in filter(None, map(_scan_stage, targets)):
+                if stage != source and SCAN_RANK[stage] >= SCAN_RANK[source]:
+                    wrong.append(f"scan/{rel}:{node.lineno}: {source} imports {stage}")
+    assert wrong == []

@@ -16,7 +16,7 @@ from pathlib import Path
 from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.release.stages import Built, Outcome, Step, digest, file_digest
 from ngc_paddle.scan import gate as scan_gate
-from ngc_paddle.scan import sources
+from ngc_paddle.scan.vulnerabilities import sources
 
 NAME = "scan"
 HEADLINE_STATUS = {"BLOCKED": "failed", "NOT RUN": "not proven", "PASS": "passed"}

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ngc_common.secret_patterns import dpkg_names
 from ngc_paddle.scan.findings import Finding
-from ngc_paddle.scan.saved_image import Layer
+from ngc_paddle.scan.source.inventory import record_hash
+from ngc_paddle.scan.source.saved_image import Layer
 
 BASE = "base"  # the name saved_image gives an image's imported first layer
 
@@ -79,8 +80,6 @@ def check(hooks: dict[str, tuple[bytes | None, Layer]], dpkg_md5: dict[str, str]
     it; `own`: this repository's parts (own_parts); `skel`: the image's /etc/skel files by name (useradd copies
     them into a new home). The base layer's hooks are the distribution's own (its maintainer scripts write
     /etc/profile, /root/.bashrc, which dpkg does not track), and so is a hook with nothing in it."""
-    from ngc_paddle.scan.layer_facts import record_hash
-
     findings = []
     for path, (content, layer) in sorted(hooks.items()):
         if content is None:

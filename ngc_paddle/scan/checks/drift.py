@@ -24,7 +24,7 @@ from packaging.version import Version as PyVersion
 
 from ngc_paddle.lock.model import Lock
 from ngc_paddle.scan.findings import Finding
-from ngc_paddle.scan.inventory import Package
+from ngc_paddle.scan.source.inventory import Package
 
 DEBIAN_PYTHON = ("/usr/lib/python3/", "/usr/lib/python3.")
 SITE_DIRS = ("site-packages", "dist-packages")

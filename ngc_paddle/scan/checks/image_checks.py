@@ -17,12 +17,12 @@ from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.lock.check import lock_status
 from ngc_paddle.lock.model import Lock
 from ngc_paddle.manifest.schema import Manifest, RuntimeUser
-from ngc_paddle.scan import accounts, drift, hooks
+from ngc_paddle.scan.checks import accounts, drift, hooks
+from ngc_paddle.scan.checks.layer_facts import LayerFacts
 from ngc_paddle.scan.findings import Finding
-from ngc_paddle.scan.freshness import Unavailable, release_manifest
-from ngc_paddle.scan.inventory import Inventory
-from ngc_paddle.scan.layer_facts import LayerFacts
-from ngc_paddle.scan.saved_image import Layer
+from ngc_paddle.scan.source.image_release import UnknownRelease, release_manifest
+from ngc_paddle.scan.source.inventory import Inventory
+from ngc_paddle.scan.source.saved_image import Layer
 
 MD5SUMS = "/var/lib/dpkg/info/"
 LAYER_LABEL = "ngc-paddle.layer"  # which build layer an image of ours is (ngc_paddle/image_build/bakefile.py)
@@ -99,7 +99,7 @@ def release_of(config: dict, image_manifest: dict | None, root: Path, resolved: 
     labels = (config.get("config") or {}).get("Labels") or {}
     try:
         manifest, flavor = release_manifest(labels, image_manifest, root, {})
-    except Unavailable as exc:
+    except UnknownRelease as exc:
         return Release(why_no_lock=str(exc))
     upto = _layers_upto(manifest, flavor, labels)
     try:

@@ -21,8 +21,10 @@ from dataclasses import asdict, dataclass, field
 from typing import IO
 
 from ngc_common import secret_patterns as patterns
-from ngc_paddle.scan import accounts, archives, hooks, inventory
-from ngc_paddle.scan.saved_image import Entry, Layer, entry_of
+from ngc_paddle.scan.checks import accounts, archives, hooks
+from ngc_paddle.scan.source import inventory
+from ngc_paddle.scan.source.inventory import record_hash
+from ngc_paddle.scan.source.saved_image import Entry, Layer, entry_of
 
 SMALL = 256 * 1024  # files up to this size are read whole; larger ones in chunks
 CAPTURE_LIMIT = 4 * 1024 * 1024  # a captured file (dpkg status, RECORD, hooks) larger than this keeps no content
@@ -36,11 +38,6 @@ def captured(path: str) -> bool:
     return (inventory.wants_content(path, 0) or (path.startswith("/var/lib/dpkg/info/") and path.endswith(".md5sums"))
             or (".dist-info/" in path and path.endswith(DIST_INFO_FILES)) or accounts.wants(path)
             or hooks.wants(path) or path.startswith("/etc/skel/"))
-
-
-def record_hash(digest: bytes) -> str:
-    """A sha256 as a wheel's RECORD writes it (urlsafe base64, no padding)."""
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 @dataclass

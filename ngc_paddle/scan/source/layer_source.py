@@ -26,11 +26,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from isal import igzip
-
 from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError, ToolchainError
-from ngc_paddle.scan.saved_image import ImageConfig, Layer, SavedImage, image_layers
+from ngc_paddle.scan.source.layer_tar import layer_tar
+from ngc_paddle.scan.source.saved_image import ImageConfig, Layer, SavedImage, image_layers, save
 
 REGISTRY_ENV = "NGC_PADDLE_SCAN_REGISTRY"
 DEFAULT_REGISTRY = "127.0.0.1:5000"
@@ -41,43 +40,6 @@ MANIFEST_TYPES = ("application/vnd.oci.image.manifest.v1+json", "application/vnd
 MAX_DOCUMENT = 4 * 1024 * 1024  # a manifest or config is a few kB
 TIMEOUT_S = 60
 PUSHED = re.compile(r"digest: (sha256:[0-9a-f]{64})")
-GZIP_MAGIC, ZSTD_MAGIC = b"\x1f\x8b", b"\x28\xb5\x2f\xfd"
-
-
-class ForwardReader(io.RawIOBase):
-    """A read-only stream that can seek forward (by reading and dropping) but never back: what tarfile's random
-    access mode needs to skip the contents nobody reads, over a stream that cannot seek (a gzip or HTTP body)."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream, self._pos = stream, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def read(self, size: int = -1) -> bytes:
-        data = self._stream.read(size)
-        self._pos += len(data)
-        return data
-
-    def readinto(self, buffer) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        target = offset if whence == io.SEEK_SET else self._pos + offset if whence == io.SEEK_CUR else None
-        if target is None or target < self._pos:
-            raise io.UnsupportedOperation("a layer stream only seeks forward")
-        while self._pos < target:
-            if not self.read(min(target - self._pos, 1 << 20)):
-                break
-        return self._pos
 
 
 class DigestReader(io.RawIOBase):
@@ -108,23 +70,6 @@ class DigestReader(io.RawIOBase):
         if found != self._digest:
             raise NgcPaddleError(f"{self._where}: the blob read is {found[:19]}, not {self._digest[:19]}; fix: scan "
                                  "again (the registry's storage may be damaged)")
-
-
-def layer_tar(blob: IO[bytes], where: str) -> tarfile.TarFile:
-    """A layer blob (gzip-compressed or plain tar) opened for reading entry by entry, forward only."""
-    buffered = io.BufferedReader(blob, 1 << 20)  # type: ignore[arg-type]
-    magic = buffered.peek(4)[:4]
-    if magic.startswith(GZIP_MAGIC):
-        stream: IO[bytes] = igzip.IGzipFile(fileobj=buffered, mode="rb")  # ISA-L: twice zlib's speed here
-    elif magic == ZSTD_MAGIC:
-        raise NgcPaddleError(f"{where}: a zstd-compressed layer, which the gate cannot read; fix: build with gzip "
-                             "layers (the default) or set NGC_PADDLE_SCAN_REGISTRY=save")
-    else:
-        stream = buffered
-    try:
-        return tarfile.open(fileobj=ForwardReader(stream), mode="r:")  # type: ignore[arg-type]
-    except tarfile.TarError as exc:
-        raise NgcPaddleError(f"{where}: not a layer tar ({exc}); fix: rebuild the image") from None
 
 
 class RegistryImage(ImageConfig):
@@ -219,6 +164,4 @@ def open_image(image: str, work: Path, say=print) -> tuple[RegistryImage | Saved
             return RegistryImage(image, registry, say), f"registry {registry}"
         except ToolchainError as exc:
             say(f"    no layer registry ({exc}); saving the image instead")
-    from ngc_paddle.scan.saved_image import save
-
     return SavedImage(save(image, work / "image.tar")), "docker save"

@@ -48,13 +48,11 @@ from packaging.version import InvalidVersion
 from packaging.version import Version as PyVersion
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ngc_paddle.errors import ManifestError
 from ngc_paddle.flavor import ResolvedFlavor
-from ngc_paddle.manifest.loader import find_manifest, load_manifest
-from ngc_paddle.manifest.resolve import apply_source_overrides
 from ngc_paddle.manifest.schema import Manifest, Source
 from ngc_paddle.scan.findings import Finding
-from ngc_paddle.scan.inventory import IMAGE_MANIFEST, Package
+from ngc_paddle.scan.source.image_release import UnknownRelease, release_manifest
+from ngc_paddle.scan.source.inventory import Package
 
 TIMEOUT_S = 30  # per connection and read
 DEADLINE_S = 180  # one download in all: bookworm's main Packages.xz is about 9 MB
@@ -66,7 +64,6 @@ KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 CACHE_DIR = Path("build/cache/debian-indexes")
 CACHE_FORMAT = 1
 CACHE_DAYS = 14
-RELEASE_LABEL, FLAVOR_LABEL = "ngc-paddle.release", "ngc-paddle.flavor"
 PEP691 = "application/vnd.pypi.simple.v1+json"
 USER_AGENT = "ngc-paddle-scan"
 
@@ -436,26 +433,6 @@ class Freshness:
                 "seconds": round(self.seconds, 1)}
 
 
-def release_manifest(labels: Mapping[str, str], image_manifest: dict | None, root: Path,
-                     overrides: Mapping[str, str]) -> tuple[Manifest, str]:
-    """The manifest the image was built from: its release and flavor from its labels (every layer has them)
-    or from the manifest baked into it; the sources from releases/<release>.yaml with any --source."""
-    baked = image_manifest or {}
-    release = labels.get(RELEASE_LABEL) or baked.get("release")
-    flavor = labels.get(FLAVOR_LABEL) or baked.get("flavor")
-    if not release or not flavor:
-        raise Unavailable(f"the image has neither {RELEASE_LABEL}/{FLAVOR_LABEL} labels nor {IMAGE_MANIFEST}, so "
-                          "the sources it was built from are unknown; fix: scan an image made by 'ngc-paddle build'")
-    try:
-        manifest = load_manifest(find_manifest(str(release), root / "releases"))
-    except ManifestError as exc:
-        raise Unavailable(str(exc)) from None
-    flavor = str(flavor)
-    if flavor not in manifest.flavors:
-        raise Unavailable(f"release {manifest.release} has no flavor {flavor!r} (named by the image)")
-    return apply_source_overrides(manifest, overrides), flavor
-
-
 def check(packages: list[Package], config: dict, image_manifest: dict | None, root: Path,
           overrides: Mapping[str, str] | None = None, cache_dir: Path | None = None,
           keyring: Path | None = KEYRING, say: Callable[[str], None] = print,
@@ -473,7 +450,7 @@ def check(packages: list[Package], config: dict, image_manifest: dict | None, ro
     try:
         manifest, flavor = ((resolved.manifest, resolved.name) if resolved is not None else
                             release_manifest(labels, image_manifest, root, overrides or {}))
-    except Unavailable as exc:
+    except UnknownRelease as exc:
         result.not_run = {"deb": str(exc), "pypi": str(exc)}
         result.seconds = time.monotonic() - start
         return result

@@ -21,6 +21,7 @@ from typing import IO
 from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.layers import BASE_LAYER, LAYER_PATTERN, TOP_LAYER
+from ngc_paddle.scan.source.layer_tar import layer_tar
 
 
 @dataclass
@@ -221,8 +222,6 @@ class SavedImage(ImageConfig):
     def open_layer(self, layer: Layer) -> Iterator[tarfile.TarFile]:
         """One layer's tar, read in place inside the saved archive (the containerd image store saves layers
         gzip-compressed, as it stores them)."""
-        from ngc_paddle.scan.layer_source import layer_tar
-
         with tarfile.open(self.path) as outer:
             blob = outer.extractfile(outer.getmember(self.layer_files[layer.index]))
             with layer_tar(blob, f"{self.path} {layer.where}") as inner:

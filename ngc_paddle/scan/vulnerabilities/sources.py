@@ -23,8 +23,8 @@ from ngc_common import bounded_read
 from ngc_paddle.distro import NAMES, Distro
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import Text
-from ngc_paddle.scan import vulnerabilities
-from ngc_paddle.scan.report_models import applies, image_ecosystem, timestamp
+from ngc_paddle.scan.vulnerabilities import scanners
+from ngc_paddle.scan.vulnerabilities.report_models import applies, image_ecosystem, timestamp
 
 ECOSYSTEMS = {"deb": "debian", "pypi": "pypi"}  # inventory kind -> the name reports use
 TRIVY_LANG_TYPES = {"python-pkg", "pip", "pipenv", "poetry", "uv", "conda-pkg"}
@@ -114,7 +114,7 @@ def trivy_db(cache: Path, scanned: str, db_repository: str | None) -> Source:
 
 def grype_db(ran: bool) -> Source:
     """grype's database, when grype ran (its build date from `grype db status -o json`)."""
-    binary = vulnerabilities.tool_binary("grype")
+    binary = scanners.tool_binary("grype")
     if binary is None or not ran:
         return Source("grype DB", "grype", ["debian", "pypi"], False, "not installed")
     built = None
@@ -129,7 +129,7 @@ def grype_db(ran: bool) -> Source:
 
 def trivy_report(path: Path) -> Source:
     """A given trivy report: it covers the ecosystems its vulnerability results name."""
-    report = vulnerabilities.trivy_report(path)
+    report = scanners.trivy_report(path)
     covered, records = set(), 0
     for result in report.Results or []:
         if result.Class == "os-pkgs" and result.Type == "debian":
@@ -144,7 +144,7 @@ def trivy_report(path: Path) -> Source:
 
 def grype_report(path: Path) -> Source:
     """A given grype report: Debian when its distro is Debian, Python always (grype matches every ecosystem)."""
-    report = vulnerabilities.grype_report(path)
+    report = scanners.grype_report(path)
     db = report.descriptor.db if report.descriptor else None
     built = (db.built or (db.status.built if db.status else None)) if db else None
     covered = ["pypi"] + (["debian"] if report.distro and report.distro.name in NAMES else [])

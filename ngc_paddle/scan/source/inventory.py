@@ -7,6 +7,7 @@ paragraph behind that is not software in the image), every `*.dist-info/METADATA
 added each, and the image's distribution release (ID and VERSION_ID of its os-release).
 """
 
+import base64
 import re
 from dataclasses import dataclass, field
 from email.parser import Parser
@@ -15,7 +16,7 @@ from debian.deb822 import Deb822
 
 from ngc_common import image_paths
 from ngc_paddle.distro import Distro, from_image_manifest, from_os_release
-from ngc_paddle.scan.saved_image import Entry
+from ngc_paddle.scan.source.saved_image import Entry
 
 DPKG_STATUS = "/var/lib/dpkg/status"
 INSTALLED = "install ok installed"
@@ -37,6 +38,11 @@ class Package:
 
 IMAGE_MANIFEST = image_paths.MANIFEST
 _SINGLE_FILES = (DPKG_STATUS, IMAGE_MANIFEST, *OS_RELEASE)
+
+
+def record_hash(digest: bytes) -> str:
+    """A sha256 as a wheel's RECORD writes it (urlsafe base64, no padding)."""
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def wants_content(path: str, size: int) -> bool:

@@ -25,8 +25,8 @@ from ngc_common.error_line import one_line
 from ngc_paddle.distro import Distro
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.scan.findings import Finding
-from ngc_paddle.scan.inventory import Package
-from ngc_paddle.scan.report_models import (
+from ngc_paddle.scan.source.inventory import Package
+from ngc_paddle.scan.vulnerabilities.report_models import (
     GrypeReport,
     OsvAdvisory,
     TrivyReport,
@@ -90,7 +90,7 @@ def run_trivy(target: str | Path | None, cache_dir: Path, db_repository: str | N
 def config_place(secret: TrivySecret) -> tuple[str, str]:
     """(package, location) of a secret trivy found in the image config, named as our own checks name it
     ("APP_TOKEN", "image config: Env APP_TOKEN"), so that an allowlist entry can name it."""
-    from ngc_paddle.scan.saved_image import step_text
+    from ngc_paddle.scan.source.saved_image import step_text
 
     cause = next((line.Content.strip() for line in (secret.Code.Lines or []) if line.IsCause), "") \
         if secret.Code else ""

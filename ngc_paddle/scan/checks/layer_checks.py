@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from ngc_common import credential_files
 from ngc_common import secret_patterns as patterns
-from ngc_paddle.scan import capabilities
+from ngc_paddle.scan.checks import capabilities
+from ngc_paddle.scan.checks.layer_facts import LayerFacts
 from ngc_paddle.scan.findings import Finding
-from ngc_paddle.scan.layer_facts import LayerFacts
 from ngc_paddle.scan.policy import Policy
-from ngc_paddle.scan.saved_image import ImageConfig, Layer, split_build_args
+from ngc_paddle.scan.source.saved_image import ImageConfig, Layer, split_build_args
 
 MD5SUMS_DIR = "/var/lib/dpkg/info/"
 TITLES = {"private-key": "private key in a layer", "url-credentials": "user:password@ URL in a configuration file",
