@@ -139,7 +139,7 @@ bench-input: $(BIN)/.installed toolchain
 	$(RUN_IMAGE) "$$img" python -W ignore -m benchmarks.rn50.bench_input
 
 bench-overhead: $(BIN)/.installed toolchain
-	$(RUN_IMAGE) "$$img" python -W ignore -m benchmarks.harness.bench_overhead
+	$(RUN_IMAGE) "$$img" python -W ignore -m benchmarks.rn50.bench_overhead
 
 bench-threads: $(BIN)/.installed toolchain
 	$(RUN_IMAGE) "$$img" python -W ignore -m benchmarks.harness.bench_threads --repeats $(or $(REPEATS),2)

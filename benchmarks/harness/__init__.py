@@ -1,1 +1,1 @@
-"""The benchmark harness shared by bench-rn50 and bench-hgnet: timing, logs, environment, gates, reports."""
+"""The benchmark harness every model shares (each hands it its ModelSpec: registry.py): timing, gates, reports."""

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.harness import cpus
+from benchmarks.harness.registry import models
 
 
 def train_once(model: str, threads: int | None, steps: int, folder: Path) -> dict:
@@ -36,7 +37,7 @@ def train_once(model: str, threads: int | None, steps: int, folder: Path) -> dic
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=("rn50", "hgnet"), default="rn50")
+    parser.add_argument("--model", choices=tuple(models()), default=next(iter(models())))
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=1, help="alternate the two configurations this many times")
     args = parser.parse_args()

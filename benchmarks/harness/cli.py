@@ -65,4 +65,6 @@ def _main(spec: ModelSpec, asked: Mapping[str, Any]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit("run bench-rn50 or bench-hgnet")
+    from benchmarks.harness.registry import models
+
+    sys.exit(f"run one of: {', '.join(f'bench-{name}' for name in models())}")

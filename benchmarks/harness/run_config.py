@@ -196,11 +196,10 @@ def defaults_table(spec) -> str:
 
 
 def docs_section() -> str:
-    """The generated part of docs/benchmarks.md: both commands' tables."""
-    from benchmarks.hgnet.__main__ import SPEC as HGNET
-    from benchmarks.rn50.__main__ import SPEC as RN50
+    """The generated part of docs/benchmarks.md: every registered model's table."""
+    from benchmarks.harness.registry import models
 
-    return "\n".join(defaults_table(spec) for spec in (RN50, HGNET))
+    return "\n".join(defaults_table(spec) for spec in models().values())
 
 
 def fixed_default(spec, name: str) -> Any:

@@ -13,7 +13,7 @@ from benchmarks.harness.recipes import Recipe
 
 @dataclass(frozen=True)
 class ModelSpec:
-    name: str  # rn50, hgnet
+    name: str  # the model's folder under benchmarks/ (bench-<name>)
     title: str
     build: Callable  # build(config, num_classes, data_format) -> paddle.nn.Layer
     backends_cpu: list[str]
@@ -26,3 +26,4 @@ class ModelSpec:
     evaluates_training: bool = True  # an eval pass on the model just trained (DLE's), after each precision
     before_run: Callable[[Any], int | None] = lambda config: None  # e.g. --classify
     extra_results: Callable[[Any], dict] = field(default=lambda config: {})  # e.g. accuracy of given weights
+    listed: int = 100  # where the model comes in lists (the docs' tables, --model choices): lower first

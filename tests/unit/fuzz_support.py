@@ -165,8 +165,8 @@ def bench_result(model: str = "rn50") -> dict:
     from benchmarks.harness.hardware import hardware_key
     from benchmarks.harness.peaks import Peaks
     from benchmarks.harness.timing import Timing
-    from benchmarks.hgnet.__main__ import SPEC as HGNET
-    from benchmarks.rn50.__main__ import SPEC as RN50
+    from benchmarks.hgnet.spec import SPEC as HGNET
+    from benchmarks.rn50.spec import SPEC as RN50
 
     spec = {"rn50": RN50, "hgnet": HGNET}[model]
     asked = run_config.requested(spec, ["--threads", "2", "--backends", "paddle-inference"])

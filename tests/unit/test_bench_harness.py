@@ -220,7 +220,7 @@ def test_committed_gates_file_is_consistent() -> None:
 
 def test_bad_numbers_are_one_line_errors_not_tracebacks(capsys) -> None:
     from benchmarks.harness.cli import parser
-    from benchmarks.rn50.__main__ import SPEC as spec
+    from benchmarks.rn50.spec import SPEC as spec
 
     for args in (["--warmup", "-1"], ["--steps", "0"], ["--threads", "two"], ["--batch-sizes", "1,x"]):
         with pytest.raises(SystemExit) as exit_info:

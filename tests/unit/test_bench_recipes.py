@@ -11,8 +11,8 @@ from benchmarks.harness import evaluation, recipes, training
 from benchmarks.harness.recipes import DLE_RN50, IMAGENET_TRAIN_IMAGES, PADDLECLAS_PPHGNET, schedule
 from benchmarks.harness.run_config import Hardware, requested, resolve
 from benchmarks.harness.runner import train_config
-from benchmarks.hgnet.__main__ import SPEC as HGNET
-from benchmarks.rn50.__main__ import SPEC as RN50
+from benchmarks.hgnet.spec import SPEC as HGNET
+from benchmarks.rn50.spec import SPEC as RN50
 
 
 def test_dle_rn50_on_8_gpus_x_256_warms_up_to_2048_then_decays_to_0() -> None:

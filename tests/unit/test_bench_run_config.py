@@ -9,8 +9,8 @@ import pytest
 
 from benchmarks.harness import run_config
 from benchmarks.harness.run_config import SAME, Hardware, defaults_table, docs_section, options, requested, resolve
-from benchmarks.hgnet.__main__ import SPEC as HGNET
-from benchmarks.rn50.__main__ import SPEC as RN50
+from benchmarks.hgnet.spec import SPEC as HGNET
+from benchmarks.rn50.spec import SPEC as RN50
 from ngc_common.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]

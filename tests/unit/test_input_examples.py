@@ -18,7 +18,7 @@ import yaml
 
 from benchmarks.harness import cli as bench_cli
 from benchmarks.harness import gates as bench_gates
-from benchmarks.rn50.__main__ import SPEC as RN50_SPEC
+from benchmarks.rn50.spec import SPEC as RN50_SPEC
 from ngc_common import bench_result as result_schema
 from ngc_paddle import cli
 from ngc_paddle.errors import ManifestError, NgcPaddleError

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from benchmarks.harness import cli as bench_cli_module
 from benchmarks.harness import gates
-from benchmarks.rn50.__main__ import SPEC as RN50_SPEC
+from benchmarks.rn50.spec import SPEC as RN50_SPEC
 from ngc_common import bench_result as result_file
 from ngc_common.errors import InputError
 from ngc_common.exit_codes import ExitCode

@@ -4,8 +4,10 @@ sudo, USER against the release, startup hooks, the image against its lock, and t
 
 import gzip
 import hashlib
+import importlib.util
 import io
 import json
+import marshal
 import tarfile
 import zipfile
 from pathlib import Path
@@ -65,10 +67,33 @@ def test_trivy_only_rules_have_our_equivalents_in_text_and_in_compiled_python() 
                    Member("/opt/app/pay.py", b"key = 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'\n"),
                    Member("/opt/app/auth.txt", jwt + b"\n"),
                    Member("/opt/app/__pycache__/c.cpython-311.pyc",
-                          b"\xa7\r\r\n\0\0\0\0" + b"ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5" + b"\0" * 50))
+                          compiled("TOKEN = 'ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5'\n")))
     assert {("credential", "pypi-upload-token", "/opt/app/settings.py"),
             ("credential", "stripe-secret-key", "/opt/app/pay.py"), ("credential", "jwt", "/opt/app/auth.txt"),
             ("credential", "github-token", "/opt/app/__pycache__/c.cpython-311.pyc")} == found
+
+
+def compiled(source: str, magic: bytes | None = None) -> bytes:
+    """A .pyc as py_compile writes it (PEP 552 header, marshalled code), or with another Python's magic."""
+    header = (magic or importlib.util.MAGIC_NUMBER) + b"\0" * 12
+    return header + marshal.dumps(compile(source, "c.py", "exec"))
+
+
+HF = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3k"  # 34 characters after the prefix
+GH = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+
+
+@pytest.mark.parametrize("magic", [None, b"\xcb\r\r\n"])  # this Python's, and 3.12's (read by its records)
+def test_tokens_in_compiled_python_are_found_in_its_string_constants(magic: bytes | None) -> None:
+    source = (f"def login():\n    return {{'gh': '{GH}', 'hf': '{HF}'}}\n"
+              "class C:\n    URL = 'https://hooks.slack.com/services/' + 'T' * 3\n"
+              f"    K = b'{'SK' + '0123456789abcdef' * 2}'\n")
+    found = judged(Member("/opt/app/__pycache__/c.cpython-3x.pyc", compiled(source, magic)))
+    assert {("credential", "github-token", "/opt/app/__pycache__/c.cpython-3x.pyc"),
+            ("credential", "hugging-face-access-token", "/opt/app/__pycache__/c.cpython-3x.pyc"),
+            ("credential", "twilio-api-key", "/opt/app/__pycache__/c.cpython-3x.pyc")} == found
+    # the same bytes under another name are a binary: only keys and AWS key ids are looked for there
+    assert judged(Member("/opt/app/blob.bin", compiled(source, magic))) == set()
 
 
 def test_secret_names_block_whatever_the_value_and_base64_basic_auth_in_build_args() -> None:

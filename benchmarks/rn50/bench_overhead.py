@@ -4,7 +4,7 @@ Runs the same ResNet50 v1.5 training steps twice: once through the harness (Step
 timing, logging) and once as a bare loop timed as a whole with time.perf_counter, and prints both
 throughputs and their ratio (the target is agreement within 3 %).
 
-  python -m benchmarks.harness.bench_overhead [--steps 10] [--batch-size 16] [--image-size 128]
+  python -m benchmarks.rn50.bench_overhead [--steps 10] [--batch-size 16] [--image-size 128]
 """
 
 import argparse
