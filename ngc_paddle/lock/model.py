@@ -142,6 +142,9 @@ class Lock(Strict):
     base: Base
     debian: list[DebianEntry]  # every package the os layer installs, pinned pkg=version
     pip: list[PipEntry]
+    # Optional layers of the flavor left out of this lock, and why (their source could not be reached when
+    # it was made): the build makes them empty layers, and the image's manifest lists them as left out.
+    pending_layers: dict[LayerName, Text] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _consistent(self) -> "Lock":
@@ -151,6 +154,9 @@ class Lock(Strict):
         duplicate = next((n for n in names if names.count(n) > 1), None)
         if duplicate:
             raise ValueError(f"pip lists {duplicate!r} twice")
+        stray = next((e.name for e in self.pip if e.layer in self.pending_layers), None)
+        if stray:
+            raise ValueError(f"pip entry {stray!r} is in a layer the lock leaves pending")
         return self
 
     def python_versions(self) -> dict[str, str]:
