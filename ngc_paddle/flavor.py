@@ -157,7 +157,8 @@ class ResolvedRelease:
         except ManifestError as exc:
             status, lock, problem = "unusable", None, str(exc)
         pending = self.manifest.flavors[name].lock
-        resolved = image_manifest(self.manifest, name, lock.python_versions() if lock is not None else None)
+        resolved = image_manifest(self.manifest, name, lock.python_versions() if lock is not None else None,
+                                  lock.pending_layers if lock is not None else None)
         tags = release_tags(self.manifest, name)
         layers = self.manifest.flavors[name].layers
         layer_tags = {layer: f"{layer_repository(self.manifest)}:{self.release}-{name}-{layer}"

@@ -19,6 +19,7 @@ from ngc_common import image_paths
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.lock.check import lock_status
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from ngc_paddle.manifest.resolve import flavor_of, image_manifest
 
@@ -49,7 +50,11 @@ def resolved_manifest(root: Path, which: LayerImage) -> dict:
         raise NgcPaddleError(f"releases/{which.release}.yaml: flavors.{which.flavor}.layers: has no layer "
                              f"{which.layer!r} (the image's ngc-paddle.layer label); fix: validate an image of "
                              "this release's manifest")
-    return image_manifest(manifest, which.flavor)
+    try:  # the layers the lock leaves out are absent from the image: its checks skip them with the reason
+        _status, lock = lock_status(manifest, which.flavor, root / "releases")
+    except NgcPaddleError:
+        lock = None
+    return image_manifest(manifest, which.flavor, None, lock.pending_layers if lock is not None else None)
 
 
 def host_suite_args(root: Path, container: str, manifest: dict, layer: str, scratch: Path) -> list[str]:

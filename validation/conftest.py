@@ -166,7 +166,12 @@ def _needs_components(request: pytest.FixtureRequest, components: dict) -> None:
         absent = [name for name in marker.args if name not in components]
         if absent:
             request.node.user_properties.append(("not_applicable", True))  # not missing evidence: see verdict()
-            pytest.skip(f"flavor {request.config._ngc_manifest['flavor']} ships no {', '.join(absent)}")
+            manifest = request.config._ngc_manifest
+            left_out = [f"layer {layer} left out of this image: {entry['reason']}"
+                        for layer, entry in (manifest.get("left_out") or {}).items()
+                        if set(absent) & set(entry["components"])]
+            pytest.skip(f"flavor {manifest['flavor']} ships no {', '.join(absent)}"
+                        + (f" ({'; '.join(left_out)})" if left_out else ""))
 
 
 @pytest.fixture

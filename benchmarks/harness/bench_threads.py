@@ -22,7 +22,8 @@ from benchmarks.harness.registry import models
 
 
 def train_once(model: str, threads: int | None, steps: int, folder: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "NGC_PADDLE_THREADS_FROM")}
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "NGC_PADDLE_THREADS_FROM",
+                                                           cpus.STARTED_WITH, "MKL_NUM_THREADS", "OMP_THREAD_LIMIT")}
     cmd = [sys.executable, "-m", f"benchmarks.{model}", "--mode", "train", "--steps", str(steps),
            "--output", str(folder)] + (["--threads", str(threads)] if threads else [])
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)

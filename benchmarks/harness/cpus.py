@@ -63,6 +63,11 @@ def budget(root: Path = CGROUP) -> CpuBudget:
     return CpuBudget(affinity(), cfs_quota(root))
 
 
+# The CPU threads the entrypoint found (image/entrypoint.d/05-threads.sh), given to MKL (MKL_NUM_THREADS) and OpenMP
+# (OMP_THREAD_LIMIT) rather than as OMP_NUM_THREADS, which Paddle answers at every import with a warning.
+STARTED_WITH = "NGC_PADDLE_THREADS"
+
+
 def threads_to_use(requested: int | None = None, environ: dict[str, str] | None = None) -> tuple[int, str]:
     """(threads, where the figure came from): --threads, else the user's OMP_NUM_THREADS, else the budget."""
     env = os.environ if environ is None else environ
@@ -72,6 +77,9 @@ def threads_to_use(requested: int | None = None, environ: dict[str, str] | None 
     if given.isdigit() and int(given) > 0:
         detected = env.get("NGC_PADDLE_THREADS_FROM") == "detected"
         return int(given), "detected at start-up" if detected else "OMP_NUM_THREADS"
+    started = env.get(STARTED_WITH, "")  # the entrypoint's figure (image/entrypoint.d/05-threads.sh)
+    if started.isdigit() and int(started) > 0 and env.get("NGC_PADDLE_THREADS_FROM") == "detected":
+        return int(started), "detected at start-up"
     return budget().threads, "detected"
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from benchmarks.harness import dali_compat
 from ngc_common.errors import InputError
 
 MEAN = [0.485, 0.456, 0.406]
@@ -38,7 +39,8 @@ def synthetic(batch: int, image_size: int, num_classes: int, data_format: str, s
 
 def dali(root: str, batch: int, image_size: int, data_format: str, gpu: bool, train: bool = True,
          threads: int | None = None, seed: int = 0, shard: tuple[int, int] = (0, 1)) -> Iterator:
-    """Batches from a DALI pipeline over an ImageNet-style folder, as Paddle tensors."""
+    """Batches from a DALI pipeline over an ImageNet-style folder, as Paddle tensors (DALI 1.34 or 2.4: the
+    differences are dali_compat's)."""
     import paddle
     from nvidia.dali import fn, pipeline_def, types
 
@@ -63,8 +65,7 @@ def dali(root: str, batch: int, image_size: int, data_format: str, gpu: bool, tr
                                           std=[s * 255 for s in STD], mirror=mirror)
         return images, labels
 
-    p = pipe()
-    p.build()
+    p = dali_compat.built(pipe())
     if gpu:
         from nvidia.dali.plugin.paddle import DALIGenericIterator, LastBatchPolicy
 
@@ -75,7 +76,7 @@ def dali(root: str, batch: int, image_size: int, data_format: str, gpu: bool, tr
             empty = True
             for data in epochs:
                 empty = False
-                yield data[0]["image"], data[0]["label"].astype("int64")
+                yield dali_compat.to_paddle(data[0]["image"]), dali_compat.to_paddle(data[0]["label"]).astype("int64")
             if empty:
                 raise InputError(f"--data {root}: fewer images than one batch of {batch} per GPU; fix: "
                                  "lower --batch-size or add images")

@@ -57,3 +57,15 @@ def capture() -> dict:
         "flavor": manifest.get("flavor"),
         "versions": {name: c["version"] for name, c in manifest.get("components", {}).items()},
     }
+
+
+def left_out(layer: str) -> str | None:
+    """Why the image has no `layer` (its lock left that optional layer pending: the image manifest's
+    `left_out`), or None when it has the layer or says nothing (not an image)."""
+    entry = (image_manifest().get("left_out") or {}).get(layer)
+    return f"layer {layer} left out of this image: {entry['reason']}" if entry else None
+
+
+def shipped() -> set[str]:
+    """The components the image ships (its manifest's `components`; empty outside an image)."""
+    return set(image_manifest().get("components") or {})

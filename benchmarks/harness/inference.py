@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.harness import paddle_engines, quantization
+from benchmarks.harness import environment, paddle_engines, quantization, tensorrt_python
 from benchmarks.harness.paddle_engines import NotAvailable
 from benchmarks.harness.tensorrt_python import TensorRTEngine
 from benchmarks.harness.timing import StepTimer
@@ -42,11 +42,20 @@ def input_batch(batch: int, image_size: int, data_format: str, seed: int = 0) ->
 
 # ---- Paddle Inference and Paddle-TRT -------------------------------------------------------------
 
+def trt_reasons(device: str, what: str) -> None:
+    """NotAvailable with every reason a TensorRT path cannot run here: the image has no TensorRT (its layer left
+    out, and why), no GPU."""
+    reasons = [f"TensorRT is not in this image ({absent})"] if (absent := environment.left_out("tensorrt")) else []
+    if device != "gpu":
+        reasons.append(f"{what} needs a GPU")
+    if reasons:
+        raise NotAvailable("; ".join(reasons))
+
+
 def _trt_available(device: str) -> None:
     import paddle
 
-    if device != "gpu":
-        raise NotAvailable("Paddle-TRT needs a GPU")
+    trt_reasons(device, "Paddle-TRT")
     try:
         from paddle.inference import get_trt_compile_version, get_trt_runtime_version
     except ImportError as exc:
@@ -94,6 +103,8 @@ def paddle_backend(files, device: str, precision: str, trt: bool, batches: list[
                    calibration: quantization.Calibration | None = None, fixed_batch: bool = False) -> dict:
     """Paddle Inference or Paddle-TRT over the batch sweep; `fixed_batch`: the program was exported for the one
     batch size in `batches` (a quantized PIR program), so TensorRT's shapes are that batch alone."""
+    if trt:  # every reason at once (no TensorRT in the image, no GPU) before the plan names only the first
+        trt_reasons(device, "Paddle-TRT")
     chosen = paddle_engines.plan(files[0], device, precision, trt)
     if chosen.trt:
         _trt_available(device)
@@ -108,10 +119,14 @@ def paddle_backend(files, device: str, precision: str, trt: bool, batches: list[
                     f"({quantization.CALIBRATION_BATCHES} batches of real images)"
         # Paddle-TRT loads trt_calib_* only with use_calib_mode on: the deployed predictor uses the same
         # config as the calibrating one and, finding the table in `cache`, builds the INT8 engine from it.
+        legacy = chosen.engine == "paddle-trt-legacy"
         predictor = paddle_engines.predictor(chosen, files, bs, image_size, data_format, threads, files[0].parent,
-                                             cache=cache, min_batch=bs if fixed_batch else 1)
+                                             cache=cache, min_batch=bs if fixed_batch else 1, inspect=legacy)
         timing = StepTimer(warmup, iters, bs, phase="infer").run(lambda _i, p=predictor, x=x: _run_predictor(p, x))
         results[f"bs{bs}"] = {**timing.summary(), "engine": chosen.label} | ({"timed": timed} if timed else {})
+        if legacy:  # what TensorRT built each layer in, from the engines the timed predictor serialized
+            engines = paddle_engines.legacy_engine_dir(files[0].parent, precision, bs, cache)
+            results[f"bs{bs}"]["layer_precisions"] = tensorrt_python.paddle_trt_layer_precisions(engines, precision)
     return results
 
 
@@ -166,11 +181,10 @@ def onnxruntime_backend(onnx_file: Path, device: str, precision: str, batches: l
 
 def tensorrt_backend(onnx_file: Path, device: str, precision: str, batches: list[int], image_size: int,
                      data_format: str, warmup: int, iters: int) -> dict:
-    if device != "gpu":
-        raise NotAvailable("TensorRT needs a GPU")
+    trt_reasons(device, "TensorRT")
     results = {}
+    engine = TensorRTEngine(onnx_file, precision, max(batches), image_size, data_format, min_batch=1)  # the sweep
     for bs in batches:
-        engine = TensorRTEngine(onnx_file, precision, bs, image_size, data_format)
         x = input_batch(bs, image_size, data_format)
         timing = StepTimer(warmup, iters, bs, phase="infer").run(lambda _i, e=engine, x=x: e(x))
         results[f"bs{bs}"] = {**timing.summary(), "engine": f"tensorrt-python {precision}",

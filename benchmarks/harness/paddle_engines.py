@@ -9,9 +9,11 @@ docs, docs/benchmarks.md):
   min batch 1, opt = max = the batch timed. PIR-TRT has no INT8 calibrator: INT8 only from a quantized
   program (quantize/dequantize ops, whose scales the converter reads; quantization.ptq_export makes one),
   otherwise not run.
-- paddle-trt-legacy: a `.pdmodel` program runs with `enable_tensorrt_engine` and dynamic shape info
-  (min 1, opt = max = the batch); INT8 calibrates first (use_calib_mode, on real images: quantization.py)
-  unless the program is quantized.
+- paddle-trt-legacy: a `.pdmodel` program (Paddle 2.6's only kind, gpu-cu118) runs with
+  `enable_tensorrt_engine` and dynamic shape info (min 1, opt = max = the batch); INT8 calibrates first
+  (use_calib_mode, on real images: quantization.py) unless the program is quantized. The timed predictor
+  serializes its engines (use_static) built DETAILED (`enable_tensorrt_inspector`), so that
+  tensorrt_python.paddle_trt_layer_precisions reads each layer's precision back from them.
 - paddle-inference gpu / onednn: Paddle Inference without TensorRT (GPU FP32/FP16; CPU FP32 on oneDNN).
 Every figure carries its plan's label ("paddle-trt-pir fp16"), so a result never calls FP32 work INT8.
 """
@@ -107,9 +109,15 @@ def pir_trt_convert(files: tuple[Path, Path], precision: str, batch: int, image_
     return converted
 
 
+def legacy_engine_dir(folder: Path, precision: str, batch: int, cache: Path | None) -> Path:
+    """Where Paddle-TRT (legacy) keeps its optim cache: the INT8 calibration table's folder, else one per run."""
+    return cache if cache is not None else folder / f"trt-legacy-{precision}-bs{batch}"
+
+
 def predictor(chosen: EnginePlan, files: tuple[Path, Path], batch: int, image_size: int, data_format: str,
-              threads: int, folder: Path, cache: Path | None = None, min_batch: int = 1):
-    """A Paddle Inference predictor that runs `chosen` for batches min_batch..`batch`."""
+              threads: int, folder: Path, cache: Path | None = None, min_batch: int = 1, inspect: bool = False):
+    """A Paddle Inference predictor that runs `chosen` for batches min_batch..`batch`; `inspect` (legacy
+    Paddle-TRT, the timed predictor): serialize its engines, built DETAILED, into legacy_engine_dir."""
     from paddle import inference
 
     if chosen.engine == "paddle-trt-pir":
@@ -128,10 +136,12 @@ def predictor(chosen: EnginePlan, files: tuple[Path, Path], batch: int, image_si
         config.enable_use_gpu(1024, 0, inference.PrecisionType.Float32)
         mode = {"fp32": inference.PrecisionType.Float32, "fp16": inference.PrecisionType.Half,
                 "int8": inference.PrecisionType.Int8}[chosen.precision]
-        if cache is not None:  # where the INT8 calibration table is written, then read back
-            config.set_optim_cache_dir(str(cache))
+        if cache is not None or inspect:  # the INT8 calibration table, the serialized engines: written, read back
+            config.set_optim_cache_dir(str(legacy_engine_dir(folder, chosen.precision, batch, cache)))
         config.enable_tensorrt_engine(workspace_size=WORKSPACE, max_batch_size=batch, min_subgraph_size=MIN_SUBGRAPH,
-                                      precision_mode=mode, use_static=False, use_calib_mode=chosen.calibrate)
+                                      precision_mode=mode, use_static=inspect, use_calib_mode=chosen.calibrate)
+        if inspect:  # ProfilingVerbosity DETAILED: the serialized engines name each layer's precision
+            config.enable_tensorrt_inspector()
         config.set_trt_dynamic_shape_info({INPUT_NAME: input_shape(1, image_size, data_format)},
                                           {INPUT_NAME: input_shape(batch, image_size, data_format)},
                                           {INPUT_NAME: input_shape(batch, image_size, data_format)})

@@ -105,7 +105,7 @@ def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[
         for backend, by_precision in infer.items():
             for precision, by_batch in by_precision.items():
                 if "status" in by_batch:
-                    lines.append(f"| {backend} | {precision} | - | {by_batch['status']}: {by_batch['reason']} "
+                    lines.append(f"| {backend} | {precision} | - | N/A, {by_batch['status']}: {by_batch['reason']} "
                                  "| | | | | | | | | |")
                     continue
                 for bs, r in by_batch.items():
@@ -160,7 +160,12 @@ def console(title: str, profile: str | None, config: dict, results: dict, verdic
         if precision != "summary":
             lines.append(f"   train {precision}: {r['ips']:.2f} img/s, {_tflops(r.get('achieved_tflops'))} TFLOP/s, "
                          f"{_eff(r, 'efficiency')} of the hardware, {_eff(r, 'efficiency_paddle')} of Paddle's kernels"
-                         + (f", MFU {_pct(r['mfu'])}" if r.get("mfu") else ""))
+                         + (f", MFU {_pct(r['mfu'])}" if r.get("mfu") else "")
+                         + (f"; input: {r['input']}" if r.get("input") else ""))
+    for backend, by_precision in results.get("infer", {}).items():
+        for precision, by_batch in by_precision.items() if backend not in ("summary", "agreement") else ():
+            if "status" in by_batch:  # a back end this image or host cannot run: N/A, never a figure
+                lines.append(f"   infer {backend} {precision}: N/A - {by_batch['reason']}")
     for v in verdicts:
         measured = "-" if v.measured is None else f"{v.measured:.4g}"
         threshold = "" if v.threshold is None else f" (needs {v.op} {v.threshold:.4g})"

@@ -242,6 +242,16 @@ def shipped_backends(backends: tuple[str, ...], components: Mapping[str, Any] | 
     return tuple(b for b in backends if BACKEND_NEEDS.get(b, "paddle") in components)
 
 
+TRT_BACKENDS = ("paddle-trt", "tensorrt")
+
+
+def smoke_backends(spec, components: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """--smoke's back ends: the first CPU one, and in a CUDA image the model's TensorRT ones too, so that a smoke
+    run shows their rows (N/A with the reason where no GPU is visible or the image has no TensorRT)."""
+    cuda_image = bool(components) and "cuda-runtime" in components
+    return (*spec.backends_cpu[:1], *(b for b in spec.backends_gpu if cuda_image and b in TRT_BACKENDS))
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """One benchmark run, every default filled in for the hardware found. Frozen."""
@@ -328,7 +338,7 @@ def resolve(asked: Mapping[str, Any], spec, hardware: Hardware) -> RunConfig:
             values[option.name] = option.default(gpu)
     values["infer_image_size"] = values["infer_image_size"] or spec.infer_image_size or values["image_size"]
     if asked.get("backends") is None:
-        values["backends"] = tuple(spec.backends_cpu[:1]) if smoke else shipped_backends(
+        values["backends"] = smoke_backends(spec, hardware.components) if smoke else shipped_backends(
             tuple(spec.backends_gpu if gpu else spec.backends_cpu), hardware.components)
     if smoke and asked.get("infer_precision") is None:
         values["infer_precision"] = ("fp32",)

@@ -10,6 +10,7 @@ the figures of the phases that finished.
 
 import contextlib
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,14 +37,29 @@ class Inputs:
     baseline: dict[str, Any] | None
 
 
-def _batches(config: RunConfig, shard: tuple[int, int]):
+SMOKE_IMAGES = {"classes": 2, "per_class": 4, "size": (96, 128)}  # --smoke's generated JPEGs (DALI's input)
+
+
+def smoke_images(config: RunConfig, folder: str) -> str | None:
+    """--smoke without --data in an image that ships DALI: a few generated JPEGs in `folder`, so the smoke run
+    goes through the DALI pipeline as a real run does (CPU operators without a GPU, "mixed" decoding with one);
+    None otherwise (synthetic tensors)."""
+    if not config.smoke or config.data or config.loader != "dali" or "dali" not in environment.shipped():
+        return None
     from benchmarks.harness import data
 
-    if config.data and config.loader == "dali":
-        return data.dali(config.data, config.batch_size, config.image_size, config.data_format, gpu=config.gpu,
+    return data.make_image_folder(folder, **SMOKE_IMAGES)
+
+
+def _batches(config: RunConfig, shard: tuple[int, int], folder: str | None = None):
+    from benchmarks.harness import data
+
+    root = config.data or folder
+    if root and config.loader == "dali":
+        return data.dali(root, config.batch_size, config.image_size, config.data_format, gpu=config.gpu,
                          seed=config.seed, shard=shard)
-    if config.data:
-        return data.paddle_loader(config.data, config.batch_size, config.image_size, config.data_format)
+    if root:
+        return data.paddle_loader(root, config.batch_size, config.image_size, config.data_format)
     return data.synthetic(config.batch_size, config.image_size, config.num_classes, config.data_format, config.seed)
 
 
@@ -63,6 +79,12 @@ def train_config(config: RunConfig, spec: ModelSpec, precision: str, train_image
 
 def train_all(config: RunConfig, spec: ModelSpec, build: Callable, logger: DLLogger, peaks: Peaks, table: dict,
               gpu_profile: str | None, shard: tuple[int, int]) -> tuple[dict, dict]:
+    with contextlib.ExitStack() as stack:  # the generated smoke images outlive every pipeline reading them
+        return _train_all(stack, config, spec, build, logger, peaks, table, gpu_profile, shard)
+
+
+def _train_all(stack: contextlib.ExitStack, config: RunConfig, spec: ModelSpec, build: Callable, logger: DLLogger,
+               peaks: Peaks, table: dict, gpu_profile: str | None, shard: tuple[int, int]) -> tuple[dict, dict]:
     """The training phase: each precision asked for, on this process's shard of the data; then (rank 0, where
     the model evaluates what it trained) the eval pass on --eval-data or a synthetic smoke one.
     Returns (train results, eval results by precision)."""
@@ -75,9 +97,17 @@ def train_all(config: RunConfig, spec: ModelSpec, build: Callable, logger: DLLog
     evaluate = evaluation.for_run(config) if spec.evaluates_training and shard[0] == 0 else None
     train_flops = efficiency.TRAIN_FLOPS_FACTOR * efficiency.forward_flops(build, config.num_classes,
                                                                            config.image_size)
+    smoke_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="ngc-smoke-images-"))
+    folder = smoke_images(config, smoke_dir)
+    source = f"dali {'mixed' if config.gpu else 'cpu'} pipeline" if (config.data or folder) and \
+        config.loader == "dali" else config.loader if config.data else "synthetic"
+    if folder:
+        logger.log("input", {"loader": source, "images": data.count_images(folder), "generated": 1})
     for precision in config.precision:
+        batches = stack.enter_context(contextlib.closing(_batches(config, shard, folder)))
         with peaks.around(efficiency.probe_dtype(precision), f"train {precision}", logger.log) as peak:
-            result = train(build, _batches(config, shard), train_config(config, spec, precision, images), logger.log)
+            result = train(build, batches, train_config(config, spec, precision, images), logger.log)
+        result["input"] = source + (" (generated JPEGs)" if folder else "")
         if evaluate is not None:
             evals[precision] = evaluate(result["predict"])
             logger.log(f"eval {precision}", {k: v for k, v in evals[precision].items() if k in ("top1", "top5")})

@@ -1,7 +1,7 @@
 """bench-rn50's model: what ResNet50 v1.5 brings to the shared benchmark command (its ModelSpec).
 
 Training (DALI, AMP, ASP, multi-GPU) with DLE's recipe and its eval pass, and inference (Paddle
-Inference, Paddle-TRT) with acceptance gates. `python -m benchmarks.rn50 --help`.
+Inference, Paddle-TRT, and TensorRT's own Python API on the ONNX export) with acceptance gates. `python -m benchmarks.rn50 --help`.
 """
 
 from benchmarks.harness.recipes import DLE_RN50
@@ -20,5 +20,5 @@ def build(config, num_classes: int, data_format: str):
 
 
 SPEC = register(ModelSpec(name="rn50", title="ResNet50 v1.5", build=build, backends_cpu=["paddle-inference"],
-                          backends_gpu=["paddle-inference", "paddle-trt"], gpu_batch=256, recipe=DLE_RN50,
+                          backends_gpu=["paddle-inference", "paddle-trt", "tensorrt"], gpu_batch=256, recipe=DLE_RN50,
                           options=OPTIONS, recorded=("zero_init_residual",), listed=0))

@@ -23,17 +23,28 @@ def main() -> None:
         c = m["cuda"]
         print(f"Based on CUDA {c['version']}; needs NVIDIA driver {c['min_driver']} or later "
               f"({c['full_driver']} or later for full functionality).")
+    absent = {name: (layer, entry["reason"]) for layer, entry in (m.get("left_out") or {}).items()
+              for name in entry["components"]}
     for key, label in KEY_COMPONENTS:
         comp = m["components"].get(key)
+        if key in absent:  # an optional layer the lock left out (its source unreachable when it was locked)
+            layer, why = absent[key]
+            print(f"  {label:<14} {'absent':<12} (layer {layer} left out of this image: {why})")
         if comp:
             version = comp["version"]
             if key == "os" and m.get("distribution"):  # "Debian 12", "Ubuntu 20.04": the manifest says which
                 version = f"{m['distribution']['name']} {m['distribution']['version']}"
             print(f"  {label:<14} {version:<12} ({comp['package']})")
-    threads = os.environ.get("OMP_NUM_THREADS", "?")
-    origin = "the CPUs this container may use" if os.environ.get("NGC_PADDLE_THREADS_FROM") == "detected" \
-        else "OMP_NUM_THREADS as given"
+    if os.environ.get("NGC_PADDLE_THREADS_FROM") == "detected":
+        threads = os.environ.get("NGC_PADDLE_THREADS", "?")
+        origin = ("the CPUs this container may use, as MKL_NUM_THREADS and OMP_THREAD_LIMIT: OMP_NUM_THREADS > 1 "
+                  "makes every 'import paddle' print a warning")
+    else:
+        threads, origin = os.environ.get("OMP_NUM_THREADS", "?"), "OMP_NUM_THREADS as given"
     print(f"  CPU threads    {threads:<12} ({origin}; set OMP_NUM_THREADS to change)")
+    if "No ccache found" in os.environ.get("PYTHONWARNINGS", ""):
+        print("  Paddle's 'No ccache found' warning is silenced (PYTHONWARNINGS): it is about caching C++ custom-op "
+              "builds, and the image has no compiler.")
     print(
         "\nEach bundled component is subject to its own license (see 'license' per component in"
         f"\n{MANIFEST}). Commands: validate, bench-rn50, bench-hgnet.\n"

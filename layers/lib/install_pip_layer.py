@@ -158,8 +158,22 @@ def check_layer(spec: dict) -> None:
         fail(spec, None, f"pip check after installing the lock's entries: {first}")
 
 
+def left_out(spec: dict) -> bool:
+    """An optional layer the lock leaves pending (its source was unreachable when it was locked): say so in the
+    one line the build echoes, and install nothing (`--left-out` exits 0 then, 1 otherwise, for install.sh)."""
+    if not spec.get("left_out"):
+        return False
+    print(f"[{spec['layer']}] left out of this image (lock pending): {' '.join(spec['left_out'].split())}",
+          flush=True)
+    return True
+
+
 def main() -> None:
     spec = json.loads(os.environ["LAYER_SPEC"])
+    if sys.argv[1:] == ["--left-out"]:
+        sys.exit(0 if left_out(spec) else 1)
+    if left_out(spec):
+        return
     if spec.get("pending"):
         fail(spec, None, f"flavor {spec['flavor']} has no lock yet ({spec['pending']})",
              f"run ngc-paddle lock {spec['release']} --flavor {spec['flavor']} on a host that reaches its sources "

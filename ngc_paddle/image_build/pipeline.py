@@ -91,6 +91,9 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
                                  inputs_digest=inputs.layers[layer])
             report.layers.append(result)
             say(f"--> [{index}/{len(flavor.layers)}] {layer}: building {result.tag}")
+            if layer in lock.pending_layers:  # an optional layer whose lock is pending: built empty, said once
+                say(f"    [{index}/{len(flavor.layers)}] {layer}: left out (lock pending): "
+                    f"{lock.pending_layers[layer]}")
             # The final image's candidate tag is removed after promotion: compare with the release tag.
             previous = resolved.image if layer == flavor.layers[-1] else result.tag
             metadata = logs_dir / f"{layer}.metadata.json"

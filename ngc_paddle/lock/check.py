@@ -14,7 +14,7 @@ from ngc_paddle.errors import ManifestError
 from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.lock.model import Inputs, Lock, LockedComponent, lock_path, read_lock
 from ngc_paddle.lock.pip_lock import target_platform
-from ngc_paddle.manifest.resolve import apt_packages
+from ngc_paddle.manifest.resolve import apt_packages, without_layers
 from ngc_paddle.manifest.schema import Manifest
 
 
@@ -39,6 +39,13 @@ def mismatch(manifest: Manifest, flavor_name: str, lock: Lock) -> str | None:
     """The first way `lock` differs from the manifest (as `FIELD: what`), or None when it matches."""
     if lock.release != manifest.release or lock.flavor != flavor_name:
         return f"release/flavor: the lock is for {lock.release}-{lock.flavor}, not {manifest.release}-{flavor_name}"
+    optional = manifest.flavors[flavor_name].optional_layers
+    stray = sorted(set(lock.pending_layers) - set(optional))
+    if stray:
+        return (f"pending_layers: {', '.join(stray)} left out, but the manifest does not make "
+                f"{'them' if len(stray) > 1 else 'it'} optional (flavors.{flavor_name}.optional_layers)")
+    # A lock that leaves optional layers pending was resolved without their components.
+    manifest = without_layers(manifest, flavor_name, lock.pending_layers)
     want, have = lock_inputs(manifest, flavor_name), lock.inputs
     for name in sorted(set(want.components) | set(have.components)):
         wanted, locked = want.components.get(name), have.components.get(name)

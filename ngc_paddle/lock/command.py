@@ -16,14 +16,19 @@ from ngc_paddle.lock.base_image import ensure_base_image
 from ngc_paddle.lock.check import lock_inputs
 from ngc_paddle.lock.debian_lock import lock_debian
 from ngc_paddle.lock.model import LOCK_VERSION, Lock, lock_path
-from ngc_paddle.lock.pip_lock import check_reachable, lock_pip
+from ngc_paddle.lock.pip_lock import check_reachable, lock_pip, unreachable_optional_layers
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
-from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
+from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, without_layers
 from ngc_paddle.manifest.schema import Manifest
 
 
 def build_lock(manifest: Manifest, flavor_name: str, root: Path, say: Callable[[str], None] = print) -> Lock:
     """Resolve one flavor completely; raises (one line) when a source is unreachable or a pin cannot resolve."""
+    flavor = flavor_of(manifest, flavor_name)
+    pending = unreachable_optional_layers(manifest, flavor_name, root)
+    for layer, why in pending.items():
+        say(f"[{flavor_name}] layer {layer} left out of the lock (pending): {why}")
+    manifest = without_layers(manifest, flavor_name, pending)
     flavor = flavor_of(manifest, flavor_name)
     check_reachable(manifest, flavor_name, Path("releases"), root=root)
     say(f"[{flavor_name}] resolving the Python set (pip --dry-run --report, wheels for the image's platform)")
@@ -37,7 +42,7 @@ def build_lock(manifest: Manifest, flavor_name: str, root: Path, say: Callable[[
     return Lock(lock_version=LOCK_VERSION, release=manifest.release, flavor=flavor_name,
                 generated_by=f"ngc-paddle lock {manifest.release} --flavor {flavor_name}",
                 inputs=lock_inputs(manifest, flavor_name), base=base_facts(base_ref, debian_source, base_packages),
-                debian=debian, pip=pip)
+                debian=debian, pip=pip, pending_layers=pending)
 
 
 def lock_text(lock: Lock) -> str:

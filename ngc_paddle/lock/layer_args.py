@@ -50,8 +50,9 @@ def layer_args(manifest: Manifest, flavor_name: str, layer: str, base_image: str
         args["CUDA_VERSION"] = flavor.cuda.version
         args["NVIDIA_REQUIRE_CUDA"] = nvidia_require_cuda(flavor.cuda)
     if layer == TOP_LAYER:  # the image's /opt/ngc-paddle/manifest.json
-        args["MANIFEST_JSON"] = manifest_json(image_manifest(manifest, flavor_name,
-                                                             lock.python_versions() if lock is not None else None))
+        args["MANIFEST_JSON"] = manifest_json(image_manifest(
+            manifest, flavor_name, lock.python_versions() if lock is not None else None,
+            lock.pending_layers if lock is not None else None))
     return {**args, **epoch}
 
 
@@ -86,6 +87,8 @@ def _pip_spec(manifest: Manifest, flavor_name: str, layer: str, lock: Lock | Non
         "manifest": f"releases/{manifest.release}.yaml",
         "lock": f"releases/{manifest.release}-{flavor_name}.lock.json",
         "pending": None if lock is not None else pending,
+        # An optional layer the lock leaves out: install_pip_layer.py installs nothing and says why in one line.
+        "left_out": lock.pending_layers.get(layer) if lock is not None else None,
         "sources": sources,
         "packages": [{"name": e.name, "version": e.version, "sha256": e.sha256, "source": e.source,
                       "component": e.component} for e in entries],

@@ -142,6 +142,9 @@ class Lock(Strict):
     base: Base
     debian: list[DebianEntry]  # every package the os layer installs, pinned pkg=version
     pip: list[PipEntry]
+    # Optional layers of the flavor left out of this lock, and why (their source could not be reached when
+    # it was made): the build makes them empty layers, and the image's manifest lists them as left out.
+    pending_layers: dict[LayerName, Text] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _consistent(self) -> "Lock":
@@ -159,6 +162,9 @@ class Lock(Strict):
                     raise ValueError(f"{field} lists {entry.package}:{entry.architecture} twice "
                                      f"({seen[key]} and {entry.version})")
                 seen[key] = entry.version
+        stray = next((e.name for e in self.pip if e.layer in self.pending_layers), None)
+        if stray:
+            raise ValueError(f"pip entry {stray!r} is in a layer the lock leaves pending")
         return self
 
     def python_versions(self) -> dict[str, str]:

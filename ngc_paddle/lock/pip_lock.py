@@ -152,6 +152,28 @@ def check_reachable(manifest: Manifest, flavor_name: str, releases_dir: Path, pr
             f"{manifest.release} --flavor {flavor_name} {mirrors}")
 
 
+def unreachable_optional_layers(manifest: Manifest, flavor_name: str, root: Path = Path("."),
+                                prober=probe) -> dict[str, str]:
+    """The flavor's optional layers whose sources this host cannot reach (layer -> why, with the mirror fix):
+    the lock leaves them pending instead of failing, and the build makes them empty layers."""
+    flavor = manifest.flavors[flavor_name]
+    pending = {}
+    for layer, purpose in flavor.optional_layers.items():
+        comps = [(name, c) for name, c in flavor.components.items() if c.layer == layer and c.kind == "pip"]
+        for source_name in sorted({c.source for _, c in comps}):
+            source = manifest.sources[source_name]
+            if source.kind == "wheel-dir":
+                why = None if (root / str(source.path)).is_dir() else f"wheel folder {source.path} does not exist"
+            else:
+                package = next(str(c.package) for _, c in comps if c.source == source_name)
+                why = prober(source_name, source, package)
+            if why:
+                pending[layer] = (f"{purpose}: sources.{source_name}: {why}; fix: lock through a mirror: "
+                                  f"make lock FLAVOR={flavor_name} SOURCES=\"{source_name}=URL\"")
+                break
+    return pending
+
+
 def _marker_env(python: str) -> dict[str, str]:
     env = default_environment()
     env.update(python_version=python, python_full_version=f"{python}.0", implementation_name="cpython",

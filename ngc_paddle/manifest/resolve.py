@@ -6,7 +6,7 @@ manifest and the flavor's lock together (ngc_paddle/lock/layer_args.py).
 """
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -45,6 +45,18 @@ def flavor_of(manifest: Manifest, flavor: str) -> Flavor:
         ) from None
 
 
+def without_layers(manifest: Manifest, flavor_name: str, layers: Iterable[str]) -> Manifest:
+    """The manifest with `layers` of one flavor emptied of their components: what a lock that leaves those
+    optional layers pending was resolved from (the layers stay, built empty)."""
+    left_out = set(layers)
+    if not left_out:
+        return manifest
+    flavor = flavor_of(manifest, flavor_name)
+    kept = {name: comp for name, comp in flavor.components.items() if comp.layer not in left_out}
+    flavors = {**manifest.flavors, flavor_name: flavor.model_copy(update={"components": kept})}
+    return manifest.model_copy(update={"flavors": flavors})
+
+
 def source_location(source: Source) -> str:
     """A human-readable place for error messages and the banner."""
     if source.kind == "wheel-dir":
@@ -54,15 +66,20 @@ def source_location(source: Source) -> str:
     return str(source.url)
 
 
-def image_manifest(manifest: Manifest, flavor_name: str,
-                   locked_python: Mapping[str, str] | None = None) -> dict[str, Any]:
+def image_manifest(manifest: Manifest, flavor_name: str, locked_python: Mapping[str, str] | None = None,
+                   pending_layers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The resolved manifest baked into the image at ngc_common.image_paths.MANIFEST; `locked_python`: every Python
-    distribution the flavor's lock installs (name -> version), which the image's validation holds it to."""
+    distribution the flavor's lock installs (name -> version), which the image's validation holds it to;
+    `pending_layers`: the lock's left-out layers (layer -> why), whose components go to `left_out`, not
+    `components`, so that the banner, the notes and the checks see them absent, with the reason."""
     flavor = flavor_of(manifest, flavor_name)
-    components = {}
+    pending = dict(pending_layers or {})
+    components: dict[str, Any] = {}
+    left_out: dict[str, Any] = {layer: {"reason": why, "components": {}} for layer, why in sorted(pending.items())}
     for name, comp in flavor.components.items():
         source = manifest.sources[comp.source]
-        components[name] = {
+        into = left_out[comp.layer]["components"] if comp.layer in pending else components
+        into[name] = {
             "layer": comp.layer,
             "kind": comp.kind,
             "package": comp.package or comp.image,
@@ -87,6 +104,7 @@ def image_manifest(manifest: Manifest, flavor_name: str,
         "distribution": distribution.as_dict() if distribution else None,
         "cuda": cuda,
         "components": components,
+        "left_out": left_out,
         "locked_python": dict(sorted(locked_python.items())) if locked_python is not None else None,
     }
 

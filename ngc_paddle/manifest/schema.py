@@ -139,6 +139,10 @@ class Flavor(Strict):
     layers: list[LayerName]
     cuda: CudaSpec | None = None
     lock: LockPolicy | None = None
+    # Layers the lock leaves out where their source cannot be reached (layer -> why): `ngc-paddle lock` then
+    # records them pending in the lock, and the build makes them empty layers and says so (TensorRT from
+    # NVIDIA's index in a flavor that otherwise builds from PyPI); with a mirror they are locked and built.
+    optional_layers: dict[LayerName, Text] = Field(default_factory=dict)
     components: dict[Name, Component]
     month_over_month: MonthOverMonth = Field(default_factory=MonthOverMonth)
 
@@ -148,6 +152,13 @@ class Flavor(Strict):
             pinned = sorted(name for name, comp in self.components.items() if comp.cuda is not None)
             if pinned:
                 raise ValueError(f"components {pinned} set 'cuda:' in a flavor without CUDA (drop it)")
+        return self
+
+    @model_validator(mode="after")
+    def _optional_layers_are_layers(self) -> "Flavor":
+        stray = sorted(set(self.optional_layers) - set(self.layers))
+        if stray:
+            raise ValueError(f"optional_layers {stray} are not in this flavor's layers {self.layers}")
         return self
 
     @field_validator("layers")

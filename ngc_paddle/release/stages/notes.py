@@ -145,7 +145,7 @@ def runs_as(manifest: Manifest) -> str:
 
 
 def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dict],
-               known_issues: str | None) -> str:
+               known_issues: str | None, left_out: dict[str, dict[str, str]] | None = None) -> str:
     """The notes. `flavors`: per flavor, its record (FlavorRecord): {"image", "readback", "stages": {stage:
     {"status", "detail", ...}}, "digest", "digest_note", "bench_md", "not_built"}, every flavor stored for the
     release (not only those of the last run); a flavor without one shows the manifest alone."""
@@ -160,17 +160,22 @@ def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str,
     for name, flavor in manifest.flavors.items():
         info = flavors.get(name, {})
         readback = info.get("readback")
+        absent = (left_out or {}).get(name, {})  # optional layers its lock leaves out: absent from the image
         out += [f"### {name}: {flavor.description}", "",
                 "| component | package | version | in the image | source |", "| --- | --- | --- | --- | --- |"]
         for cname, comp in flavor.components.items():
             found = "not built" if readback is None else readback.get(cname, "-")
-            agrees = readback is None or found in (comp.version, "-") or found.startswith(comp.version)
+            found = f"absent (layer {comp.layer} left out)" if comp.layer in absent else found
+            agrees = readback is None or comp.layer in absent or found in (comp.version, "-") or \
+                found.startswith(comp.version)
             mark = "" if agrees else " (MISMATCH)"
             source = manifest.sources[comp.source]
             where = source.url or source.path
             out.append(f"| {LABELS.get(cname, cname)} | {comp.package or comp.image} | {comp.version} | "
                        f"{table_cell(found)}{mark} | {comp.source} ({where}) |")
         out.append("")
+        out += [f"Layer {layer} is not in this image: {table_cell(why)}" for layer, why in absent.items()]
+        out += [""] if absent else []
     out += ["## Driver Requirements", ""]
     for name, flavor in manifest.flavors.items():
         if flavor.cuda is None:
@@ -335,12 +340,23 @@ def render(root: Path, release: str) -> Path:
     return _write(ResolvedRelease.load(root, release))
 
 
+def left_out_layers(release: ResolvedRelease) -> dict[str, dict[str, str]]:
+    """Per flavor, the optional layers its committed lock leaves out (layer -> why): absent from its image."""
+    found = {}
+    for name in release.manifest.flavors:
+        lock = release.flavor(name).lock
+        if lock is not None and lock.pending_layers:
+            found[name] = dict(lock.pending_layers)
+    return found
+
+
 def _write(release: ResolvedRelease, data: dict | None = None) -> Path:
     """Write the record (default: the committed one), the notes and the support matrix, all files or none."""
     root = release.root
     path = record_path(root, release.release)
     data = load_record(path) if data is None else check_record(data, path)
-    text = notes_text(release.manifest, release.previous, data["flavors"], known_issues(root, release.release))
+    text = notes_text(release.manifest, release.previous, data["flavors"], known_issues(root, release.release),
+                      left_out_layers(release))
     # Every release's manifest for the matrix; this release's is the one the run loaded (no second load).
     others = [load_manifest(p) for p in sorted((root / "releases").glob("*.yaml")) if p.stem != release.release]
     ensure_folder(path.parent)

@@ -46,3 +46,17 @@ def test_paddle_built_for_flavor_tensorrt(components, paddle_build) -> None:
     assert found.split(".")[:2] == expected.split(".")[:2], (
         f"expected Paddle compiled against TensorRT {expected}, found {found}"
     )
+
+
+@pytest.mark.check("version.paddle-trt-compile", component="paddle")
+def test_paddle_trt_compile_version_is_the_manifests(components, paddle_build) -> None:
+    """The TensorRT Paddle was compiled against is the one the manifest says (paddle.built_against.tensorrt), whether
+    or not the image carries the TensorRT layer (gpu-cu118 without NVIDIA's index leaves it out)."""
+    expected = components["paddle"].get("built_against", {}).get("tensorrt")
+    if expected is None:
+        pytest.skip("the manifest names no TensorRT that Paddle is built against (no Paddle-TRT in this flavor)")
+    found = paddle_build.get("trt_compile") or "none"
+    assert found.split(".")[: len(expected.split("."))] == expected.split("."), (
+        f"expected Paddle compiled against TensorRT {expected} (manifest), found "
+        f"paddle.inference.get_trt_compile_version() {found}"
+    )
