@@ -17,7 +17,7 @@ build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLA
              $(foreach s,$(SOURCES),--source $(s))
 
 .PHONY: image lock test unit integration lint toolchain fleet-toolchain validate scan release gates notes bake-print \
-        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-gate-power bench-stop bench-scan bench-fleet clean \
+        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-gate-power bench-stop bench-scan bench-fleet bench-compare clean \
         distclean help
 
 help:
@@ -148,6 +148,13 @@ bench-threads: $(BIN)/.installed toolchain
 ## prints the false-fail and miss rates (target 0 and 0) and records them in docs/measurements.md.
 bench-gate-power: $(BIN)/.installed toolchain
 	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_gate_power.py "$$img" --runs $(or $(RUNS),10) $(if $(ISAS),--isas $(ISAS))
+
+## A/B on this host: IMAGE (or RELEASE/FLAVOR's image) against REFERENCE (default: the previous release's image of its
+## flavor, by digest from REGISTRY), interleaved in ROUNDS rounds of MODEL (rn50|hgnet|all); SMOKE=1: seconds-long rounds
+bench-compare: $(BIN)/.installed toolchain
+	img=$$($(IMAGE_REF) --require-built) && $(BIN)/ngc-paddle bench-compare "$$img" \
+	  $(if $(REFERENCE),--reference "$(REFERENCE)") $(if $(MODEL),--model $(MODEL)) $(if $(ROUNDS),--rounds $(ROUNDS)) \
+	  $(if $(SMOKE),--smoke) $(if $(REGISTRY),--registry $(REGISTRY)) $(if $(OUTPUT),--output "$(OUTPUT)")
 
 ## Time how the image's commands stop: docker stop, timeout 40, Ctrl-C (RUNS rounds, default 3)
 bench-stop: $(BIN)/.installed toolchain

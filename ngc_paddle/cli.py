@@ -234,6 +234,15 @@ def cmd_gates(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_compare(args: argparse.Namespace) -> int:
+    from ngc_paddle.release.ab.compare import compare
+
+    compare(Path(args.root).resolve(), args.candidate, args.reference, args.model, args.rounds, args.smoke,
+            Path(args.output), args.registry, args.validation_time, args.warmup_rounds,
+            say=lambda line: print(line, flush=True))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ngc-paddle", description=__doc__.splitlines()[0])
     p.add_argument("--root", default=".", help="repository root (default: current folder)")
@@ -334,6 +343,26 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--accept-unproven", metavar="REASON", help="exit 0 although a profile is NOT PROVEN / NOT RUN / "
                    "N/A; the reason is kept with the verdicts")
     g.set_defaults(func=cmd_gates)
+
+    bc = sub.add_parser("bench-compare", help="A/B: a candidate image against a reference image on this host, "
+                        "interleaved in rounds; the ratio per metric with its confidence interval")
+    bc.add_argument("candidate", help="the image to prove (a tag or REPO@sha256:...)")
+    bc.add_argument("--reference", metavar="IMAGE", help="the image to compare with (default: the previous release's "
+                    "image of the candidate's flavor, by digest from --registry)")
+    bc.add_argument("--model", choices=("rn50", "hgnet", "all"), default="rn50", help="benchmark(s) of each round "
+                    "(default: rn50)")
+    bc.add_argument("--rounds", type=int, help="measured rounds (default: 5, 3 with --smoke)")
+    bc.add_argument("--warmup-rounds", type=int, choices=(0, 1), default=1, help="a first round run and discarded "
+                    "(default: 1)")
+    bc.add_argument("--smoke", action="store_true", help="seconds-long rounds (--smoke runs): the machinery, not the "
+                    "figures")
+    bc.add_argument("--validation-time", action="store_true", help="each round also runs the validation suite's fast "
+                    "checks and compares its wall time")
+    bc.add_argument("--registry", default="127.0.0.1:5000", help="where the previous release was pushed (default: a "
+                    "local registry)")
+    bc.add_argument("--output", default="bench-compare", help="results folder (a new ab-<time> folder per run; "
+                    "default: bench-compare)")
+    bc.set_defaults(func=cmd_bench_compare)
 
     lk = sub.add_parser("lock", help="resolve a release's flavors and write releases/<release>-<flavor>.lock.json")
     lk.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest in releases/)")

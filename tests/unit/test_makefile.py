@@ -9,7 +9,7 @@ from ngc_paddle import image_ref
 
 TARGETS = ["image", "lock", "test", "unit", "integration", "lint", "toolchain", "validate", "scan", "release",
            "bake-print", "bench-build", "bench-repro", "bench-validate", "bench-input", "bench-overhead",
-           "bench-threads", "bench-scan", "clean", "distclean", "help"]
+           "bench-threads", "bench-scan", "bench-compare", "clean", "distclean", "help"]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -44,7 +44,8 @@ def test_image_ref_refuses_an_image_that_is_not_built(repo: Path, capsys) -> Non
     assert code == 2 and "ngc-paddle-never-built:0: not built; fix: make image" in err
 
 
-@pytest.mark.parametrize("target", ["validate", "scan", "bench-input", "bench-overhead", "bench-threads", "bench-scan"])
+@pytest.mark.parametrize("target", ["validate", "scan", "bench-input", "bench-overhead", "bench-threads", "bench-scan",
+                                    "bench-compare"])
 def test_image_targets_go_through_image_ref(repo: Path, target: str) -> None:
     command = ["make", "--no-print-directory", "-n", "-W", ".venv/bin/.installed", target, "FLAVOR=gpu-cu118"]
     proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
@@ -72,3 +73,12 @@ def test_scan_passes_the_vulnerability_sources(repo: Path) -> None:
     proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
     assert ('ngc-paddle scan "$img" --osv-dir /mirror/osv --db-repository mirror.example/trivy-db:2 --policy p.yaml'
             in " ".join(proc.stdout.split())), proc.stdout
+
+
+def test_bench_compare_passes_its_options(repo: Path) -> None:
+    command = ["make", "--no-print-directory", "-n", "-W", ".venv/bin/.installed", "bench-compare",
+               "REFERENCE=reg:5000/ngc-paddle@sha256:00", "ROUNDS=7", "MODEL=hgnet", "SMOKE=1"]
+    proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert 'bench-compare "$img" --reference "reg:5000/ngc-paddle@sha256:00" --model hgnet --rounds 7 --smoke' \
+        in " ".join(proc.stdout.replace("\\\n", " ").split()), proc.stdout

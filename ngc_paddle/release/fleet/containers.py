@@ -5,7 +5,8 @@ centres through apptainer, smaller ones through a Docker engine on each node); t
 script and asks the runtime for three bash functions: `ngc_prepare` (get the image by digest onto the node),
 `ngc_run ROOT STEP COMMAND...` (run one command of the image with the job folder at /workspace/out, in the
 background of the job's shell so that a SIGTERM reaches the trap at once) and `ngc_stop` (stop what runs;
-remove what ngc_prepare made). Each is written to its tool's documentation:
+remove what ngc_prepare made); ngc_prepare also sets NGC_IMAGE_ID and, where the runtime keeps a file or an image
+store, NGC_IMAGE_SIZE (the A/B part reports both images' sizes). Each is written to its tool's documentation:
 - docker: `docker pull REPO@sha256:...`, `docker run --rm` with the NGC flags (ngc_paddle.image_build.engine);
   every container carries the label ngc-paddle.slurm-job=<cluster>/<job> that the Slurm Epilog
   (toolchain/slurm-epilog.sh) removes by, since a container outlives a job killed with SIGKILL;
@@ -29,9 +30,12 @@ LABEL = "ngc-paddle.slurm-job"
 _DOCKER = f"""
 NGC_GPU_FLAGS=({shlex.join(GPU_FLAGS[2:])})
 ngc_prepare() {{
-  docker pull --quiet "$NGC_IMAGE" >/dev/null || return 1
+  if [ "${{NGC_PULL:-1}}" = 1 ] || ! docker image inspect "$NGC_IMAGE" >/dev/null 2>&1; then
+    docker pull --quiet "$NGC_IMAGE" >/dev/null || return 1
+  fi
   NGC_RUNTIME_VERSION="docker $(docker version -f '{{{{.Server.Version}}}}' 2>/dev/null)"
   NGC_IMAGE_ID=$(docker image inspect --format '{{{{.Id}}}}' "$NGC_IMAGE" 2>/dev/null)
+  NGC_IMAGE_SIZE=$(docker image inspect --format '{{{{.Size}}}}' "$NGC_IMAGE" 2>/dev/null || :)
 }}
 ngc_run() {{
   local root=$1 step=$2 flags=()
@@ -43,6 +47,8 @@ ngc_run() {{
   fi
   [ -n "${{SLURM_CPUS_PER_TASK:-}}" ] && flags+=(--cpus "$SLURM_CPUS_PER_TASK")
   if [ "$root" = 1 ]; then flags+=(--user 0:0); else flags+=(--user "$NGC_OWNER"); fi
+  local env
+  for env in ${{NGC_RUN_ENV[@]+"${{NGC_RUN_ENV[@]}}"}}; do flags+=(-e "$env"); done
   NGC_CONTAINER="ngc-gates-$NGC_TAG-$step"
   docker rm -f "$NGC_CONTAINER" >/dev/null 2>&1
   docker run --rm --name "$NGC_CONTAINER" --label "{LABEL}=$NGC_LABEL" "${{flags[@]}}" --network none \\
@@ -90,6 +96,7 @@ ngc_prepare() {{
   enroot create --force --name "ngc-gates-$NGC_TAG" "$NGC_SQSH" || return 1
   NGC_RUNTIME_VERSION="enroot $(enroot version 2>/dev/null)"
   NGC_IMAGE_ID=$NGC_IMAGE
+  NGC_IMAGE_SIZE=$(stat -c %s "$NGC_SQSH" 2>/dev/null || :)
 }}
 ngc_run() {{
   local root=$1 step=$2 flags=(--rw --mount "$NGC_OUT:/workspace/out" --env NGC_PADDLE_QUIET=1 --env NGC_OWNER)
@@ -120,6 +127,7 @@ ngc_prepare() {{
   apptainer pull "${{flags[@]}}" "$NGC_SIF" "docker://$NGC_IMAGE" || return 1
   NGC_RUNTIME_VERSION=$(apptainer --version 2>/dev/null)
   NGC_IMAGE_ID=$NGC_IMAGE
+  NGC_IMAGE_SIZE=$(stat -c %s "$NGC_SIF" 2>/dev/null || :)
 }}
 ngc_run() {{
   local root=$1 step=$2 flags=(--cleanenv --no-home --writable-tmpfs --bind "$NGC_OUT:/workspace/out" --pwd /workspace)

@@ -32,6 +32,18 @@ class JobSpec:
     allow_http: bool = False
     docker_host: str | None = None
     gres: str | None = None
+    validate: bool = True  # run the validation suite (an A/B alone, bench-compare's, runs only its rounds)
+    pull: bool = True  # pull the image even when the node has it (False: bench-compare of images built here)
+    # The A/B part (ngc_paddle.release.ab): the reference image (by digest on a fleet) run interleaved with the
+    # candidate in `ab_rounds` rounds (after `ab_warmup` discarded ones) of `ab_benches`, each round also timing the
+    # validation suite with `ab_validate_args` when that is not None; `candidate_env` (KEY=VALUE) reaches only the
+    # candidate's containers in the rounds (perf/bench_ab_power.py's planted slowdown; docker only).
+    reference: str | None = None
+    ab_rounds: int = 0
+    ab_warmup: int = 1
+    ab_benches: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    ab_validate_args: tuple[str, ...] | None = None
+    candidate_env: tuple[str, ...] = ()
 
     @property
     def cell(self) -> str:
@@ -42,14 +54,19 @@ def _array(name: str, values: tuple[str, ...] | list[str]) -> str:
     return f"{name}=({' '.join(shlex.quote(v) for v in values)})"
 
 
+def _shared(job: JobSpec) -> tuple:
+    return (job.profile, job.validate_args, job.benches, job.gpus, job.runtime, job.allow_http, job.docker_host,
+            job.gres, job.validate, job.pull, job.ab_rounds, job.ab_warmup, job.ab_benches, job.ab_validate_args,
+            job.candidate_env)
+
+
 def render(jobs: list[JobSpec]) -> str:
     """The script of one job, or of a job array whose task i runs jobs[i] (they share profile and options)."""
     first = jobs[0]
-    shared = (first.profile, first.validate_args, first.benches, first.gpus, first.runtime, first.allow_http,
-              first.docker_host, first.gres)
-    if any((j.profile, j.validate_args, j.benches, j.gpus, j.runtime, j.allow_http, j.docker_host, j.gres) != shared
-           for j in jobs):
+    if any(_shared(j) != _shared(first) for j in jobs):
         raise ValueError("the jobs of one script must share their profile and options")
+    if first.candidate_env and first.runtime != "docker":
+        raise ValueError("candidate_env reaches the candidate's containers through docker run -e only")
     lines = ["#!/bin/bash",
              f"# ngc-paddle gate job: {', '.join(j.cell for j in jobs)} (written by ngc_paddle.release.fleet.payload)",
              f"NGC_PROFILE={shlex.quote(first.hardware)}",
@@ -60,10 +77,21 @@ def render(jobs: list[JobSpec]) -> str:
              _array("NGC_VALIDATE_ARGS", first.validate_args),
              _array("NGC_BENCH_NAMES", [name for name, _ in first.benches])]
     lines += [_array(f"NGC_BENCH_ARGS_{i}", args) for i, (_, args) in enumerate(first.benches)]
+    lines += [f"NGC_VALIDATE={int(first.validate)}",
+              f"NGC_PULL={int(first.pull)}",
+              f"NGC_AB_ROUNDS={first.ab_rounds}",
+              f"NGC_AB_WARMUP={min(1, max(0, first.ab_warmup))}",
+              f"NGC_AB_VALIDATE={int(first.ab_validate_args is not None)}",
+              _array("NGC_AB_VALIDATE_ARGS", first.ab_validate_args or ()),
+              _array("NGC_CANDIDATE_ENV", first.candidate_env),
+              _array("NGC_AB_NAMES", [name for name, _ in first.ab_benches])]
+    lines += [_array(f"NGC_AB_ARGS_{i}", args) for i, (_, args) in enumerate(first.ab_benches)]
     lines.append('case "${SLURM_ARRAY_TASK_ID:-0}" in')
     for i, job in enumerate(jobs):
+        reference = job.reference or ""
         values = {"NGC_CELL": job.cell, "NGC_IMAGE": job.image, "NGC_ENROOT_URI": containers.enroot_uri(job.image),
-                  "NGC_OUT": str(job.folder)}
+                  "NGC_OUT": str(job.folder), "NGC_REFERENCE_IMAGE": reference,
+                  "NGC_REFERENCE_URI": containers.enroot_uri(reference) if reference else ""}
         lines.append(f"  {i}) " + " ".join(f"{k}={shlex.quote(v)}" for k, v in values.items()) + " ;;")
     lines.append('  *) echo "error: this job has no task ${SLURM_ARRAY_TASK_ID}" >&2; exit 75 ;;')
     lines.append("esac")

@@ -4,8 +4,17 @@
 #
 # Folder ($NGC_OUT, seen by the node and by the release's host): inputs/ (baselines), attempt-N/ per start of
 # the job (a Slurm requeue starts it again: SLURM_RESTART_COUNT): pid, facts.txt, steps.tsv (step, exit code,
-# seconds), validation/, bench/<command>/<run>/, outcome (one line: done | no-gpu: WHY | start-failed: WHY |
-# interrupted: SIGNAL). Exit: 0 when the gates ran (their verdicts are in the folder, not in this code) or the
+# seconds), validation/, bench/<command>/<run>/, bench-ab/ (the A/B part, below), outcome (one line: done |
+# no-gpu: WHY | start-failed: WHY | interrupted: SIGNAL).
+# The A/B part (NGC_REFERENCE_IMAGE set, NGC_AB_ROUNDS > 0; ngc_paddle.release.ab reads it): the reference image is got like
+# the candidate, then both run on this node in rounds, order alternated (round-01 candidate then reference, round-02
+# reference then candidate, ...), each round each image running the validation suite (NGC_AB_VALIDATE: its wall time
+# is a metric) and every benchmark of NGC_AB_NAMES with its NGC_AB_ARGS_i. With NGC_AB_WARMUP=1 a round-00 runs
+# first (reference, then candidate) and is discarded: the first start of each image on the node pays for the
+# image's files coming into the page cache and for the runtime's first start. Inside each run the benchmark itself
+# discards its warm-up steps, the first batches after each switch of image. bench-ab/: facts.txt (both images: name,
+# digest, id, size), rounds.tsv (round, image, step, exit code, start epoch, milliseconds), round-NN/{candidate,reference}/
+# (validation/, <command>/<run>/result.json), outcome (done | reference-failed: WHY | interrupted: SIGNAL). Exit: 0 when the gates ran (their verdicts are in the folder, not in this code) or the
 # node has no GPU for a GPU profile; 75 when the image could not be started (the release counts the job NOT RUN
 # and requeues it once); 143/130 when stopped by SIGTERM/SIGINT (scancel, a time limit, Ctrl-C), after stopping
 # the container. Only bash, coreutils and the container runtime are needed on the node (and nvidia-smi on GPU
@@ -34,6 +43,11 @@ ngc_on_signal() {
   trap '' TERM INT
   echo "ngc-paddle gate job $NGC_JOB_ID: $1, stopping" >&2
   ngc_stop
+  if [ -n "${NGC_AB_DIR:-}" ] && [ ! -f "$NGC_AB_DIR/outcome" ]; then
+    echo "interrupted: $1" > "$NGC_AB_DIR/outcome"
+    if [ "$NGC_SIDE" = candidate ]; then ngc_side reference; else ngc_side candidate; fi
+    ngc_stop
+  fi
   ngc_outcome "interrupted: $1"
   exit "$2"
 }
@@ -72,6 +86,85 @@ ngc_step() {  # ngc_step NAME ROOT COMMAND...: run one command of the image, rec
   printf '%s\t%s\t%s\n' "$name" "$rc" "$(( $(date +%s) - start ))" >> "$NGC_DIR/steps.tsv"
 }
 
+# The A/B part. NGC_SIDE is the image the runtime's functions start (NGC_IMAGE ...); ngc_side switches it, keeping
+# what ngc_prepare set for each image (a runtime's files, its id and size).
+NGC_SIDE=candidate
+NGC_AB_DIR=""
+NGC_RUN_ENV=()
+declare -A NGC_SIDES=([reference:NGC_IMAGE]="$NGC_REFERENCE_IMAGE" [reference:NGC_ENROOT_URI]="$NGC_REFERENCE_URI"
+                      [reference:NGC_TAG]="$NGC_TAG-ref")
+NGC_SIDE_VARS=(NGC_IMAGE NGC_ENROOT_URI NGC_TAG NGC_SIF NGC_SQSH NGC_IMAGE_ID NGC_IMAGE_SIZE)
+
+ngc_side() {  # ngc_side candidate|reference
+  local var
+  for var in "${NGC_SIDE_VARS[@]}"; do NGC_SIDES[$NGC_SIDE:$var]=${!var:-}; done
+  NGC_SIDE=$1
+  for var in "${NGC_SIDE_VARS[@]}"; do printf -v "$var" '%s' "${NGC_SIDES[$NGC_SIDE:$var]:-}"; done
+  NGC_RUN_ENV=()
+  [ "$NGC_SIDE" = candidate ] && NGC_RUN_ENV=(${NGC_CANDIDATE_ENV[@]+"${NGC_CANDIDATE_ENV[@]}"})
+  return 0
+}
+
+ngc_ab_facts() {
+  echo "${NGC_SIDE}_image=$NGC_IMAGE"
+  echo "${NGC_SIDE}_digest=$([[ "$NGC_IMAGE" == *@* ]] && echo "${NGC_IMAGE##*@}")"
+  echo "${NGC_SIDE}_id=${NGC_IMAGE_ID:-}"
+  echo "${NGC_SIDE}_size=${NGC_IMAGE_SIZE:-}"
+  [ "$NGC_SIDE" = candidate ] && [ "${#NGC_CANDIDATE_ENV[@]}" -gt 0 ] && echo "candidate_env=${NGC_CANDIDATE_ENV[*]}"
+  return 0
+}
+
+ngc_ab_step() {  # ngc_ab_step ROUND NAME ROOT COMMAND...: one run of the current image in an A/B round
+  local round=$1 name=$2 root=$3 start=${EPOCHREALTIME/[.,]/} rc
+  shift 3
+  echo "== $NGC_CELL: A/B $round $NGC_SIDE $name" >&2
+  ngc_run "$root" "ab-$round-$name" "$@"
+  rc=$?
+  NGC_CONTAINER=""
+  NGC_CHILD=""
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$NGC_SIDE" "$name" "$rc" "$(( start / 1000000 ))" \
+    "$(( (${EPOCHREALTIME/[.,]/} - start) / 1000 ))" >> "$NGC_AB_DIR/rounds.tsv"
+}
+
+ngc_ab() {
+  local r round side i command order where
+  NGC_AB_DIR="$NGC_DIR/bench-ab"
+  mkdir -p "$NGC_AB_DIR"
+  : > "$NGC_AB_DIR/rounds.tsv"
+  ngc_ab_facts > "$NGC_AB_DIR/facts.txt"
+  ngc_side reference
+  if ! ngc_prepare > "$NGC_AB_DIR/prepare.log" 2>&1; then
+    echo "reference-failed: cannot get $NGC_IMAGE: $(grep -v '^[[:space:]]*$' "$NGC_AB_DIR/prepare.log" | tail -n1 \
+      | cut -c1-240)" > "$NGC_AB_DIR/outcome"
+    ngc_stop
+    ngc_side candidate
+    return 0
+  fi
+  ngc_ab_facts >> "$NGC_AB_DIR/facts.txt"
+  for (( r = 1 - NGC_AB_WARMUP; r <= NGC_AB_ROUNDS; r++ )); do
+    round=$(printf 'round-%02d' "$r")
+    if (( r % 2 )); then order=(candidate reference); else order=(reference candidate); fi
+    for side in "${order[@]}"; do
+      ngc_side "$side"
+      where="$out/bench-ab/$round/$side"
+      if [ "$NGC_AB_VALIDATE" = 1 ]; then
+        ngc_ab_step "$round" validate 1 bash -c 'validate "$@"; rc=$?; chown -R "$NGC_OWNER" "$0" 2>/dev/null; exit $rc' \
+          "$where/validation" --output "$where/validation" "${NGC_AB_VALIDATE_ARGS[@]}"
+      fi
+      for i in "${!NGC_AB_NAMES[@]}"; do
+        command=${NGC_AB_NAMES[$i]}
+        declare -n ab_args="NGC_AB_ARGS_$i"
+        ngc_ab_step "$round" "$command" 0 "$command" --output "$where/$command" "${ab_args[@]}"
+        unset -n ab_args
+      done
+    done
+  done
+  ngc_side reference
+  ngc_stop
+  ngc_side candidate
+  echo done > "$NGC_AB_DIR/outcome"
+}
+
 ngc_facts > "$NGC_DIR/facts.txt"
 gpus_seen=$(sed -n 's/^gpu_count=//p' "$NGC_DIR/facts.txt")
 if [ "$NGC_GPUS" -gt 0 ] && [ "${gpus_seen:-0}" -lt "$NGC_GPUS" ]; then
@@ -89,8 +182,10 @@ fi
 
 out="/workspace/out/attempt-$NGC_ATTEMPT"
 # As root, so that the hygiene walk reads every file; the reports are then handed to the job's user.
-ngc_step validate 1 bash -c 'validate "$@"; rc=$?; chown -R "$NGC_OWNER" "$0" 2>/dev/null; exit $rc' \
-  "$out/validation" --output "$out/validation" "${NGC_VALIDATE_ARGS[@]}"
+if [ "$NGC_VALIDATE" = 1 ]; then
+  ngc_step validate 1 bash -c 'validate "$@"; rc=$?; chown -R "$NGC_OWNER" "$0" 2>/dev/null; exit $rc' \
+    "$out/validation" --output "$out/validation" "${NGC_VALIDATE_ARGS[@]}"
+fi
 for i in "${!NGC_BENCH_NAMES[@]}"; do
   command=${NGC_BENCH_NAMES[$i]}
   declare -n bench_args="NGC_BENCH_ARGS_$i"
@@ -99,6 +194,9 @@ for i in "${!NGC_BENCH_NAMES[@]}"; do
   ngc_step "$command" 0 "$command" --output "$out/bench/$command" "${baseline[@]}" "${bench_args[@]}"
   unset -n bench_args
 done
+if [ -n "$NGC_REFERENCE_IMAGE" ] && [ "$NGC_AB_ROUNDS" -gt 0 ]; then
+  ngc_ab
+fi
 ngc_stop
 ngc_outcome done
 exit 0

@@ -1,0 +1,174 @@
+"""The A/B round loop of the job script (payload.sh), run for real with a fake docker that writes result.json files:
+the order of the rounds, the warm-up, both images' facts, the candidate-only environment, a reference that cannot
+be pulled, and the whole path from the node's files to the verdict (a planted 2x slowdown FAILs, equal images PASS).
+"""
+
+import dataclasses
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ngc_paddle.release.ab import plan, report, rounds
+from ngc_paddle.release.fleet.payload import JobSpec, write
+
+CANDIDATE = "127.0.0.1:5019/ngc-paddle@sha256:" + "ab" * 32
+REFERENCE = "127.0.0.1:5019/ngc-paddle@sha256:" + "cd" * 32
+
+# A fake docker: logs its command line; `pull` fails for images named in FAKE_PULL_FAIL; `image inspect` answers an
+# id or a size; `run ... bench-X --output DIR` writes DIR/x-N/result.json whose train img/s is FAKE_IPS_<side>
+# (side: the image's digest begins with ab: candidate, cd: reference), times NGC_PADDLE_BENCH_PLANTED_SLOWDOWN's
+# inverse when the container got it (-e), with a little noise per call.
+FAKE = r'''#!/usr/bin/env python3
+import json, os, random, sys
+from pathlib import Path
+args = sys.argv[1:]
+with open(os.environ["FAKE_LOG"], "a") as log:
+    log.write(" ".join(__import__("shlex").quote(a) for a in ["docker", *args]) + "\n")
+if args[0] == "pull":
+    sys.exit(1 if args[-1] in os.environ.get("FAKE_PULL_FAIL", "").split() else 0)
+if args[:2] == ["image", "inspect"]:
+    print("952438573" if "Size" in " ".join(args) else "sha256:" + ("11" if "@sha256:ab" in args[-1] else "22") * 32)
+    sys.exit(0)
+if args[0] == "version":
+    print("26.1.5"); sys.exit(0)
+if args[0] != "run":
+    sys.exit(0)
+mount = args[args.index("-v") + 1].split(":")[0]
+image = next(a for a in args if "@sha256:" in a)
+command = args[args.index(image) + 1:]
+env = [args[i + 1] for i, a in enumerate(args) if a == "-e"]
+if command[0].startswith("bench-"):
+    out = Path(command[command.index("--output") + 1].replace("/workspace/out", mount, 1))
+    side = "candidate" if "@sha256:ab" in image else "reference"
+    ips = float(os.environ[f"FAKE_IPS_{side.upper()}"])
+    for e in env:
+        if e.startswith("NGC_PADDLE_BENCH_PLANTED_SLOWDOWN="):
+            ips /= float(e.split("=", 1)[1])
+    ips *= 1 + random.uniform(-0.01, 0.01)
+    run = out / f"rn50-{len(list(out.glob('*'))) if out.exists() else 0}"
+    run.mkdir(parents=True)
+    (run / "result.json").write_text(json.dumps({"results": {"train": {"fp32": {"ips": ips}}, "infer": {
+        "paddle-inference": {"fp32": {"bs8": {"ips": 4 * ips, "engine": "paddle-inference onednn fp32",
+                                              "latency_ms": {"p50": 2000 / ips}}}}}}}))
+'''
+
+
+@pytest.fixture
+def docker(tmp_path: Path) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text(FAKE)
+    (bin_dir / "docker").chmod(0o755)
+    return bin_dir
+
+
+def job(tmp_path: Path) -> JobSpec:
+    """A fleet job of the cpu profile with its A/B part: 3 smoke rounds after a warm-up round."""
+    base = JobSpec(flavor="cpu", profile="cpu", hardware="cpu", image=CANDIDATE, folder=tmp_path / "job",
+                   validate_args=("-m", "fast"), benches=(("bench-rn50", ("--batch-size", "8")),))
+    return plan.with_ab(base, REFERENCE, rounds=3, smoke=True, time_validation=False)
+
+
+def run(tmp_path: Path, bin_dir: Path, spec: JobSpec, **env: str) -> subprocess.CompletedProcess:
+    script = write([spec], tmp_path / "job.sh")
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "CUDA_", "DOCKER_HOST"))}
+    environment.update(PATH=f"{bin_dir}:/usr/bin:/bin", FAKE_LOG=str(tmp_path / "calls.log"), FAKE_IPS_CANDIDATE="10",
+                       FAKE_IPS_REFERENCE="10", **env)
+    return subprocess.run(["bash", str(script)], capture_output=True, text=True, env=environment, timeout=60)
+
+
+def docker_runs(tmp_path: Path) -> list[list[str]]:
+    lines = (tmp_path / "calls.log").read_text().splitlines()
+    return [shlex.split(line) for line in lines if line.startswith("docker run")]
+
+
+def ab_folder(tmp_path: Path) -> Path:
+    return tmp_path / "job" / "attempt-1" / "bench-ab"
+
+
+def test_rounds_alternate_after_a_warm_up_and_both_images_are_recorded(tmp_path: Path, docker: Path) -> None:
+    proc = run(tmp_path, docker, job(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    runs = docker_runs(tmp_path)
+    # the job's own gates first (validation, the benchmark), then the A/B rounds of the same benchmark
+    ab = [r for r in runs if "--name" in r and "-ab-round-" in r[r.index("--name") + 1]]
+    order = [(r[r.index("--name") + 1].split("-ab-")[1].split("-bench")[0],
+              "candidate" if CANDIDATE in r else "reference") for r in ab]
+    assert order == [("round-00", "reference"), ("round-00", "candidate"), ("round-01", "candidate"),
+                     ("round-01", "reference"), ("round-02", "reference"), ("round-02", "candidate"),
+                     ("round-03", "candidate"), ("round-03", "reference")]
+    first = ab[0]
+    assert first[-6:] == ["bench-rn50", "--output", "/workspace/out/attempt-1/bench-ab/round-00/reference/bench-rn50",
+                          "--batch-size", "8", "--smoke"]  # the profile's options, then the round's length
+    assert len([r for r in runs if "validate" in " ".join(r)]) == 1  # no validation timing unless asked
+    facts = dict(line.split("=", 1) for line in (ab_folder(tmp_path) / "facts.txt").read_text().splitlines())
+    assert facts["candidate_image"] == CANDIDATE and facts["reference_digest"] == "sha256:" + "cd" * 32
+    assert facts["candidate_id"] == "sha256:" + "11" * 32 and facts["reference_size"] == "952438573"
+    assert (ab_folder(tmp_path) / "outcome").read_text() == "done\n"
+    steps = [line.split("\t") for line in (ab_folder(tmp_path) / "rounds.tsv").read_text().splitlines()]
+    assert len(steps) == 8 and all(s[3] == "0" and int(s[5]) >= 0 for s in steps)
+    pulls = [line for line in (tmp_path / "calls.log").read_text().splitlines() if line.startswith("docker pull")]
+    assert pulls == [f"docker pull --quiet {CANDIDATE}", f"docker pull --quiet {REFERENCE}"]
+
+
+def test_validation_time_and_a_candidate_only_environment(tmp_path: Path, docker: Path) -> None:
+    spec = plan.with_ab(JobSpec(flavor="cpu", profile="cpu", hardware="cpu", image=CANDIDATE, folder=tmp_path / "job",
+                                benches=(("bench-rn50", ()),), validate=False),
+                        REFERENCE, rounds=3, smoke=True, time_validation=True, warmup=0)
+    spec = dataclasses.replace(spec, candidate_env=("NGC_PADDLE_BENCH_PLANTED_SLOWDOWN=2",))
+    assert run(tmp_path, docker, spec).returncode == 0
+    runs = docker_runs(tmp_path)
+    validations = [r for r in runs if "validate" in " ".join(r)]
+    assert len(validations) == 6 and all(r[r.index("--user") + 1] == "0:0" for r in validations)
+    assert validations[0][-2:] == ["-m", "fast"]
+    for r in runs:
+        planted = "NGC_PADDLE_BENCH_PLANTED_SLOWDOWN=2" in r
+        in_rounds = "-ab-round-" in r[r.index("--name") + 1]
+        assert planted == (in_rounds and CANDIDATE in r), r  # the candidate's containers of the rounds only
+    found = rounds.read(ab_folder(tmp_path))
+    assert found.measured == [1, 2, 3] and 0 not in found.samples  # no warm-up asked for
+    summary = report.summarize(found, 5, {"hostname": "node1"})
+    by_key = {m["key"]: m for m in summary["metrics"]}
+    assert by_key["bench-rn50:train.fp32.ips"]["status"] == "FAIL"
+    assert 0.45 < by_key["bench-rn50:train.fp32.ips"]["ratio"] < 0.55
+    assert by_key["bench-rn50:infer.paddle-inference.fp32.bs8.latency_ms.p50"]["status"] == "FAIL"
+    assert "validate.seconds" in by_key and by_key["image.size_bytes"]["status"] == "INFO"
+    assert summary["verdict"] == "FAIL" and summary["candidate"]["env"] == "NGC_PADDLE_BENCH_PLANTED_SLOWDOWN=2"
+
+
+def test_equal_images_pass_and_the_reports_show_every_round(tmp_path: Path, docker: Path) -> None:
+    assert run(tmp_path, docker, job(tmp_path)).returncode == 0
+    summary = report.analyze(ab_folder(tmp_path), 5, {"hostname": "node1"})
+    assert summary["verdict"] == "PASS", summary["reasons"]
+    assert summary["rounds"] == 3 and summary["warmup_rounds"] == 1
+    assert all(m["low"] >= 0.95 for m in summary["metrics"] if m["direction"] == "higher")
+    report.write(tmp_path / "out", summary, "A/B test")
+    md = (tmp_path / "out" / "ab.md").read_text()
+    assert "- verdict: **PASS** (threshold 5 %, 3 rounds, order alternated, a warm-up round discarded)" in md
+    assert "| bench-rn50 train fp32 img/s |" in md and "| metric | 00 | 01 | 02 | 03 |" in md
+    assert json.loads((tmp_path / "out" / "ab.json").read_text())["candidate"]["image"] == CANDIDATE
+    svg = (tmp_path / "out" / "rounds.svg").read_text()
+    assert svg.startswith("<svg") and svg.count("<circle") == 3 * 8  # 3 metrics x 4 rounds x 2 images
+
+
+def test_a_reference_that_cannot_be_pulled_is_an_ab_not_run_and_the_gates_still_run(tmp_path: Path,
+                                                                                     docker: Path) -> None:
+    proc = run(tmp_path, docker, job(tmp_path), FAKE_PULL_FAIL=REFERENCE)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "job" / "attempt-1" / "outcome").read_text() == "done\n"  # the absolute gates ran
+    outcome = (ab_folder(tmp_path) / "outcome").read_text()
+    assert outcome.startswith(f"reference-failed: cannot get {REFERENCE}")
+    summary = report.analyze(ab_folder(tmp_path), 5)
+    assert summary["verdict"] == "NOT RUN" and "reference-failed" in summary["reasons"][0]
+
+
+def test_no_reference_renders_no_ab_part(tmp_path: Path, docker: Path) -> None:
+    base = JobSpec(flavor="cpu", profile="cpu", hardware="cpu", image=CANDIDATE, folder=tmp_path / "job",
+                   benches=(("bench-rn50", ()),))
+    assert plan.with_ab(base, None, 3, True, False) == base
+    assert run(tmp_path, docker, base).returncode == 0
+    assert not ab_folder(tmp_path).exists()

@@ -1,0 +1,66 @@
+"""The A/B's default reference (the previous release's image of the flavor, by digest) and bench-compare's one-line
+errors for what it cannot compare."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ngc_paddle import cli
+from ngc_paddle.manifest import load_manifest
+from ngc_paddle.release.ab import compare
+from ngc_paddle.release.ab.reference import previous_image
+from ngc_paddle.release.state_file import State
+
+REPO = Path(__file__).resolve().parents[2]
+OLD = load_manifest(REPO / "releases" / "23.01.yaml")  # flavors: gpu only
+DIGEST = "sha256:" + "12" * 32
+
+
+def test_no_previous_release_or_flavor_is_a_first_release(tmp_path: Path) -> None:
+    first = previous_image(tmp_path, "26.12", None, "cpu", "reg:5000")
+    assert first.image is None and first.why == "no release before 26.12 in releases/: the first release of cpu"
+    new_flavor = previous_image(tmp_path, "26.12", OLD, "cpu", "reg:5000")
+    assert new_flavor.image is None and new_flavor.why == "release 23.01 has no flavor cpu: 26.12 is its first release"
+
+
+def test_the_digest_comes_from_the_state_then_the_committed_record(tmp_path: Path) -> None:
+    none = previous_image(tmp_path, "26.12", OLD, "gpu", "reg:5000")
+    assert none.image is None and "recorded no pushed digest of gpu" in none.why
+    record = tmp_path / "release-notes" / "inputs" / "23.01.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"release": "23.01", "flavors": {"gpu": {"digest": DIGEST}}}))
+    found = previous_image(tmp_path, "26.12", OLD, "gpu", "reg:5000")
+    assert found.image == f"reg:5000/{OLD.image}@{DIGEST}" and "release-notes/inputs/23.01.json" in found.why
+    pushed = "sha256:" + "34" * 32
+    State(tmp_path / "build" / "release" / "23.01" / "state.json").record("gpu", "push", "k", "passed", "x",
+                                                                           digest=pushed)
+    found = previous_image(tmp_path, "26.12", OLD, "gpu", "reg:5000")
+    assert found.image == f"reg:5000/{OLD.image}@{pushed}" and "state.json" in found.why
+
+
+def test_bench_compare_names_a_missing_image_and_the_fix(monkeypatch, capsys) -> None:
+    monkeypatch.setattr(compare.engine, "image_id", lambda ref: None)
+    monkeypatch.setattr(compare.engine, "try_pull", lambda ref: False)
+    code = cli.main(["--root", str(REPO), "bench-compare", "no-such:1", "--reference", "ngc-paddle:26.12-cpu"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("error: candidate image no-such:1: not on this host and cannot be pulled; fix: ")
+
+
+def test_bench_compare_without_a_previous_release_asks_for_a_reference(monkeypatch, capsys) -> None:
+    monkeypatch.setattr(compare.engine, "image_id", lambda ref: "sha256:" + "ab" * 32)
+    monkeypatch.setattr(compare.engine, "image_labels",
+                        lambda ref: {"ngc-paddle.release": "26.12", "ngc-paddle.flavor": "cpu"})
+    code = cli.main(["--root", str(REPO), "bench-compare", "ngc-paddle:26.12-cpu"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "no reference: release 23.01 has no flavor cpu: 26.12 is its first release; fix: give --reference IMAGE" \
+        in err
+
+
+@pytest.mark.parametrize("labels", [{}, {"ngc-paddle.release": "26.12"}])
+def test_an_image_without_release_labels_needs_a_reference(monkeypatch, labels: dict) -> None:
+    monkeypatch.setattr(compare.engine, "image_labels", lambda ref: labels)
+    with pytest.raises(compare.NgcPaddleError, match="give --reference IMAGE"):
+        compare.default_reference(REPO, "other:1", "reg:5000")
