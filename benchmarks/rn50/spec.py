@@ -1,7 +1,8 @@
 """bench-rn50's model: what ResNet50 v1.5 brings to the shared benchmark command (its ModelSpec).
 
 Training (DALI, AMP, ASP, multi-GPU) with DLE's recipe and its eval pass, and inference (Paddle
-Inference, Paddle-TRT, and TensorRT's own Python API on the ONNX export) with acceptance gates. `python -m benchmarks.rn50 --help`.
+Inference, Paddle-TRT, and TensorRT's own Python API on the ONNX export) with acceptance gates.
+`python -m benchmarks.rn50 --help`.
 """
 
 from benchmarks.harness.recipes import DLE_RN50
