@@ -35,8 +35,9 @@ def test_a_slowed_phase_must_fail_its_own_gate_and_pass_the_other() -> None:
         {"kind": "k", "variant": "slowed-train", "gates": {train: ("FAIL", 0.2), infer: ("FAIL", 0.3)}},
         # inference slowed: the inference gate missed it, though the run failed on the training gate
         {"kind": "k", "variant": "slowed-infer", "gates": {train: ("FAIL", 0.2), infer: ("PASS", 0.7)}},
-        {"kind": "k", "variant": "healthy", "gates": {train: ("PASS", 0.4), infer: ("PASS", 0.7)}}]
-    assert power.per_gate(runs) == {("k", train): {"runs": 3, "false fail": 1, "miss": 0},
+        {"kind": "k", "variant": "healthy", "gates": {train: ("PASS", 0.4), infer: ("PASS", 0.7)}},
+        {"kind": "k", "variant": "slowed-infer", "gates": {train: ("PASS", 0.4), infer: ("N/A", 0.3)}}]  # no floor
+    assert power.per_gate(runs) == {("k", train): {"runs": 4, "false fail": 1, "miss": 0},
                                     ("k", infer): {"runs": 3, "false fail": 1, "miss": 1}}
 
 
