@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.harness import environment, paddle_engines, quantization, tensorrt_python
+from benchmarks.harness import paddle_engines, quantization, tensorrt_python
 from benchmarks.harness.paddle_engines import NotAvailable
 from benchmarks.harness.tensorrt_python import TensorRTEngine
 from benchmarks.harness.timing import StepTimer
@@ -42,20 +42,10 @@ def input_batch(batch: int, image_size: int, data_format: str, seed: int = 0) ->
 
 # ---- Paddle Inference and Paddle-TRT -------------------------------------------------------------
 
-def trt_reasons(device: str, what: str) -> None:
-    """NotAvailable with every reason a TensorRT path cannot run here: the image has no TensorRT (its layer left
-    out, and why), no GPU."""
-    reasons = [f"TensorRT is not in this image ({absent})"] if (absent := environment.left_out("tensorrt")) else []
-    if device != "gpu":
-        reasons.append(f"{what} needs a GPU")
-    if reasons:
-        raise NotAvailable("; ".join(reasons))
-
-
 def _trt_available(device: str) -> None:
     import paddle
 
-    trt_reasons(device, "Paddle-TRT")
+    paddle_engines.trt_reasons(device, "Paddle-TRT")
     try:
         from paddle.inference import get_trt_compile_version, get_trt_runtime_version
     except ImportError as exc:
@@ -104,7 +94,7 @@ def paddle_backend(files, device: str, precision: str, trt: bool, batches: list[
     """Paddle Inference or Paddle-TRT over the batch sweep; `fixed_batch`: the program was exported for the one
     batch size in `batches` (a quantized PIR program), so TensorRT's shapes are that batch alone."""
     if trt:  # every reason at once (no TensorRT in the image, no GPU) before the plan names only the first
-        trt_reasons(device, "Paddle-TRT")
+        paddle_engines.trt_reasons(device, "Paddle-TRT")
     chosen = paddle_engines.plan(files[0], device, precision, trt)
     if chosen.trt:
         _trt_available(device)
@@ -181,7 +171,7 @@ def onnxruntime_backend(onnx_file: Path, device: str, precision: str, batches: l
 
 def tensorrt_backend(onnx_file: Path, device: str, precision: str, batches: list[int], image_size: int,
                      data_format: str, warmup: int, iters: int) -> dict:
-    trt_reasons(device, "TensorRT")
+    paddle_engines.trt_reasons(device, "TensorRT")
     results = {}
     engine = TensorRTEngine(onnx_file, precision, max(batches), image_size, data_format, min_batch=1)  # the sweep
     for bs in batches:

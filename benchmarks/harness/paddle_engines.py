@@ -21,6 +21,8 @@ Every figure carries its plan's label ("paddle-trt-pir fp16"), so a result never
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.harness import environment
+
 PIR, LEGACY = ".json", ".pdmodel"
 QUANTIZE_OPS = (b"quantize_linear", b"fake_quantize")  # QDQ ops (paddle.quantization, PaddleSlim) in the program
 WORKSPACE = 1 << 30
@@ -48,6 +50,16 @@ class EnginePlan:
         return self.engine.startswith("paddle-trt")
 
 
+def trt_reasons(device: str, what: str) -> None:
+    """NotAvailable with every reason a TensorRT path cannot run here: the image has no TensorRT (its layer left
+    out, and why), no GPU."""
+    reasons = [f"TensorRT is not in this image ({absent})"] if (absent := environment.left_out("tensorrt")) else []
+    if device != "gpu":
+        reasons.append(f"{what} needs a GPU")
+    if reasons:
+        raise NotAvailable("; ".join(reasons))
+
+
 def is_quantized(model_file: Path) -> bool:
     """Does the program hold quantize/dequantize ops (a quantization-aware or post-training quantized model)?"""
     data = model_file.read_bytes()
@@ -64,8 +76,7 @@ def plan(model_file: Path, device: str, precision: str, trt: bool) -> EnginePlan
         if precision == "int8":
             raise NotAvailable("Paddle Inference runs INT8 on GPUs only through TensorRT: use --backends paddle-trt")
         return EnginePlan("paddle-inference gpu", precision)
-    if device != "gpu":
-        raise NotAvailable("Paddle-TRT needs a GPU")
+    trt_reasons(device, "Paddle-TRT")
     kind = model_file.suffix
     if kind == PIR:
         if precision == "int8" and not is_quantized(model_file):

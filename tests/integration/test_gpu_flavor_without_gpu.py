@@ -1,10 +1,12 @@
 """The gpu-cu118 flavor (builds from PyPI alone) on this host, which has no GPU: its commands start, and
 its benchmarks say NOT PROVEN with exit 3 and the reason, never PASS and never a traceback."""
 
+import json
 from pathlib import Path
 
 import pytest
 
+from tests.integration.conftest import docker
 from tests.integration.test_bench_rn50 import bench
 
 COMMANDS = ("bench-rn50", "bench-hgnet")
@@ -37,3 +39,42 @@ def test_its_cpu_path_on_request_is_still_not_proven(built_cu118: str, tmp_path:
     assert result["results"]["infer"]["paddle-inference"]["fp32"]["bs1"]["ips"] > 0
     bad, _ = bench(built_cu118, tmp_path / "bad", "--gpus", "1")
     assert bad.returncode == 2 and bad.stderr.startswith("error: --gpus 1 asked for, but 0 CUDA GPU(s)")
+
+
+def test_its_smoke_run_feeds_training_through_dali_and_says_why_tensorrt_is_not_run(built_cu118: str,
+                                                                                     tmp_path: Path) -> None:
+    """gpu-cu118 ships DALI 1.34 (nvidia-dali-cuda110 from PyPI): --smoke trains on generated JPEGs through its CPU
+    pipeline here; the TensorRT rows (Paddle-TRT, TensorRT's Python API) are N/A with the reasons: the lock left
+    the tensorrt layer out (NVIDIA's index unreachable where it was locked), and there is no GPU."""
+    proc, result = bench(built_cu118, tmp_path, "--smoke")
+    assert proc.returncode == 0 and result["verdict"] == "SMOKE", proc.stderr[-2000:]
+    assert result["environment"]["versions"]["dali"] == "1.34.0"
+    assert result["results"]["train"]["tf32" if result["config"]["device"] == "gpu" else "fp32"]["input"] == \
+        "dali cpu pipeline (generated JPEGs)"
+    infer = result["results"]["infer"]
+    for backend, what in (("paddle-trt", "Paddle-TRT"), ("tensorrt", "TensorRT")):
+        row = infer[backend]["fp32"]
+        assert row["status"] == "not available", row
+        assert row["reason"].startswith("TensorRT is not in this image (layer tensorrt left out of this image: "), row
+        assert row["reason"].endswith(f"; {what} needs a GPU"), row
+        assert f"infer {backend} fp32: N/A - TensorRT is not in this image" in proc.stdout
+    assert "ips" in infer["paddle-inference"]["fp32"]["bs1"]
+
+
+def test_its_stack_resolves_and_agrees_with_what_paddle_was_built_against(built_cu118: str, tmp_path: Path) -> None:
+    """The library walk (every shared object of CUDA, cuDNN, NCCL, DALI and Paddle resolves its DT_NEEDED inside the
+    image), the versions, and Paddle's own report of its CUDA, cuDNN and TensorRT compile version, against the
+    manifest; the GPU checks are skipped with the reason, so the verdict is NOT PROVEN."""
+    tmp_path.chmod(0o777)
+    proc = docker("run", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", "-v", f"{tmp_path}:/workspace/out",
+                  built_cu118, "validate", "--output", "/workspace/out", "-m", "fast or gpu", check=False, timeout=900)
+    assert proc.returncode == 3, proc.stdout[-3000:]
+    report = json.loads((tmp_path / "validation.json").read_text())
+    status = {c["id"]: c for c in report["checks"]}
+    for check in ("link.cudnn", "link.nccl", "link.cublas", "link.dali", "link.paddle", "link.runtime.cudnn",
+                  "link.runtime.nccl", "version.dali", "version.paddle-cuda", "version.paddle-cudnn",
+                  "version.paddle-trt-compile", "func.dali-paddle-plugin"):
+        assert status[check]["status"] == "passed", status.get(check)
+    assert status["version.paddle-tensorrt"]["status"] == "skipped"
+    assert "layer tensorrt left out of this image" in status["func.tensorrt-import"]["message"]
+    assert report["verdict"] == "NOT PROVEN" and "gpu.dali-mixed-decode" in " ".join(report["verdict_reasons"])

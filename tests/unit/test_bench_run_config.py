@@ -3,6 +3,7 @@ written once (the help text, the docs table and resolve() read the same Option).
 
 import ast
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,31 @@ def test_docs_tables_are_the_ones_the_config_renders() -> None:
     assert "| `--batch-size` | 16 | 256 | this suite |" in defaults_table(RN50)
     assert "| `--momentum` | 0.9 | same | upstream recipe |" in defaults_table(HGNET)
     assert "PPHGNet_*.yaml" in defaults_table(HGNET) and "DeepLearningExamples" in defaults_table(RN50)
+
+
+def test_smoke_shows_the_tensorrt_rows_in_a_cuda_image_only() -> None:
+    from benchmarks.harness.run_config import smoke_backends
+
+    cu118 = {"cuda-runtime": {}, "paddle": {}, "dali": {}}  # TensorRT left out: its rows still show, N/A
+    assert smoke_backends(RN50, cu118) == ("paddle-inference", "paddle-trt", "tensorrt")
+    assert smoke_backends(HGNET, cu118) == ("paddle-inference", "paddle-trt", "tensorrt")
+    assert smoke_backends(RN50, {"paddle": {}, "dali": {}}) == ("paddle-inference",)  # cpu flavor
+    assert smoke_backends(RN50, None) == ("paddle-inference",)  # not in an image
+
+
+def test_a_tensorrt_path_names_every_reason_it_cannot_run(tmp_path: Path, monkeypatch) -> None:
+    from benchmarks.harness import environment
+    from benchmarks.harness.paddle_engines import NotAvailable, trt_reasons
+
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"components": {}, "left_out": {"tensorrt": {
+        "reason": "TensorRT for CUDA 11 comes only from NVIDIA's index", "components": {"tensorrt": {}}}}}))
+    monkeypatch.setattr(environment, "MANIFEST", manifest)
+    with pytest.raises(NotAvailable) as exc:
+        trt_reasons("cpu", "Paddle-TRT")
+    assert str(exc.value) == ("TensorRT is not in this image (layer tensorrt left out of this image: TensorRT for "
+                              "CUDA 11 comes only from NVIDIA's index); Paddle-TRT needs a GPU")
+    manifest.write_text(json.dumps({"components": {"tensorrt": {}}, "left_out": {}}))
+    with pytest.raises(NotAvailable, match=r"^TensorRT needs a GPU$"):
+        trt_reasons("cpu", "TensorRT")
+    trt_reasons("gpu", "TensorRT")  # nothing stands in the way

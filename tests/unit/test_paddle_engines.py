@@ -203,3 +203,21 @@ def test_a_result_naming_an_unknown_engine_is_refused(tmp_path: Path) -> None:
     data["results"]["infer"]["paddle-inference"]["fp32"]["bs1"]["engine"] = "magic int8"
     with pytest.raises(bench_result.InputError, match=r"bs1\.engine: names no engine this suite runs"):
         bench_result.parse(tmp_path / "result.json", data)
+
+
+def test_the_timed_legacy_predictor_serializes_inspectable_engines(tmp_path: Path, monkeypatch) -> None:
+    """Paddle 2.6 (gpu-cu118) exports .pdmodel only: the timed Paddle-TRT predictor keeps its engines (use_static)
+    built DETAILED (enable_tensorrt_inspector) in its own optim cache, where tensorrt_python reads them back."""
+    fake = FakePaddle()
+    fake.install(monkeypatch)
+    files = program(tmp_path, ".pdmodel")
+    chosen = plan(files[0], "gpu", "fp16", trt=True)
+    predictor(chosen, files, 8, 224, "NCHW", 1, tmp_path, inspect=True)
+    assert fake.call("enable_tensorrt_engine")[2]["use_static"] is True
+    assert "enable_tensorrt_inspector" in fake.names()
+    assert fake.call("set_optim_cache_dir")[1] == (str(paddle_engines.legacy_engine_dir(tmp_path, "fp16", 8, None)),)
+    fake = FakePaddle()
+    fake.install(monkeypatch)
+    predictor(chosen, files, 8, 224, "NCHW", 1, tmp_path)  # the calibrating predictor: nothing kept
+    assert fake.call("enable_tensorrt_engine")[2]["use_static"] is False
+    assert "enable_tensorrt_inspector" not in fake.names() and "set_optim_cache_dir" not in fake.names()

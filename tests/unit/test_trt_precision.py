@@ -157,3 +157,62 @@ def test_tensorrt_engine_that_kept_every_layer_fp32_is_not_an_fp16_figure(tmp_pa
     monkeypatch.setitem(sys.modules, "tensorrt", fake_tensorrt(info, []))
     with pytest.raises(NotAvailable, match="TensorRT built no FP16 compute layer"):
         TensorRTEngine(onnx, "fp16", 8, 224, "NCHW")
+
+
+def with_trt8(trt: types.ModuleType) -> types.ModuleType:
+    """The fake as TensorRT 8.5 (gpu-cu118: what Paddle 2.6.2 is built against): its explicit-batch network flag."""
+    trt.__version__ = "8.5.3.1"
+    trt.NetworkDefinitionCreationFlag = types.SimpleNamespace(EXPLICIT_BATCH=0)
+    return trt
+
+
+@pytest.mark.parametrize("version, flags", [("10.5.0", 0), ("8.5.3.1", 1)])
+def test_the_onnx_network_is_explicit_batch_in_tensorrt_8_and_10(tmp_path: Path, monkeypatch, version: str,
+                                                                 flags: int) -> None:
+    onnx = tmp_path / "model.onnx"
+    onnx.write_bytes(b"onnx")
+    calls: list = []
+    trt = with_trt8(fake_tensorrt(information(layer("CaskConvolution", "Convolution", FP32)), calls))
+    trt.__version__ = version
+    created = []
+    original = trt.Builder.create_network
+    monkeypatch.setattr(trt.Builder, "create_network", lambda self, f: created.append(f) or original(self, f))
+    monkeypatch.setitem(sys.modules, "tensorrt", trt)
+    TensorRTEngine(onnx, "fp32", 8, 224, "NCHW")
+    assert created == [flags]
+
+
+def test_one_engine_serves_the_batch_sweep_through_its_optimization_profile(tmp_path: Path, monkeypatch) -> None:
+    onnx = tmp_path / "model.onnx"
+    onnx.write_bytes(b"onnx")
+    calls: list = []
+    monkeypatch.setitem(sys.modules, "tensorrt", with_trt8(fake_tensorrt(
+        information(layer("CaskConvolution", "Convolution", FP32)), calls)))
+    TensorRTEngine(onnx, "fp32", 256, 224, "NCHW", min_batch=1)
+    profile = next(c[1] for c in calls if c[0] == "profile")
+    assert profile == ("x", (1, 3, 224, 224), (256, 3, 224, 224), (256, 3, 224, 224))  # min 1, opt = max = 256
+
+
+def test_paddle_trt_engines_are_read_back_with_the_inspector(tmp_path: Path, monkeypatch) -> None:
+    from benchmarks.harness.tensorrt_python import paddle_trt_layer_precisions
+
+    calls: list = []
+    info = information(layer("CaskConvolution", "Convolution", FP16_CONV), layer("CaskGemm", "Gemm", FP32))
+    trt = with_trt8(fake_tensorrt(info, calls))
+    trt.TensorIOMode = types.SimpleNamespace(INPUT="INPUT", OUTPUT="OUTPUT")
+    engine_class = type(trt.Runtime(None).deserialize_cuda_engine(b""))
+    engine_class.num_io_tensors = 2
+    engine_class.get_tensor_name = lambda self, i: ["x", "out"][i]
+    engine_class.get_tensor_mode = lambda self, name: "INPUT" if name == "x" else "OUTPUT"
+    engine_class.get_tensor_profile_shape = lambda self, name, profile: [(1, 3, 64, 64), (8, 3, 64, 64),
+                                                                         (8, 3, 64, 64)]
+    monkeypatch.setitem(sys.modules, "tensorrt", trt)
+    with pytest.raises(NotAvailable, match="Paddle-TRT serialized no engine"):
+        paddle_trt_layer_precisions(tmp_path, "fp16")
+    (tmp_path / "_opt_cache").mkdir()
+    for key in ("a", "b"):  # one engine per TensorRT subgraph
+        (tmp_path / "_opt_cache" / f"trt_serialized_{key}").write_bytes(b"plan")
+    assert paddle_trt_layer_precisions(tmp_path, "fp16") == {"fp16": 2, "fp32": 2}
+    assert ("input", "x", (8, 3, 64, 64)) in calls and ("inspected", "JSON", True) in calls
+    with pytest.raises(NotAvailable, match="TensorRT built no INT8 compute layer"):
+        paddle_trt_layer_precisions(tmp_path, "int8")
