@@ -13,7 +13,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
@@ -23,11 +23,13 @@ from ngc_paddle.scan.findings import SEVERITIES, Finding, severity_rank
 
 DEFAULT_POLICY = Path("security/policy.yaml")
 ALWAYS_BLOCK = {"secret", "private-key", "credential", "setuid", "world-writable", "security-update",
-                "yanked", "capability", "privilege", "drift", "remote-exec", "archive"}  # the default of block_on
+                "yanked", "capability", "privilege", "drift", "remote-exec", "archive",
+                "integrity"}  # the default of block_on
 # Every kind of finding the gate produces (see findings.Finding.kind); `block_on` may only name these.
 FindingKind = Literal["vulnerability", "secret", "private-key", "credential", "setuid", "world-writable", "user",
                       "dockerfile", "key-fixture", "security-update", "outdated", "yanked", "capability",
-                      "privilege", "drift", "startup-hook", "remote-exec", "archive", "archive-unread"]
+                      "privilege", "drift", "startup-hook", "remote-exec", "archive", "archive-unread", "integrity",
+                      "integrity-other"]
 MAX_POLICY_BYTES = 1024 * 1024
 
 
@@ -100,7 +102,15 @@ class _AllowEntryModel(_Strict):
     id: Token
     package: Annotated[str, Field(min_length=1, max_length=500)]
     justification: Annotated[Text, Field(min_length=1)]
-    expires: Annotated[date, BeforeValidator(_real_date)]
+    # until when it holds: `expires`, or `review_by` (an accepted file change: the date a person looks again)
+    expires: Annotated[date, BeforeValidator(_real_date)] | None = None
+    review_by: Annotated[date, BeforeValidator(_real_date)] | None = None
+
+    @model_validator(mode="after")
+    def _one_date(self) -> "_AllowEntryModel":
+        if (self.expires is None) == (self.review_by is None):
+            raise ValueError("give exactly one of expires or review_by (YYYY-MM-DD)")
+        return self
 
 
 class _KeyFixtureModel(_Strict):
@@ -155,7 +165,7 @@ def load(path: Path) -> Policy:
         model = _PolicyModel.model_validate(data)
     except ValidationError as exc:
         raise PolicyError(one_line(path, exc, fix=f"see {DEFAULT_POLICY} for the format")) from None
-    entries = [AllowEntry(e.id, e.package, e.justification, e.expires) for e in model.allowlist or []]
+    entries = [AllowEntry(e.id, e.package, e.justification, e.expires or e.review_by) for e in model.allowlist or []]
     waiver = model.vulnerability_waiver
     return Policy(model.severity_threshold, model.count_unfixed, set(model.block_on or ALWAYS_BLOCK),
                   set(model.setuid_allowed or []),

@@ -17,7 +17,7 @@ from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.lock.check import lock_status
 from ngc_paddle.lock.model import Lock
 from ngc_paddle.manifest.schema import Manifest, RuntimeUser
-from ngc_paddle.scan.checks import accounts, drift, hooks
+from ngc_paddle.scan.checks import accounts, drift, hooks, integrity
 from ngc_paddle.scan.checks.layer_facts import LayerFacts
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.source.image_release import UnknownRelease, release_manifest
@@ -173,6 +173,9 @@ def check(layers: list[Layer], facts: list[LayerFacts], config: dict, config_use
     skel = {p.removeprefix("/etc/skel/"): f.content for p, f in files.items()
             if p.startswith("/etc/skel/") and f.content is not None}
     result.findings += hooks.check(hook_files, dpkg_md5, record_hashes, hooks.own_parts(root), skel)
+    dpkg_files = {p: f.content for p, f in files.items() if p.startswith(integrity.DPKG_INFO)}
+    result.findings += integrity.check(layers, facts, dpkg_files, inventory.conffiles(), _owned_by_dists(dists),
+                                       integrity.load_declarations(root))
     if release.lock is None:
         result.lock_why = release.why_no_lock or "no lock"
     else:
@@ -183,6 +186,23 @@ def check(layers: list[Layer], facts: list[LayerFacts], config: dict, config_use
         upto = f" (layers {', '.join(sorted(release.layers))})" if release.layers else ""
         result.lock_why = release.lock_file + upto
     return result, inventory
+
+
+def _owned_by_dists(dists: list[drift.DistInfo]) -> dict[str, tuple[str, set[str]]]:
+    """path -> (distribution, the RECORD sha256s it may have: several where distributions share a file, none
+    where the RECORD gives no hash) of every installed dist-info."""
+    owned: dict[str, tuple[str, set[str]]] = {}
+    for dist in dists:
+        name = posixpath.basename(dist.path).removesuffix(".dist-info")
+        site = posixpath.dirname(dist.path)
+        for line in dist.files.get("RECORD", b"").decode("utf-8", "replace").splitlines():
+            parts = line.rsplit(",", 2)
+            if len(parts) == 3 and parts[0]:
+                path = posixpath.normpath(posixpath.join(site, parts[0].strip('"')))
+                entry = owned.setdefault(path, (name, set()))
+                if parts[1].startswith("sha256="):
+                    entry[1].add(parts[1].removeprefix("sha256="))
+    return owned
 
 
 def _dists(files: dict[str, Final]) -> list[drift.DistInfo]:

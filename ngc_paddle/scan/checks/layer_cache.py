@@ -25,9 +25,11 @@ CACHE_ENV = "NGC_PADDLE_SCAN_CACHE"
 DIFF_ID = re.compile(r"sha256:[0-9a-f]{64}")
 _SCAN = Path(__file__).resolve().parents[1]
 # The code whose output the cache keeps: the rules, the credential files, archives, what is captured.
-SOURCES = [_SCAN / "checks" / n for n in ("layer_facts.py", "archives.py", "accounts.py", "hooks.py")] + \
+SOURCES = [_SCAN / "checks" / n for n in ("layer_facts.py", "archives.py", "accounts.py", "hooks.py",
+                                                        "integrity.py")] + \
           [_SCAN / "source" / n for n in ("inventory.py", "saved_image.py", "layer_tar.py", "layer_source.py")] + \
-          [_SCAN.parents[1] / "ngc_common" / n for n in ("secret_patterns.py", "credential_files.py")]
+          [_SCAN.parents[1] / "ngc_common" / n for n in ("secret_patterns.py", "credential_files.py",
+                                                                "token_rules.py")]
 FACTS_VERSION = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES)).hexdigest()[:12]
 
 

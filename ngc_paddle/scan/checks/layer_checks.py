@@ -9,7 +9,7 @@ shared with the in-image hygiene checks; what is allowed (setuid paths, key fixt
 import stat
 from dataclasses import dataclass
 
-from ngc_common import credential_files
+from ngc_common import credential_files, token_rules
 from ngc_common import secret_patterns as patterns
 from ngc_paddle.scan.checks import capabilities
 from ngc_paddle.scan.checks.layer_facts import LayerFacts
@@ -37,6 +37,11 @@ class _Allowed:
     layer: int
 
 
+def rule_severity(rule: str) -> str:
+    """A token kind trivy also knows has trivy's severity (a publishable key is LOW); every other credential blocks."""
+    return token_rules.SEVERITY.get(rule, "CRITICAL")
+
+
 def _rule_findings(path: str, rule: str, keys: list[str], where: str, rules: Policy) -> Finding:
     if rule == "private-key":
         fixture = patterns.is_fixture(set(keys), rules.key_fixtures)
@@ -48,7 +53,7 @@ def _rule_findings(path: str, rule: str, keys: list[str], where: str, rules: Pol
                        source="layers")
     title = TITLES.get(rule) or (f"{rule}: a credential file holding a secret" if rule in FILE_RULES
                                  else f"{rule} in a layer")
-    return Finding("credential", rule, "CRITICAL", title, package=path, location=where, source="layers")
+    return Finding("credential", rule, rule_severity(rule), title, package=path, location=where, source="layers")
 
 
 def judge(layers: list[Layer], facts: list[LayerFacts], rules: Policy) -> list[Finding]:
@@ -148,7 +153,7 @@ def scan_config(image: ImageConfig, layers: list[Layer]) -> list[Finding]:
             findings.append(Finding("secret", "secret-in-label", "CRITICAL", f"label {name} carries a value",
                                     package=name, location=where, source="config"))
         for rule in sorted(patterns.value_hits(value)):
-            findings.append(Finding("credential", rule, "CRITICAL", f"{rule} in label {name}", package=name,
+            findings.append(Finding("credential", rule, rule_severity(rule), f"{rule} in label {name}", package=name,
                                     location=where, source="config"))
     for layer in layers:
         args, _command = split_build_args(layer.created_by)
@@ -157,7 +162,7 @@ def scan_config(image: ImageConfig, layers: list[Layer]) -> list[Finding]:
             if name != "LAYER_SPEC":
                 findings += _named_value("build argument", name, value, where, "HIGH")
         for rule in sorted(patterns.value_hits(layer.created_by) - {"basic-auth"}):
-            findings.append(Finding("credential", rule, "CRITICAL", f"{rule} in the image history",
+            findings.append(Finding("credential", rule, rule_severity(rule), f"{rule} in the image history",
                                     package=f"layer {layer.index}", location=where, source="config"))
     return findings
 
@@ -170,7 +175,7 @@ def _named_value(what: str, name: str, value: str, where: str, severity: str) ->
         return [Finding("secret", rule_id, severity, f"{'ENV' if what == 'Env' else what} {name} carries a value"
                         + (" recorded in the image history" if what != "Env" else ""),
                         package=name, location=where, source="config")]
-    found = [Finding("credential", rule, "CRITICAL", f"{rule} in {what} {name}", package=name, location=where,
+    found = [Finding("credential", rule, rule_severity(rule), f"{rule} in {what} {name}", package=name, location=where,
                      source="config") for rule in sorted(patterns.value_hits(value))]
     if not found and patterns.looks_like_token(value):
         token_id = "token-in-env" if what == "Env" else "token-in-build-args"

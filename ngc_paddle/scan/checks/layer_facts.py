@@ -20,12 +20,15 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import IO
 
+import ahocorasick_rs
+
 from ngc_common import secret_patterns as patterns
-from ngc_paddle.scan.checks import accounts, archives, hooks
+from ngc_paddle.scan.checks import accounts, archives, hooks, integrity
 from ngc_paddle.scan.source import inventory
 from ngc_paddle.scan.source.inventory import record_hash
 from ngc_paddle.scan.source.saved_image import Entry, Layer, entry_of
 
+patterns.use_matcher(ahocorasick_rs.BytesAhoCorasick)  # every rule's anchors in one pass over each file
 SMALL = 256 * 1024  # files up to this size are read whole; larger ones in chunks
 CAPTURE_LIMIT = 4 * 1024 * 1024  # a captured file (dpkg status, RECORD, hooks) larger than this keeps no content
 PYTHON_TREES = ("/site-packages/", "/dist-packages/")
@@ -37,7 +40,7 @@ def captured(path: str) -> bool:
     account files, startup hooks)."""
     return (inventory.wants_content(path, 0) or (path.startswith("/var/lib/dpkg/info/") and path.endswith(".md5sums"))
             or (".dist-info/" in path and path.endswith(DIST_INFO_FILES)) or accounts.wants(path)
-            or hooks.wants(path) or path.startswith("/etc/skel/"))
+            or hooks.wants(path) or path.startswith("/etc/skel/") or integrity.captured(path))
 
 
 @dataclass
@@ -49,6 +52,9 @@ class LayerFacts:
     removed: list[list] = field(default_factory=list)  # [whiteout | opaque, path]
     hashes: dict[str, str] = field(default_factory=dict)  # installed Python file -> RECORD-style sha256
     archives: list[dict] = field(default_factory=list)  # path, bomb, unreadable
+    # every file and link under the system's paths (integrity.in_scope) -> [file | symlink | hardlink, md5 (dpkg's
+    # trees) or RECORD-style sha256 (pip's), link target]
+    integrity: dict[str, list] = field(default_factory=dict)
     entries: int = 0
     size: int = 0  # bytes of its regular files
     seconds: float = 0.0
@@ -94,11 +100,16 @@ def scan_layer(layer: Layer, tar: tarfile.TarFile) -> LayerFacts:
         md5 = None
         if e.type == "file":
             facts.size += e.size
-            md5, content = _read(e, facts, special, keep)
+            md5, content = _read(e, facts, special or integrity.wants_md5(e.path), keep)
             if keep:
                 facts.files[e.path] = _file(e, content)
         elif keep:
             facts.files[e.path] = _file(e, None)
+        if integrity.in_scope(e.path):
+            if e.type == "file":
+                facts.integrity[e.path] = ["file", md5 or facts.hashes.get(e.path, ""), ""]
+            elif e.type == "symlink" or (e.type == "other" and e.link):
+                facts.integrity[e.path] = ["symlink" if e.type == "symlink" else "hardlink", "", e.link]
         if special:
             facts.special.append({"path": e.path, "type": e.type, "mode": e.mode, "md5": md5 or "",
                                   "caps": e.caps.hex() if e.caps is not None else ""})
@@ -113,8 +124,9 @@ def _file(e: Entry, content: bytes | None) -> dict:
 
 
 def _read(e: Entry, facts: LayerFacts, special: bool, keep: bool) -> tuple[str | None, bytes | None]:
-    """Run the rules over one file and hash it as needed; (its md5 when special, its content when captured)."""
-    python = any(tree in e.path for tree in PYTHON_TREES)
+    """Run the rules over one file and hash it as needed; (its md5 when special or dpkg's, its content when
+    captured)."""
+    python = any(tree in e.path for tree in PYTHON_TREES) or integrity.wants_sha256(e.path)
     archive = archives.is_archive(e.path)
     if e.content is not None:
         data = e.content

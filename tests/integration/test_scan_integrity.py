@@ -1,0 +1,139 @@
+"""Issue 30 on real images: one planted image FROM the built cpu image, each change in a layer of its own.
+
+Integrity: fourteen changes under the paths that decide trust (most named nowhere in the gate's rules), each
+blocked as `integrity` naming the file; one change elsewhere only listed; the clean release image has no
+integrity finding at all. Secrets without trivy: tokens of kinds only trivy used to find (a Hugging Face token,
+each GitHub prefix, vendor tokens, a GitHub token in compiled bytecode) give the same blocking findings with
+trivy removed as with it. One image, two scans of it plus one of the release image (its layers cached): about
+one cold scan of a small layer stack.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ngc_common.token_rules import TRIVY_IDS
+from tests.integration.conftest import REPO, Built, docker, run_cli
+
+SITE = "/opt/venv/lib/python3.11/site-packages"
+# (Dockerfile step, the file it changes): every one must block as integrity, naming the file.
+TRUST_CHANGES = [
+    ("RUN echo /opt/hook/lib > /etc/ld.so.conf.d/zz-hook.conf", "/etc/ld.so.conf.d/zz-hook.conf"),
+    ("RUN echo /opt/hook/libhook.so > /etc/ld.so.preload", "/etc/ld.so.preload"),
+    ("RUN sed -i '1i auth sufficient pam_permit.so' /etc/pam.d/su", "/etc/pam.d/su"),
+    ("RUN mkdir -p /etc/sudoers.d && echo 'nobody ALL=(ALL) ALL' > /etc/sudoers.d/ops && chmod 440 /etc/sudoers.d/ops",
+     "/etc/sudoers.d/ops"),
+    ("RUN sed -i 's#^daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin#daemon:x:1:1:daemon:/usr/sbin:/bin/bash#' "
+     "/etc/passwd && grep -q '^daemon:.*/bin/bash$' /etc/passwd", "/etc/passwd"),
+    ("RUN echo 'deb [trusted=yes] http://apt.example.invalid/ stable main' > /etc/apt/sources.list.d/extra.list",
+     "/etc/apt/sources.list.d/extra.list"),
+    ("RUN printf -- '-----BEGIN PGP PUBLIC KEY BLOCK-----\\nmQINBF\\n-----END PGP PUBLIC KEY BLOCK-----\\n' "
+     "> /etc/apt/trusted.gpg.d/extra.asc", "/etc/apt/trusted.gpg.d/extra.asc"),
+    ("RUN printf -- '-----BEGIN CERTIFICATE-----\\nMIIBszCCAVmgAwIBAgIU\\n-----END CERTIFICATE-----\\n' "
+     ">> /etc/ssl/certs/ca-certificates.crt", "/etc/ssl/certs/ca-certificates.crt"),
+    ("RUN echo 'export PYTHONPATH=/tmp/hook' > /etc/profile.d/zz-hook.sh", "/etc/profile.d/zz-hook.sh"),
+    ("RUN echo '*/5 * * * * root /tmp/cleanup.sh' > /etc/cron.d/cleanup", "/etc/cron.d/cleanup"),
+    ("RUN printf '[Service]\\nExecStart=/tmp/agent\\n' > /etc/systemd/system/agent.service",
+     "/etc/systemd/system/agent.service"),
+    ("RUN printf '[global]\\nextra-index-url = http://pypi.example.invalid/simple\\n"
+     "trusted-host = pypi.example.invalid\\n' > /etc/pip.conf", "/etc/pip.conf"),
+    ("RUN cp /usr/bin/true /usr/bin/false", "/usr/bin/false"),
+    (f"RUN echo '# changed' >> {SITE}/yaml/__init__.py", f"{SITE}/yaml/__init__.py"),
+]
+LISTED_CHANGE = ("RUN echo notes > /usr/share/doc/planted-notes.txt", "/usr/share/doc/planted-notes.txt")
+# Token files, copied from the build context (no token in a RUN line), and one compiled in the image.
+GH = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+TOKENS = {
+    "srv/app/settings.py": (f"HF_HOME_TOKEN = 'hf_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM'\n"
+                            f"GITHUB = 'gho_{'Zx9' * 12}'\n"
+                            "SHOPIFY = 'shpat_0123456789abcdef0123456789abcdef'\n"
+                            "HOOK = 'https://hooks.slack.com/services/T00000000/B00000000/" + "X" * 24 + "'\n"),
+    "srv/app/deploy.env": "SENDGRID=SG." + "a1B2c3D4e5" * 6 + "x_y-z.\nPULUMI=pul-" + "0123456789" * 4 + "\n",
+    "srv/app/compiled_src.py": f"TOKEN = '{GH}'\n",
+}
+OURS = ("layers", "config")
+
+
+def dockerfile(base: str) -> str:
+    steps = [step for step, _ in TRUST_CHANGES] + [LISTED_CHANGE[0]]
+    steps += ["COPY srv /srv",
+              "RUN python3 -m py_compile /srv/app/compiled_src.py && rm /srv/app/compiled_src.py"]
+    return f"FROM {base}\nUSER root\n" + "\n".join(steps) + "\nUSER 1000:1000\n"
+
+
+@pytest.fixture(scope="module")
+def planted(built: Built, tmp_path_factory: pytest.TempPathFactory) -> str:
+    context = tmp_path_factory.mktemp("planted")
+    for name, text in TOKENS.items():
+        (context / name).parent.mkdir(parents=True, exist_ok=True)
+        (context / name).write_text(text)
+    (context / "Dockerfile").write_text(dockerfile(built.image))
+    tag = "ngc-paddle-planted-integrity:test"
+    proc = subprocess.run(["docker", "buildx", "build", "--network", "none", "--load", "-q", "-t", tag,
+                           str(context)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    yield tag
+    docker("image", "rm", "-f", tag, check=False)
+
+
+def scan(image: str, out: Path, without_trivy: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
+    if without_trivy:  # trivy removed: the gate finds no trivy binary (as on a host without it)
+        code = ("import sys; from ngc_paddle.scan.vulnerabilities import scanners; found = scanners.tool_binary; "
+                "scanners.tool_binary = lambda name: None if name == 'trivy' else found(name); "
+                "from ngc_paddle import cli; sys.exit(cli.main(sys.argv[1:]))")
+        proc = subprocess.run([sys.executable, "-c", code, "--root", str(REPO), "scan", image, "--output", str(out)],
+                              capture_output=True, text=True, timeout=1800, cwd=REPO)
+    else:
+        proc = run_cli("scan", image, "--output", str(out))
+    assert (out / "scan.json").exists(), proc.stdout[-2000:] + proc.stderr
+    return proc, json.loads((out / "scan.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def with_trivy(planted: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, dict]:
+    return scan(planted, tmp_path_factory.mktemp("with-trivy"))
+
+
+def test_the_clean_release_image_has_no_integrity_finding(built: Built, tmp_path: Path) -> None:
+    _proc, report = scan(built.image, tmp_path)
+    found = [f for f in report["blocking"] + report["informational"] if f["kind"].startswith("integrity")]
+    assert found == [], found
+
+
+def test_each_trust_change_blocks_naming_the_file(with_trivy) -> None:
+    proc, report = with_trivy
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr
+    blocked = {f["package"]: f for f in report["blocking"] if f["kind"] == "integrity"}
+    missing = [path for _step, path in TRUST_CHANGES if path not in blocked]
+    assert not missing, (missing, sorted(blocked))
+    for step, path in TRUST_CHANGES:
+        f = blocked[path]
+        assert f["location"].startswith("layer ") and step[:30] in f["location"], f  # the layer that made it
+        assert f["installed"] and ("differs from" in f["title"] or "no package installed" in f["title"]), f
+    changed = blocked["/usr/bin/false"]
+    assert changed["installed"] == "coreutils" and "dpkg recorded" in changed["title"], changed
+    assert blocked["/etc/ld.so.preload"]["installed"] == "no package"
+    assert "pyyaml" in blocked[f"{SITE}/yaml/__init__.py"]["installed"].lower()
+    listed = [f for f in report["informational"] if f["package"] == LISTED_CHANGE[1]]
+    assert [f["kind"] for f in listed] == ["integrity-other"], listed  # outside the trust paths: listed only
+
+
+def test_planted_tokens_give_the_same_blocking_findings_without_trivy(with_trivy, planted: str,
+                                                                      tmp_path: Path) -> None:
+    _proc, report = with_trivy
+    assert report["secret_scan"]["status"] == "scanned", report["secret_scan"]
+    by_trivy = {(TRIVY_IDS.get(f["id"], f["id"]), "/" + f["package"].lstrip("/")) for f in report["blocking"]
+                if f["source"] == "trivy" and f["kind"] == "secret"}
+    ours_with = {(f["kind"], f["id"], f["package"]) for f in report["blocking"] if f["source"] in OURS}
+    pyc = next(p for _r, p in by_trivy if p.endswith(".pyc"))
+    assert {("hugging-face-access-token", "/srv/app/settings.py"), ("github-token", pyc)} <= by_trivy, by_trivy
+    proc, alone = scan(planted, tmp_path, without_trivy=True)
+    assert alone["secret_scan"]["status"] == "NOT RUN" and proc.returncode == 1
+    assert not [f for f in alone["blocking"] if f["source"] == "trivy"]
+    ours_alone = {(f["kind"], f["id"], f["package"]) for f in alone["blocking"] if f["source"] in OURS}
+    assert ours_alone == ours_with  # our own rules do not depend on trivy
+    missed = by_trivy - {(i, p) for _k, i, p in ours_alone}
+    assert not missed, (missed, sorted(ours_alone))
