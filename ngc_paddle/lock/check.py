@@ -13,8 +13,14 @@ from packaging.utils import canonicalize_name
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.lock.model import Inputs, Lock, LockedComponent, lock_path, read_lock
 from ngc_paddle.lock.pip_lock import target_platform
-from ngc_paddle.manifest.resolve import apt_packages
-from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.manifest.schema import Flavor, Manifest
+
+
+def apt_packages(flavor: Flavor) -> list[str]:
+    """The Debian packages a flavor's os layer installs by name (unpinned: the lock pins them and what they pull
+    in): each apt component's package and its extra packages, in manifest order (python3 first, then tini...)."""
+    return [name for comp in flavor.components.values() if comp.kind == "apt"
+            for name in (str(comp.package), *comp.extra_packages)]
 
 
 def lock_inputs(manifest: Manifest, flavor_name: str) -> Inputs:

@@ -2,10 +2,10 @@
 
 Why: the build never restates a version: the image carries the flavor's resolved view as JSON for
 the banner, validation and notes (image_manifest); each layer's build arguments come from the
-manifest and the flavor's lock together (ngc_paddle/lock/layer_args.py).
+manifest and the flavor's lock together (ngc_paddle/lock/layer_args.py). A run enters here once per
+flavor, from ngc_paddle/flavor.py (ResolvedRelease), which hands everything below the resolved flavor.
 """
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,7 +15,7 @@ from ngc_common.error_line import one_line
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import image_driver_facts
 from ngc_paddle.errors import ManifestError
-from ngc_paddle.manifest.schema import Component, Flavor, Manifest, Source
+from ngc_paddle.manifest.schema import Flavor, Manifest, Source
 
 
 def apply_source_overrides(manifest: Manifest, overrides: Mapping[str, str]) -> Manifest:
@@ -89,20 +89,3 @@ def image_manifest(manifest: Manifest, flavor_name: str,
         "components": components,
         "locked_python": dict(sorted(locked_python.items())) if locked_python is not None else None,
     }
-
-
-def apt_packages(flavor: Flavor) -> list[str]:
-    """The Debian packages a flavor's os layer installs by name (unpinned: the lock pins them and what they pull
-    in): each apt component's package and its extra packages, in manifest order (python3 first, then tini...)."""
-    return [name for comp in flavor.components.values() if comp.kind == "apt"
-            for name in (str(comp.package), *comp.extra_packages)]
-
-
-def layer_components(flavor: Flavor, layer: str) -> dict[str, Component]:
-    return {name: comp for name, comp in flavor.components.items() if comp.layer == layer}
-
-
-def manifest_json(resolved: Mapping[str, Any]) -> str:
-    """The image's manifest as the suite layer writes it to /opt/ngc-paddle/manifest.json (its MANIFEST_JSON
-    build argument: the build needs no generated file in its context, so a plain `docker buildx bake` works)."""
-    return json.dumps(resolved, indent=2, sort_keys=True) + "\n"
