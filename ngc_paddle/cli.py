@@ -12,18 +12,20 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from ngc_common import crash
 from ngc_common.errors import OneLineError
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.flavor import resolve
+from ngc_paddle.flavor import ResolvedRelease, resolve
 from ngc_paddle.image_build import pipeline
 from ngc_paddle.image_build.bakefile import OVERRIDE, write_build_inputs, write_override
 from ngc_paddle.lock.check import lock_status
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
-from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest
+from ngc_paddle.manifest.resolve import apply_source_overrides
 from ngc_paddle.validate import validate
 
 
@@ -90,22 +92,26 @@ def cmd_lock(args: argparse.Namespace) -> int:
     return 0
 
 
+def _release(release: str | None, root: Path, sources: Mapping[str, str] | None = None) -> ResolvedRelease:
+    """A release (a name, or a manifest file) with the mirrors given, resolved for this command."""
+    manifest = apply_source_overrides(_load(release, root), sources or {})
+    return ResolvedRelease(root.resolve(), manifest, MappingProxyType(dict(sources or {})))
+
+
 def cmd_manifest_show(args: argparse.Namespace) -> int:
-    manifest = _load(args.release, Path(args.root))
-    flavor = args.flavor or manifest.default_flavor
-    flavor_of(manifest, flavor)
-    print(json.dumps(image_manifest(manifest, flavor), indent=2))
+    flavor = _release(args.release, Path(args.root)).flavor(args.flavor)
+    print(json.dumps(flavor.declared_manifest, indent=2))
     return 0
 
 
 def cmd_bake_file(args: argparse.Namespace) -> int:
     root = Path(args.root)
     sources = _source_overrides(args.source)
-    manifest = apply_source_overrides(_load(args.release, root), sources)
-    if not sources and manifest.release == latest_release(root / "releases"):
-        write_override(root.resolve(), manifest)  # what a plain `docker buildx bake` builds: the newest release
+    release = _release(args.release, root, sources)
+    if not sources and release.release == latest_release(root / "releases"):
+        write_override(release)  # what a plain `docker buildx bake` builds: the newest release
         print(OVERRIDE)
-    print(write_build_inputs(root.resolve(), manifest).relative_to(root.resolve()))
+    print(write_build_inputs(release).relative_to(root.resolve()))
     return 0
 
 

@@ -11,6 +11,11 @@ with); `ResolvedRelease.flavor` resolves one flavor.
 A gate that runs elsewhere (a Slurm job, an SSH host) needs only a ResolvedFlavor: the image to run
 (`reference`: by digest once `with_digest` recorded it, else the tag), whether it needs a GPU, the
 manifest it carries, and the release and flavor names its results are filed under.
+
+Everything below the run that needs a fact of the flavor (each layer's build arguments, its components per
+layer, its apt packages, its sources and where they are, its CUDA and driver facts, the image's manifest)
+asks the ResolvedFlavor; manifest/resolve.py is entered once per flavor (and once for the release's
+mirrors), here, and nothing below takes the raw manifest and a flavor name to derive them again.
 """
 
 import json
@@ -21,12 +26,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ngc_paddle.cuda import CudaSpec
 from ngc_paddle.errors import ManifestError
-from ngc_paddle.lock.check import lock_status
+from ngc_paddle.lock.check import apt_packages, lock_status
+from ngc_paddle.lock.layer_args import layer_args as build_args
 from ngc_paddle.lock.model import Lock, lock_path
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
-from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest, manifest_json
-from ngc_paddle.manifest.schema import Flavor, Manifest
+from ngc_paddle.manifest.resolve import apply_source_overrides, image_manifest
+from ngc_paddle.manifest.schema import Component, Flavor, Manifest
 
 
 def release_tags(manifest: Manifest, flavor: str) -> tuple[str, ...]:
@@ -35,6 +42,12 @@ def release_tags(manifest: Manifest, flavor: str) -> tuple[str, ...]:
     if flavor == manifest.default_flavor:
         tags.append(f"{manifest.image}:{manifest.release}")
     return tuple(tags)
+
+
+def manifest_json(resolved: Mapping[str, Any]) -> str:
+    """The image's manifest as the suite layer writes it to /opt/ngc-paddle/manifest.json (its MANIFEST_JSON
+    build argument: the build needs no generated file in its context, so a plain `docker buildx bake` works)."""
+    return json.dumps(resolved, indent=2, sort_keys=True) + "\n"
 
 
 def layer_repository(manifest: Manifest) -> str:
@@ -60,6 +73,12 @@ class ResolvedFlavor:
     # so that no node runs a moving tag. Set with with_digest (the release's push of a candidate tag).
     digest: str | None = None
     lock_problem: str = ""  # the one line saying why the lock file cannot be used (missing, or not this manifest's)
+    # The image's manifest as the release declares it, in its own key order, without the lock's Python pins: what
+    # `manifest show` prints and a layer image is checked against.
+    declared_text: str = field(default="", repr=False)
+    # The run's release, so that a step needing the release's other flavors (the bake file names them all) takes
+    # them resolved, once, from it.
+    owner: "ResolvedRelease | None" = field(default=None, repr=False, compare=False)
 
     @property
     def release(self) -> str:
@@ -76,9 +95,51 @@ class ResolvedFlavor:
         return json.loads(self.manifest_text)
 
     @property
+    def declared_manifest(self) -> dict[str, Any]:
+        """The image's manifest without the lock's Python pins (locked_python: None), as a fresh copy."""
+        return json.loads(self.declared_text)
+
+    @property
     def spec(self) -> Flavor:
         """The flavor as the manifest says it."""
         return self.manifest.flavors[self.name]
+
+    @property
+    def layers(self) -> tuple[str, ...]:
+        """The flavor's layers, bottom first."""
+        return tuple(self.spec.layers)
+
+    def components(self, layer: str | None = None) -> dict[str, Component]:
+        """The flavor's components (those one layer installs, when `layer` is given), in manifest order."""
+        return {name: c for name, c in self.spec.components.items() if layer is None or c.layer == layer}
+
+    @property
+    def apt_packages(self) -> list[str]:
+        """The Debian packages the os layer installs by name (unpinned; the lock pins them)."""
+        return apt_packages(self.spec)
+
+    @property
+    def source_locations(self) -> dict[str, str]:
+        """Each source the flavor's components come from -> where it is (mirrors applied), as the image says it."""
+        return {c["source"]["name"]: c["source"]["location"] for c in self.image_manifest["components"].values()}
+
+    @property
+    def cuda(self) -> CudaSpec | None:
+        return self.spec.cuda
+
+    @property
+    def driver_facts(self) -> dict[str, Any] | None:
+        """The CUDA version with the driver it needs (minimum, full, NVIDIA_REQUIRE_CUDA); None without CUDA."""
+        return self.image_manifest["cuda"]
+
+    @property
+    def pending_reason(self) -> str:
+        """Why the flavor has no usable lock ("" when it has one): the manifest's reason, or the lock's problem."""
+        return "" if self.lock is not None else (self.pending or self.lock_problem or "no lock")
+
+    def layer_args(self, layer: str, base_image: str | None = None) -> dict[str, str]:
+        """One layer's build arguments (ngc_paddle/lock/layer_args.py), from the lock the flavor has (or none)."""
+        return build_args(self, layer, base_image)
 
     @property
     def image(self) -> str:
@@ -110,6 +171,13 @@ class ResolvedFlavor:
                                 "on a host that reaches its sources, commit the lock and drop lock.pending")
         return self.lock
 
+    @property
+    def release_run(self) -> "ResolvedRelease":
+        """The release this flavor was resolved with (its other flavors resolved once, from it)."""
+        if self.owner is None:
+            return ResolvedRelease(self.root, self.manifest, self.sources, {self.name: self})
+        return self.owner
+
     def with_digest(self, digest: str) -> "ResolvedFlavor":
         """This flavor with its image known by digest (`sha256:...` or a full `REPO@sha256:...`)."""
         repository = self.image.rsplit(":", 1)[0]
@@ -123,6 +191,7 @@ class ResolvedRelease:
     root: Path
     manifest: Manifest  # with the run's source overrides applied
     sources: Mapping[str, str]
+    _flavors: dict[str, ResolvedFlavor] = field(default_factory=dict, repr=False, compare=False)  # resolved once
 
     @classmethod
     def load(cls, root: Path, release: str | None = None,
@@ -138,6 +207,13 @@ class ResolvedRelease:
     def release(self) -> str:
         return self.manifest.release
 
+    def with_sources(self, sources: Mapping[str, str]) -> "ResolvedRelease":
+        """This release with mirrors given (itself when none are): a bad mirror is one line, as in load()."""
+        if not sources:
+            return self
+        manifest = apply_source_overrides(self.manifest, sources)
+        return ResolvedRelease(self.root, manifest, MappingProxyType({**self.sources, **sources}))
+
     @cached_property
     def previous(self) -> Manifest | None:
         """The release before this one (by name), loaded on first use and then kept: month-over-month, the
@@ -146,19 +222,30 @@ class ResolvedRelease:
         return load_manifest(older[-1]) if older else None
 
     def flavor(self, name: str | None = None) -> ResolvedFlavor:
-        """One flavor (default: the manifest's default flavor), resolved. An unknown flavor is one line (exit 2);
-        a lock that is pending, missing or no longer matches the manifest is kept as its reason, and the build
-        refuses it (ResolvedFlavor.build_lock)."""
+        """One flavor (default: the manifest's default flavor), resolved once for the run (a second call gives the
+        same object). An unknown flavor is one line (exit 2); a lock that is pending, missing or no longer matches
+        the manifest is kept as its reason, and the build refuses it (ResolvedFlavor.build_lock)."""
         name = name or self.manifest.default_flavor
-        flavor_of(self.manifest, name)
+        if name not in self._flavors:
+            self._flavors[name] = self._resolve(name)
+        return self._flavors[name]
+
+    def flavors(self) -> dict[str, ResolvedFlavor]:
+        """Every flavor of the release, resolved (the bake file names them all), in manifest order."""
+        return {name: self.flavor(name) for name in self.manifest.flavors}
+
+    def _resolve(self, name: str) -> ResolvedFlavor:
+        if name not in self.manifest.flavors:
+            image_manifest(self.manifest, name)  # an unknown flavor stops here, in one line naming the flavors
         try:
             status, lock = lock_status(self.manifest, name, self.root / "releases")
             problem = ""
         except ManifestError as exc:
             status, lock, problem = "unusable", None, str(exc)
+        # the layers the lock leaves out are absent from the image: `left_out`, with the reason, not `components`
+        declared = image_manifest(self.manifest, name, None, lock.pending_layers if lock is not None else None)
         pending = self.manifest.flavors[name].lock
-        resolved = image_manifest(self.manifest, name, lock.python_versions() if lock is not None else None,
-                                  lock.pending_layers if lock is not None else None)
+        locked = dict(sorted(lock.python_versions().items())) if lock is not None else None
         tags = release_tags(self.manifest, name)
         layers = self.manifest.flavors[name].layers
         layer_tags = {layer: f"{layer_repository(self.manifest)}:{self.release}-{name}-{layer}"
@@ -166,7 +253,8 @@ class ResolvedRelease:
         layer_tags[layers[-1]] = tags[0]
         return ResolvedFlavor(self.root, self.manifest, name, self.sources, lock,
                               pending.pending if status == "pending" and pending is not None else "",
-                              manifest_json(resolved), tags, MappingProxyType(layer_tags), lock_problem=problem)
+                              manifest_json({**declared, "locked_python": locked}), tags, MappingProxyType(layer_tags),
+                              lock_problem=problem, declared_text=json.dumps(declared), owner=self)
 
 
 def resolve(root: Path, release: str | None, flavor: str | None,

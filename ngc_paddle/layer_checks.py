@@ -19,9 +19,7 @@ from ngc_common import image_paths
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.lock.check import lock_status
-from ngc_paddle.manifest.loader import find_manifest, load_manifest
-from ngc_paddle.manifest.resolve import flavor_of, image_manifest
+from ngc_paddle.flavor import ResolvedRelease
 
 LABELS = ("ngc-paddle.release", "ngc-paddle.flavor", "ngc-paddle.layer")
 
@@ -43,18 +41,15 @@ def layer_image(labels: dict[str, str], image: str) -> LayerImage:
 
 
 def resolved_manifest(root: Path, which: LayerImage) -> dict:
-    """The flavor's manifest as the final image would carry it, resolved from the host's releases/."""
-    manifest = load_manifest(find_manifest(which.release, root / "releases"))
-    layers = flavor_of(manifest, which.flavor).layers
+    """The flavor's manifest as the final image would carry it (without the lock's Python pins), resolved from
+    the host's releases/."""
+    flavor = ResolvedRelease.load(root, which.release).flavor(which.flavor)
+    layers = flavor.layers
     if which.layer not in layers:
         raise NgcPaddleError(f"releases/{which.release}.yaml: flavors.{which.flavor}.layers: has no layer "
                              f"{which.layer!r} (the image's ngc-paddle.layer label); fix: validate an image of "
                              "this release's manifest")
-    try:  # the layers the lock leaves out are absent from the image: its checks skip them with the reason
-        _status, lock = lock_status(manifest, which.flavor, root / "releases")
-    except NgcPaddleError:
-        lock = None
-    return image_manifest(manifest, which.flavor, None, lock.pending_layers if lock is not None else None)
+    return flavor.declared_manifest
 
 
 def host_suite_args(root: Path, container: str, manifest: dict, layer: str, scratch: Path) -> list[str]:

@@ -15,12 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ngc_paddle import engine, outputs
-from ngc_paddle.errors import ManifestError, NgcPaddleError, ToolchainError
-from ngc_paddle.flavor import ResolvedFlavor, layer_repository
+from ngc_paddle.errors import ManifestError, ToolchainError
+from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease, layer_repository
 from ngc_paddle.layers import bake_target, dockerfile_for
-from ngc_paddle.lock.check import lock_status
-from ngc_paddle.lock.layer_args import layer_args
-from ngc_paddle.lock.model import Lock
 from ngc_paddle.manifest.schema import Manifest
 from ngc_paddle.outputs import ensure_folder
 
@@ -30,34 +27,15 @@ BELOW = "ngc-layer-below"  # the named context each layer is built FROM: the tar
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"  # docker-bake.hcl's default; the CA_BUNDLE variable overrides
 
 
-def flavor_locks(manifest: Manifest, releases_dir: Path,
-                 built: ResolvedFlavor | None = None) -> dict[str, tuple[Lock | None, str]]:
-    """Each flavor's lock when it matches the manifest, else None and why (its pip layers then refuse to build);
-    the lock of `built`, resolved already, as it has it."""
-    locks: dict[str, tuple[Lock | None, str]] = {}
-    for flavor_name in manifest.flavors:
-        if built is not None and built.name == flavor_name:
-            locks[flavor_name] = (built.lock, built.pending)
-            continue
-        try:
-            _status, lock = lock_status(manifest, flavor_name, releases_dir)
-        except NgcPaddleError as exc:
-            locks[flavor_name] = (None, str(exc))
-            continue
-        pending = manifest.flavors[flavor_name].lock
-        locks[flavor_name] = (lock, pending.pending if lock is None and pending is not None else "")
-    return locks
-
-
 def _hcl_call(function: str, *params: str) -> str:
     """A bake string that calls a function of docker-bake.hcl, so tag naming stays in one place there."""
     return "${" + function + "(" + ", ".join(json.dumps(p) for p in params) + ")}"
 
 
-def flavor_targets(manifest: Manifest, flavor_name: str) -> dict[str, dict[str, Any]]:
+def flavor_targets(flavor: ResolvedFlavor) -> dict[str, dict[str, Any]]:
     """The structure of a flavor's targets, in layer order: one per layer, each built FROM the one below
     (BASE_IMAGE), the top one inheriting `_final` and tagged as the release candidate."""
-    layers = manifest.flavors[flavor_name].layers
+    flavor_name, layers = flavor.name, flavor.layers
     targets: dict[str, dict[str, Any]] = {}
     for index, layer in enumerate(layers):
         top = index == len(layers) - 1
@@ -75,22 +53,22 @@ def flavor_targets(manifest: Manifest, flavor_name: str) -> dict[str, dict[str, 
     return targets
 
 
-def bake_definition(manifest: Manifest, base_images: dict[str, str] | None = None,
-                    locks: dict[str, tuple[Lock | None, str]] | None = None,
+def bake_definition(release: ResolvedRelease, base_images: dict[str, str] | None = None,
                     labels: dict[str, dict[str, str]] | None = None,
                     cache: dict[str, dict[str, list[str]]] | None = None) -> dict[str, Any]:
-    """{"variable": ..., "group": {...}, "target": {...}}: every flavor's targets with their args from the manifest
-    and lock, the labels given per target (the inputs digests of the flavor being built) and its cache settings
-    (`cache-from`/`cache-to`), a group per flavor (its layers in order) and the default group (the manifest's
-    default flavor); RELEASE defaults to this release."""
+    """{"variable": ..., "group": {...}, "target": {...}}: every flavor's targets with their args from the resolved
+    flavor and its lock (a flavor without a usable lock: its pip layers refuse to build), the labels given per
+    target (the inputs digests of the flavor being built) and its cache settings (`cache-from`/`cache-to`), a
+    group per flavor (its layers in order) and the default group (the manifest's default flavor); RELEASE
+    defaults to this release."""
+    manifest = release.manifest
     targets: dict[str, Any] = {}
     groups: dict[str, Any] = {}
-    for flavor_name in manifest.flavors:
+    for flavor_name, flavor in release.flavors().items():
         base = (base_images or {}).get(flavor_name)
-        lock, pending = (locks or {}).get(flavor_name, (None, "no lock"))
-        structure = flavor_targets(manifest, flavor_name)
-        for (target_name, target), layer in zip(structure.items(), manifest.flavors[flavor_name].layers, strict=True):
-            target["args"].update(layer_args(manifest, flavor_name, layer, base, lock, pending))
+        structure = flavor_targets(flavor)
+        for (target_name, target), layer in zip(structure.items(), flavor.layers, strict=True):
+            target["args"].update(flavor.layer_args(layer, base))
             target["labels"].update((labels or {}).get(target_name, {}))
             target.update((cache or {}).get(target_name, {}))
             targets[target_name] = target
@@ -99,12 +77,12 @@ def bake_definition(manifest: Manifest, base_images: dict[str, str] | None = Non
     return {"variable": {"RELEASE": {"default": manifest.release}}, "group": groups, "target": targets}
 
 
-def registry_cache(manifest: Manifest, flavor_name: str, registry: str) -> dict[str, dict[str, list[str]]]:
+def registry_cache(flavor: ResolvedFlavor, registry: str) -> dict[str, dict[str, list[str]]]:
     """Each target of a flavor reads and writes its BuildKit cache in `registry` (one cache image per target,
     every intermediate step included), so another build host with the same lock rebuilds nothing."""
-    cache = {}
-    for layer in manifest.flavors[flavor_name].layers:
-        target = bake_target(layer, flavor_name)
+    manifest, cache = flavor.manifest, {}
+    for layer in flavor.layers:
+        target = bake_target(layer, flavor.name)
         ref = f"{registry}/{manifest.image}-cache:{manifest.release}-{target}"
         cache[target] = {"cache-from": [f"type=registry,ref={ref}"],
                          "cache-to": [f"type=registry,ref={ref},mode=max,ignore-error=true"]}
@@ -115,16 +93,17 @@ def definition_text(definition: dict[str, Any]) -> str:
     return json.dumps(definition, indent=2, sort_keys=True) + "\n"
 
 
-def override_text(manifest: Manifest, releases_dir: Path) -> str:
-    """docker-bake.override.json for `manifest` (the newest release): what a plain `docker buildx bake` builds."""
+def override_text(release: ResolvedRelease) -> str:
+    """docker-bake.override.json for `release` (the newest, as committed): what a plain `docker buildx bake`
+    builds."""
     header = {"//": "Generated from releases/ by `ngc-paddle bake-file`; do not edit (make image refreshes it)."}
-    return definition_text({**header, **bake_definition(manifest, None, flavor_locks(manifest, releases_dir))})
+    return definition_text({**header, **bake_definition(release)})
 
 
-def write_override(root: Path, manifest: Manifest) -> bool:
+def write_override(release: ResolvedRelease) -> bool:
     """Refresh docker-bake.override.json from the newest release's manifest and locks; True when it changed."""
-    text = override_text(manifest, root / "releases")
-    path = root / OVERRIDE
+    text = override_text(release)
+    path = release.root / OVERRIDE
     if not path.is_symlink() and path.exists() and path.read_text() == text:
         return False
     with outputs.staged() as stage:
@@ -132,19 +111,19 @@ def write_override(root: Path, manifest: Manifest) -> bool:
     return True
 
 
-def write_build_inputs(root: Path, manifest: Manifest, base_images: dict[str, str] | None = None,
-                       labels: dict[str, dict[str, str]] | None = None, built: ResolvedFlavor | None = None,
+def write_build_inputs(release: ResolvedRelease, base_images: dict[str, str] | None = None,
+                       labels: dict[str, dict[str, str]] | None = None,
                        cache: dict[str, dict[str, list[str]]] | None = None) -> Path:
     """Write build/bake/<release>.json (this run's bake file: every flavor's targets, the labels and cache settings
     of the flavor being built); return it.
 
-    `built`: the flavor being built, already resolved (its lock is taken from it; the release's other flavors
-    are resolved here, for the bake file that names them all). Written only when all of it was computed;
-    an unchanged file is left alone (its mtime too), and a symlink in build/ is replaced, never written through.
+    Every flavor is the release's, resolved once for the run (the one being built among them). Written only when
+    all of it was computed; an unchanged file is left alone (its mtime too), and a symlink in build/ is replaced,
+    never written through.
     """
-    bake_file = root / "build" / "bake" / f"{manifest.release}.json"
-    locks = flavor_locks(manifest, root / "releases", built)
-    text = definition_text(bake_definition(manifest, base_images, locks, labels, cache))
+    root = release.root
+    bake_file = root / "build" / "bake" / f"{release.release}.json"
+    text = definition_text(bake_definition(release, base_images, labels, cache))
     ensure_folder(bake_file.parent, stop=root)
     if bake_file.is_symlink() or not bake_file.is_file() or bake_file.read_text() != text:
         with outputs.staged() as stage:
@@ -159,9 +138,9 @@ def bake_env(manifest: Manifest, extra: dict[str, str] | None = None) -> dict[st
             "LAYER_REPO": layer_repository(manifest), **(extra or {})}
 
 
-def resolved_group(root: Path, bake_file: Path, manifest: Manifest, flavor: str,
-                   env: dict[str, str] | None = None) -> dict[str, Any]:
+def resolved_group(bake_file: Path, resolved: ResolvedFlavor, env: dict[str, str] | None = None) -> dict[str, Any]:
     """`bake --print` of a flavor's group (the generated targets resolved against docker-bake.hcl)."""
+    root, manifest, flavor = resolved.root, resolved.manifest, resolved.name
     proc = engine.docker("buildx", "bake", "-f", str(HCL), "-f", str(bake_file.relative_to(root)), "--print", flavor,
                          cwd=root, env=env or bake_env(manifest), check=False)
     if proc.returncode != 0:
@@ -169,12 +148,12 @@ def resolved_group(root: Path, bake_file: Path, manifest: Manifest, flavor: str,
         raise ToolchainError(f"docker buildx bake --print failed: {last}")
     printed = json.loads(proc.stdout)
     # The group is generated from the manifest; it differs only when docker-bake.hcl defines one of its own.
-    expected = [bake_target(layer, flavor) for layer in manifest.flavors[flavor].layers]
+    expected = [bake_target(layer, flavor) for layer in resolved.layers]
     found = printed.get("group", {}).get(flavor, {}).get("targets", [])
     if found != expected:
         raise ManifestError(
             f"docker-bake.hcl: group {flavor!r} builds {found} but releases/{manifest.release}.yaml lists layers "
-            f"{manifest.flavors[flavor].layers}; fix: remove the group and its targets from docker-bake.hcl "
+            f"{list(resolved.layers)}; fix: remove the group and its targets from docker-bake.hcl "
             f"(they are generated from the manifest into {bake_file.relative_to(root)})"
         )
     return printed

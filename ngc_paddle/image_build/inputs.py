@@ -27,7 +27,7 @@ LABEL = "ngc-paddle.inputs-digest"
 BUILD_FILES = ("Dockerfile", "docker-bake.hcl", ".dockerignore")
 # The tooling that turns the manifest into build commands, hashed from the running package.
 _PACKAGE = Path(__file__).resolve().parents[1]
-TOOLING = ("image_build/*.py", "manifest/resolve.py", "lock/layer_args.py", "layers.py")
+TOOLING = ("image_build/*.py", "flavor.py", "manifest/resolve.py", "lock/layer_args.py", "lock/check.py", "layers.py")
 
 
 @dataclass(frozen=True)

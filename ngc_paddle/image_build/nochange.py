@@ -18,7 +18,6 @@ from ngc_paddle.image_build.inputs import LABEL, FlavorInputs, flavor_inputs, sh
 from ngc_paddle.image_build.report import BuildReport, LayerResult, human
 from ngc_paddle.layers import bake_target
 from ngc_paddle.lock.base_image import present_base_image
-from ngc_paddle.lock.layer_args import layer_args
 
 
 @dataclass(frozen=True)
@@ -30,9 +29,9 @@ class Expected:
 
 def compute_inputs(flavor: ResolvedFlavor, base_ref: str, base_id: str) -> FlavorInputs:
     """The inputs digests of a flavor built on this base, from the same args the bake file gets."""
-    lock = flavor.build_lock()
+    flavor.build_lock()  # a flavor without a usable lock stops here, in one line
     layers = flavor.spec.layers
-    args = {layer: layer_args(flavor.manifest, flavor.name, layer, base_ref, lock, "") for layer in layers}
+    args = {layer: flavor.layer_args(layer, base_ref) for layer in layers}
     return flavor_inputs(flavor.root, flavor.name, layers, args, base_id, flavor.lock_file, flavor.image_manifest, {})
 
 

@@ -69,13 +69,13 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
                              lock.base.snapshot if lock.base.kind == "debootstrap" else None)
     compare_base(base, lock.base, say)
     inputs = nochange.compute_inputs(resolved, base, engine.image_id(base) or base)
-    if resolved.newest and write_override(root, manifest):
+    release = resolved.release_run  # the release's other flavors, resolved once: the bake file names them all
+    if resolved.newest and write_override(release):
         say("==> docker-bake.override.json refreshed from the manifest and locks (commit it with them)")
-    cache = registry_cache(manifest, flavor_name, cache_registry) if cache_registry else None
-    bake_file = write_build_inputs(root, manifest, {flavor_name: base}, nochange.layer_labels(flavor_name, inputs),
-                                   resolved, cache)
+    cache = registry_cache(resolved, cache_registry) if cache_registry else None
+    bake_file = write_build_inputs(release, {flavor_name: base}, nochange.layer_labels(flavor_name, inputs), cache)
     env = {**bake_env(manifest, _source_labels(root)), **provenance.ENV}
-    printed = resolved_group(root, bake_file, manifest, flavor_name, env)
+    printed = resolved_group(bake_file, resolved, env)
     nochange.check_printed(printed, flavor_name, inputs)
 
     report = BuildReport(manifest.release, flavor_name, base, started_at, inputs_digest=inputs.image)

@@ -6,6 +6,7 @@ line naming the lock file, the field and both values, with the fix (run `ngc-pad
 """
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -14,8 +15,26 @@ from ngc_paddle.errors import ManifestError
 from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.lock.model import Inputs, Lock, LockedComponent, lock_path, read_lock
 from ngc_paddle.lock.pip_lock import target_platform
-from ngc_paddle.manifest.resolve import apt_packages, without_layers
-from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.manifest.schema import Flavor, Manifest
+
+
+def without_layers(manifest: Manifest, flavor_name: str, layers: Iterable[str]) -> Manifest:
+    """The manifest with `layers` of one flavor emptied of their components: what a lock that leaves those
+    optional layers pending was resolved from (the layers stay, built empty)."""
+    left_out = set(layers)
+    if not left_out:
+        return manifest
+    flavor = manifest.flavors[flavor_name]  # the caller resolved the name
+    kept = {name: comp for name, comp in flavor.components.items() if comp.layer not in left_out}
+    flavors = {**manifest.flavors, flavor_name: flavor.model_copy(update={"components": kept})}
+    return manifest.model_copy(update={"flavors": flavors})
+
+
+def apt_packages(flavor: Flavor) -> list[str]:
+    """The Debian packages a flavor's os layer installs by name (unpinned: the lock pins them and what they pull
+    in): each apt component's package and its extra packages, in manifest order (python3 first, then tini...)."""
+    return [name for comp in flavor.components.values() if comp.kind == "apt"
+            for name in (str(comp.package), *comp.extra_packages)]
 
 
 def lock_inputs(manifest: Manifest, flavor_name: str) -> Inputs:

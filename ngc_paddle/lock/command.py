@@ -13,12 +13,12 @@ from pathlib import Path
 from ngc_paddle import engine, outputs
 from ngc_paddle.lock.base import base_facts
 from ngc_paddle.lock.base_image import ensure_base_image
-from ngc_paddle.lock.check import lock_inputs
+from ngc_paddle.lock.check import lock_inputs, without_layers
 from ngc_paddle.lock.debian_lock import lock_debian
 from ngc_paddle.lock.model import LOCK_VERSION, Lock, lock_path
 from ngc_paddle.lock.pip_lock import check_reachable, lock_pip, unreachable_optional_layers
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
-from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, without_layers
+from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of
 from ngc_paddle.manifest.schema import Manifest
 
 

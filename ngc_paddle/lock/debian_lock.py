@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ngc_paddle import engine
 from ngc_paddle.errors import ManifestError
-from ngc_paddle.lock.layer_args import layer_args
+from ngc_paddle.lock.check import apt_packages
+from ngc_paddle.lock.layer_args import os_args
 from ngc_paddle.lock.model import DebianEntry
 from ngc_paddle.manifest.schema import Manifest
 
@@ -55,7 +56,8 @@ def parse_output(text: str) -> tuple[list[DebianEntry], list[DebianEntry]]:
 
 def lock_debian(manifest: Manifest, flavor_name: str, base: str, root: Path):
     """Run the os layer's install on `base` in a throwaway container; return its package lists."""
-    args = layer_args(manifest, flavor_name, "os", base)  # no lock: the manifest's package names, unpinned
+    flavor = manifest.flavors[flavor_name]
+    args = os_args(manifest, flavor, base, None, apt_packages(flavor))  # no lock: the package names, unpinned
     flags = ["--network", "host", "-v", f"{(root / 'layers' / 'os').resolve()}:/tmp/ngc/layer:ro"]
     if CA_BUNDLE.is_file():
         flags += ["-v", f"{CA_BUNDLE}:/tmp/ngc/secrets/ca:ro"]  # where the os layer's build mounts its CA secret

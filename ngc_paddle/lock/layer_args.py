@@ -8,12 +8,10 @@ comes from the lock; the manifest says what to install and where from.
 
 import json
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Protocol
 
-from ngc_paddle.driver import nvidia_require_cuda
 from ngc_paddle.layers import BASE_LAYER, TOP_LAYER
 from ngc_paddle.lock.model import Lock
-from ngc_paddle.manifest.resolve import apt_packages, flavor_of, image_manifest, manifest_json
 from ngc_paddle.manifest.schema import Flavor, Manifest
 
 
@@ -32,35 +30,56 @@ def source_date_epoch(lock: Lock | None) -> str | None:
     return "0"
 
 
-def layer_args(manifest: Manifest, flavor_name: str, layer: str, base_image: str | None = None,
-               lock: Lock | None = None, pending: str | None = None) -> dict[str, str]:
-    """The build arguments of one layer target, all derived from the manifest and the flavor's lock.
+class Resolved(Protocol):
+    """What the build arguments are made of: a flavor resolved once for the run (ngc_paddle.flavor.ResolvedFlavor,
+    which sits above lock/ and is handed down), never the raw manifest and a flavor name resolved again."""
 
-    Without a lock (`pending` says why) the pip layers get no entries and refuse to build, and the
+    manifest: Manifest  # the run's sources applied
+    name: str
+    lock: Lock | None
+    manifest_text: str  # the image's manifest as JSON (MANIFEST_JSON)
+
+    @property
+    def spec(self) -> Flavor: ...
+
+    @property
+    def apt_packages(self) -> list[str]: ...
+
+    @property
+    def driver_facts(self) -> dict[str, Any] | None: ...
+
+    @property
+    def pending_reason(self) -> str: ...
+
+
+def layer_args(flavor: Resolved, layer: str, base_image: str | None = None) -> dict[str, str]:
+    """The build arguments of one layer target, all derived from the resolved flavor and its lock.
+
+    Without a lock (`pending_reason` says why) the pip layers get no entries and refuse to build, and the
     os layer installs its packages unpinned (only `ngc-paddle lock` builds it that way, to read them).
     """
-    flavor = flavor_of(manifest, flavor_name)
+    lock = flavor.lock
     when = source_date_epoch(lock)
     epoch = {"SOURCE_DATE_EPOCH": when} if when is not None else {}  # layers/lib/clamp-mtimes.sh, hash-based .pyc
     if layer == BASE_LAYER:
-        return {**_os_args(manifest, flavor, base_image, lock), **epoch}
-    spec = _pip_spec(manifest, flavor_name, layer, lock, pending or "no lock")
+        return {**os_args(flavor.manifest, flavor.spec, base_image, lock, flavor.apt_packages), **epoch}
+    spec = _pip_spec(flavor.manifest, flavor.name, layer, lock, flavor.pending_reason)
     args = {"LAYER_SPEC": json.dumps(spec, sort_keys=True)}
-    if layer == "cuda" and flavor.cuda is not None:
-        args["CUDA_VERSION"] = flavor.cuda.version
-        args["NVIDIA_REQUIRE_CUDA"] = nvidia_require_cuda(flavor.cuda)
+    cuda = flavor.driver_facts
+    if layer == "cuda" and cuda is not None:
+        args["CUDA_VERSION"] = cuda["version"]
+        args["NVIDIA_REQUIRE_CUDA"] = cuda["nvidia_require_cuda"]
     if layer == TOP_LAYER:  # the image's /opt/ngc-paddle/manifest.json
-        args["MANIFEST_JSON"] = manifest_json(image_manifest(
-            manifest, flavor_name, lock.python_versions() if lock is not None else None,
-            lock.pending_layers if lock is not None else None))
+        args["MANIFEST_JSON"] = flavor.manifest_text
     return {**args, **epoch}
 
 
-def _os_args(manifest: Manifest, flavor: Flavor, base_image: str | None, lock: Lock | None) -> dict[str, str]:
+def os_args(manifest: Manifest, flavor: Flavor, base_image: str | None, lock: Lock | None,
+            packages: list[str]) -> dict[str, str]:
+    """The os layer's arguments; `packages`: the apt packages by name (used without a lock: `ngc-paddle lock`)."""
     os_comp, python = flavor.components["os"], flavor.components["python"]
     debian = manifest.sources[python.source]
-    packages = [f"{p.package}={p.version}" for p in lock.debian] if lock is not None else \
-        apt_packages(flavor)
+    packages = [f"{p.package}={p.version}" for p in lock.debian] if lock is not None else packages
     return {
         # The base the lock was made on (a pulled image by digest, or the local debootstrap's name).
         "BASE_IMAGE": base_image or (str(lock.base.image) if lock is not None else str(os_comp.image)),

@@ -2,11 +2,11 @@
 
 Why: the build never restates a version: the image carries the flavor's resolved view as JSON for
 the banner, validation and notes (image_manifest); each layer's build arguments come from the
-manifest and the flavor's lock together (ngc_paddle/lock/layer_args.py).
+manifest and the flavor's lock together (ngc_paddle/lock/layer_args.py). A run enters here once per
+flavor, from ngc_paddle/flavor.py (ResolvedRelease), which hands everything below the resolved flavor.
 """
 
-import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -15,7 +15,7 @@ from ngc_common.error_line import one_line
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import image_driver_facts
 from ngc_paddle.errors import ManifestError
-from ngc_paddle.manifest.schema import Component, Flavor, Manifest, Source
+from ngc_paddle.manifest.schema import Flavor, Manifest, Source
 
 
 def apply_source_overrides(manifest: Manifest, overrides: Mapping[str, str]) -> Manifest:
@@ -43,18 +43,6 @@ def flavor_of(manifest: Manifest, flavor: str) -> Flavor:
         raise ManifestError(
             f"release {manifest.release} has no flavor {flavor!r}; fix: use one of {sorted(manifest.flavors)}"
         ) from None
-
-
-def without_layers(manifest: Manifest, flavor_name: str, layers: Iterable[str]) -> Manifest:
-    """The manifest with `layers` of one flavor emptied of their components: what a lock that leaves those
-    optional layers pending was resolved from (the layers stay, built empty)."""
-    left_out = set(layers)
-    if not left_out:
-        return manifest
-    flavor = flavor_of(manifest, flavor_name)
-    kept = {name: comp for name, comp in flavor.components.items() if comp.layer not in left_out}
-    flavors = {**manifest.flavors, flavor_name: flavor.model_copy(update={"components": kept})}
-    return manifest.model_copy(update={"flavors": flavors})
 
 
 def source_location(source: Source) -> str:
@@ -107,20 +95,3 @@ def image_manifest(manifest: Manifest, flavor_name: str, locked_python: Mapping[
         "left_out": left_out,
         "locked_python": dict(sorted(locked_python.items())) if locked_python is not None else None,
     }
-
-
-def apt_packages(flavor: Flavor) -> list[str]:
-    """The Debian packages a flavor's os layer installs by name (unpinned: the lock pins them and what they pull
-    in): each apt component's package and its extra packages, in manifest order (python3 first, then tini...)."""
-    return [name for comp in flavor.components.values() if comp.kind == "apt"
-            for name in (str(comp.package), *comp.extra_packages)]
-
-
-def layer_components(flavor: Flavor, layer: str) -> dict[str, Component]:
-    return {name: comp for name, comp in flavor.components.items() if comp.layer == layer}
-
-
-def manifest_json(resolved: Mapping[str, Any]) -> str:
-    """The image's manifest as the suite layer writes it to /opt/ngc-paddle/manifest.json (its MANIFEST_JSON
-    build argument: the build needs no generated file in its context, so a plain `docker buildx bake` works)."""
-    return json.dumps(resolved, indent=2, sort_keys=True) + "\n"

@@ -35,7 +35,7 @@ def run(root: Path, release: str, flavor_names: list[str], fleet_file: Path | No
         benchmarks: tuple[str, ...], accept_unproven: str | None, say: Callable[[str], None] = print) -> dict:
     resolved = ResolvedRelease.load(root, release)  # the one load of the manifest
     root, manifest = resolved.root, resolved.manifest
-    flavors, _ = requested_flavors(manifest, flavor_names)
+    flavors = [f.name for f in requested_flavors(resolved, flavor_names)[0]]
     fleet = schema.load(fleet_file, root) if fleet_file else schema.LOCAL  # a bad fleet file: exit 2, nothing done
     images = {}
     for name in flavors:
@@ -49,7 +49,7 @@ def run(root: Path, release: str, flavor_names: list[str], fleet_file: Path | No
     refs = {name: candidate.push(state, name, image, registry, say) for name, image in images.items()}
     fan = gates.Gates(fleet, root, manifest.release, resolved.previous, benchmarks, state, say)
     say(f"==> gates of {manifest.release} on {fleet_file or 'this host'}: {', '.join(flavors)}")
-    fan.start([(name, manifest.flavors[name].cuda is not None, refs[name]) for name in flavors])
+    fan.start([(name, resolved.flavor(name).needs_gpu, refs[name]) for name in flavors])
     fanned = fan.wait()
     statuses, report = [], {}
     for name, (key, outcome) in fanned.items():

@@ -24,9 +24,7 @@ import dataclasses
 from collections.abc import Callable
 
 from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
-from ngc_paddle.flavor import ResolvedRelease
-from ngc_paddle.manifest.resolve import flavor_of
-from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
 from ngc_paddle.release.fleet import schema as fleet_schema
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import (
@@ -67,16 +65,15 @@ class ReleaseNotProven(NotProven, ReleaseBlocked):
     """Held back only by gates without evidence (e.g. GPU gates on a host without a GPU): NOT PROVEN, exit 3."""
 
 
-def requested_flavors(manifest: Manifest, names: list[str]) -> tuple[list[str], bool]:
-    """The flavors to release (names given, split on spaces as `make FLAVOR="cpu gpu"` passes them, in the
-    manifest's order), and whether `all` was asked for: every flavor this host can build."""
+def requested_flavors(release: ResolvedRelease, names: list[str]) -> tuple[list[ResolvedFlavor], bool]:
+    """The flavors to release, resolved (names given, split on spaces as `make FLAVOR="cpu gpu"` passes them, in
+    the manifest's order; an unknown one is one line), and whether `all` was asked for: every flavor this host can
+    build."""
     wanted = [w for name in names for w in name.split()]
     if "all" in wanted:
-        return list(manifest.flavors), True
-    for name in wanted:
-        flavor_of(manifest, name)
-    wanted = wanted or [manifest.default_flavor]
-    return [f for f in manifest.flavors if f in wanted], False
+        return list(release.flavors().values()), True
+    asked = {release.flavor(name).name for name in wanted or [release.manifest.default_flavor]}
+    return [f for name, f in release.flavors().items() if name in asked], False
 
 
 def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
@@ -86,7 +83,8 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     reported as not built, with the build's one-line reason, and does not hold back the others."""
     release = ResolvedRelease.load(opts.root, opts.release, opts.sources)  # the one load of the manifest
     root, manifest = release.root, release.manifest
-    flavors, every = requested_flavors(manifest, opts.flavors)
+    resolved, every = requested_flavors(release, opts.flavors)
+    flavors = [flavor.name for flavor in resolved]
     fleet = fleet_schema.load(opts.fleet, root) if opts.fleet else None  # a bad fleet file: exit 2, nothing pushed
     state = State(release_folder(root, manifest.release) / "state.json")
     attest.signing_key(opts)  # no key (and no --no-attest): exit 2 before anything is built
@@ -95,11 +93,12 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     not_built: dict[str, str] = {}
     infos: dict[str, dict] = {}
     builts: list[Built] = []
-    for name in flavors:
+    for flavor in resolved:
+        name = flavor.name
         say(f"=== release {manifest.release}: flavor {name}")
         info = infos[name] = {"stages": {}}
         try:
-            built, outcome = build.run(release, name, opts, say)
+            built, outcome = build.run(flavor, opts, say)
         except NgcPaddleError as exc:
             outcome = build.failed(exc)
             info["stages"][build.NAME] = state.record(name, build.NAME, "", outcome.status, outcome.detail)

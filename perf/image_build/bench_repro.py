@@ -265,9 +265,9 @@ def cold_build(root: Path, release: str | None, flavor: str | None, up_to: str |
     lock = resolved.build_lock()
     base = ensure_base_image(flavor_spec.components["os"], manifest.sources[flavor_spec.components["python"].source],
                              say, lock.base.snapshot if lock.base.kind == "debootstrap" else None)
-    bake_file = write_build_inputs(root, manifest, {flavor_name: base}, built=resolved)
+    bake_file = write_build_inputs(resolved.release_run, {flavor_name: base})
     env = bake_env(manifest)
-    printed = resolved_group(root, bake_file, manifest, flavor_name, env)
+    printed = resolved_group(bake_file, resolved, env)
     tags = []
     logs.mkdir(parents=True, exist_ok=True)
     for layer in layers:

@@ -1,12 +1,15 @@
 """The files registered for the generic property-based test (fuzz_support.register): the lock, the notes' record,
 OSV's bulk export. Other files (fleets, attestations) register themselves the same way in their own module."""
 
+import dataclasses
 import io
 import json
 import zipfile
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.lock.check import lock_status
 from ngc_paddle.lock.layer_args import layer_args, source_date_epoch
@@ -39,7 +42,8 @@ def _use_lock(lock, _path: Path) -> None:
     source_date_epoch(lock)
     for layer in manifest().flavors["cpu"].layers:
         assert layer in LAYER_ORDER
-        layer_args(manifest(), "cpu", layer, "ngc-paddle-base:bookworm", lock)
+        flavor = dataclasses.replace(ResolvedRelease(REPO, manifest(), MappingProxyType({})).flavor("cpu"), lock=lock)
+        layer_args(flavor, layer, "ngc-paddle-base:bookworm")
     drift.expected_debian(lock)
     drift.expected_python(lock)
 

@@ -1,5 +1,6 @@
 """The reproducibility benchmark's comparison (two small layer tars made here) and its arguments."""
 
+import dataclasses
 import hashlib
 import importlib.util
 import io
@@ -8,12 +9,14 @@ import tarfile
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
-from ngc_paddle.image_build.bakefile import bake_definition, flavor_locks
+from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.image_build.bakefile import bake_definition
 from ngc_paddle.layers import bake_target
-from ngc_paddle.lock.layer_args import layer_args, source_date_epoch
+from ngc_paddle.lock.layer_args import source_date_epoch
 from ngc_paddle.lock.model import read_lock
 from ngc_paddle.manifest import load_manifest
 
@@ -142,22 +145,23 @@ def test_cli_refuses_bad_arguments_with_exit_2(argv: list[str], capsys) -> None:
 
 def test_every_layer_gets_the_locks_snapshot_as_source_date_epoch() -> None:
     manifest = load_manifest(REPO / "releases" / "26.12.yaml")
-    locks = flavor_locks(manifest, REPO / "releases")
+    release = ResolvedRelease(REPO, manifest, MappingProxyType({}))
     lock = read_lock(REPO / "releases" / "26.12-cpu.lock.json")
     epoch = source_date_epoch(lock)
     assert epoch is not None and lock.base.snapshot is not None
     assert format_datetime(datetime.fromtimestamp(int(epoch), UTC), usegmt=True).replace("GMT", "UTC") \
         == lock.base.snapshot.replace("GMT", "UTC")
-    definition = bake_definition(manifest, locks=locks)
+    definition = bake_definition(release)
     for layer in manifest.flavors["cpu"].layers:
         args = definition["target"][bake_target(layer, "cpu")]["args"]
         assert args["SOURCE_DATE_EPOCH"] == epoch
         # the inputs digest is computed from layer_args (image_build/nochange.py): the build stops when they differ
         # BASE_IMAGE aside (the tag of the layer below, or the base image the build finds), the same args
-        resolved = layer_args(manifest, "cpu", layer, None, lock, "")
+        resolved = release.flavor("cpu").layer_args(layer)
         assert {k: v for k, v in resolved.items() if k != "BASE_IMAGE"} == {
             k: v for k, v in args.items() if k != "BASE_IMAGE"}
-    assert "SOURCE_DATE_EPOCH" not in layer_args(manifest, "cpu", "os", None)  # `ngc-paddle lock`'s trial run
+    unlocked = dataclasses.replace(release.flavor("cpu"), lock=None)
+    assert "SOURCE_DATE_EPOCH" not in unlocked.layer_args("os")  # `ngc-paddle lock`'s trial run
     assert source_date_epoch(None) is None
     assert source_date_epoch(lock.model_copy(update={"base": lock.base.model_copy(update={"snapshot": None})})) == "0"
 

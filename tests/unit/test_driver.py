@@ -5,11 +5,12 @@ import os
 import re
 import subprocess
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
 from ngc_paddle.driver import LIMITS, driver_sentence, nvidia_require_cuda, requirement
-from ngc_paddle.lock.layer_args import layer_args
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.resolve import image_manifest
 
@@ -39,7 +40,8 @@ def test_label_admits_only_drivers_that_run_the_image() -> None:
     for flavor, minimum in (("gpu", "525.60.13"), ("gpu-cu118", "450.80.02")):
         cuda = manifest.flavors[flavor].cuda
         assert nvidia_require_cuda(cuda) == f"driver>={minimum}"
-        assert layer_args(manifest, flavor, "cuda")["NVIDIA_REQUIRE_CUDA"] == f"driver>={minimum}"
+        resolved = ResolvedRelease(REPO, manifest, MappingProxyType({})).flavor(flavor)
+        assert resolved.layer_args("cuda")["NVIDIA_REQUIRE_CUDA"] == f"driver>={minimum}"
         baked = image_manifest(manifest, flavor)["cuda"]
         assert (baked["min_driver"], baked["nvidia_require_cuda"]) == (minimum, f"driver>={minimum}")
         assert baked["full_driver"] == requirement(cuda.version).full

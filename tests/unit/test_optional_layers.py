@@ -12,12 +12,12 @@ from pydantic import ValidationError
 
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.flavor import resolve
-from ngc_paddle.lock.check import lock_inputs, lock_status, mismatch
+from ngc_paddle.lock.check import lock_inputs, lock_status, mismatch, without_layers
 from ngc_paddle.lock.layer_args import layer_args
 from ngc_paddle.lock.model import Lock, lock_path, read_lock
 from ngc_paddle.lock.pip_lock import check_reachable, unreachable_optional_layers
 from ngc_paddle.manifest import load_manifest
-from ngc_paddle.manifest.resolve import image_manifest, without_layers
+from ngc_paddle.manifest.resolve import image_manifest
 from ngc_paddle.manifest.schema import Flavor
 
 REPO = Path(__file__).resolve().parents[2]
@@ -91,13 +91,13 @@ def test_the_left_out_layer_installs_nothing_and_the_image_manifest_says_why() -
     m = manifest()
     resolved = resolve(REPO, "26.12", FLAVOR)
     lock = resolved.build_lock()
-    spec = json.loads(layer_args(m, FLAVOR, "tensorrt", lock=lock)["LAYER_SPEC"])
+    spec = json.loads(layer_args(resolved, "tensorrt")["LAYER_SPEC"])
     assert spec["packages"] == [] and spec["left_out"] == lock.pending_layers["tensorrt"]
     carried = resolved.image_manifest
     assert "tensorrt" not in carried["components"] and "tensorrt" in carried["layers"]
     assert carried["left_out"]["tensorrt"]["components"]["tensorrt"]["version"] == "8.5.3.1"
     assert carried["left_out"]["tensorrt"]["reason"] == lock.pending_layers["tensorrt"]
-    suite = json.loads(layer_args(m, FLAVOR, "suite", lock=lock)["MANIFEST_JSON"])
+    suite = json.loads(layer_args(resolved, "suite")["MANIFEST_JSON"])
     assert suite == carried  # what the image carries
     assert image_manifest(m, "cpu")["left_out"] == {}
 

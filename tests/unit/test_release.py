@@ -197,13 +197,20 @@ def test_a_damaged_notes_record_is_one_line(tmp_path: Path) -> None:
 
 
 def test_requested_flavors(repo: Path) -> None:
-    manifest = load_manifest(repo / "releases" / f"{RELEASE}.yaml")
-    assert release_pipeline.requested_flavors(manifest, ["gpu-cu118 cpu"]) == (["cpu", "gpu-cu118"], False)
-    assert release_pipeline.requested_flavors(manifest, ["cpu", "gpu-cu118"]) == (["cpu", "gpu-cu118"], False)
-    assert release_pipeline.requested_flavors(manifest, []) == ([manifest.default_flavor], False)
-    assert release_pipeline.requested_flavors(manifest, ["all"]) == (list(manifest.flavors), True)
+    release = ResolvedRelease.load(repo, RELEASE)
+    manifest = release.manifest
+
+    def names(asked: list[str]) -> tuple[list[str], bool]:
+        flavors, every = release_pipeline.requested_flavors(release, asked)
+        assert all(f is release.flavor(f.name) for f in flavors)  # resolved once, for the whole run
+        return [f.name for f in flavors], every
+
+    assert names(["gpu-cu118 cpu"]) == (["cpu", "gpu-cu118"], False)
+    assert names(["cpu", "gpu-cu118"]) == (["cpu", "gpu-cu118"], False)
+    assert names([]) == ([manifest.default_flavor], False)
+    assert names(["all"]) == (list(manifest.flavors), True)
     with pytest.raises(ManifestError, match="no flavor 'rocm'"):
-        release_pipeline.requested_flavors(manifest, ["cpu rocm"])
+        release_pipeline.requested_flavors(release, ["cpu rocm"])
 
 
 @pytest.fixture

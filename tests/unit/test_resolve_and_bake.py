@@ -1,6 +1,7 @@
 """Every layer's build arguments and every bake target and group come from the manifest."""
 
 import copy
+import dataclasses
 import itertools
 import json
 import os
@@ -8,6 +9,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from types import MappingProxyType
 
 import hcl2
 import pytest
@@ -15,18 +17,17 @@ from packaging.utils import canonicalize_name
 
 from ngc_paddle.driver import nvidia_require_cuda
 from ngc_paddle.errors import ManifestError
+from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
 from ngc_paddle.image_build.bakefile import (
     BELOW,
     OVERRIDE,
     bake_command,
     bake_definition,
-    flavor_locks,
     override_text,
     registry_cache,
     write_build_inputs,
 )
 from ngc_paddle.layers import bake_target, dockerfile_for
-from ngc_paddle.lock.layer_args import layer_args
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.loader import latest_release
 from ngc_paddle.manifest.resolve import apply_source_overrides, image_manifest
@@ -37,9 +38,20 @@ def manifest(current_manifest_data, write_manifest):
     return load_manifest(write_manifest(current_manifest_data))
 
 
+def resolved(manifest, root: Path) -> ResolvedRelease:
+    """The release as a run resolves it from `root`'s releases/."""
+    return ResolvedRelease(root.resolve(), manifest, MappingProxyType({}))
+
+
+def resolved_flavor(manifest, name: str, lock=None, pending: str = "") -> ResolvedFlavor:
+    """One flavor of `manifest`, resolved, with the lock given (or none, `pending` saying why)."""
+    unlocked = resolved(manifest, Path(__file__).parent).flavor(name)  # no releases/ there: no lock of its own
+    return dataclasses.replace(unlocked, lock=lock, pending=pending, lock_problem="")
+
+
 def committed_locks(repo: Path):
     manifest = load_manifest(repo / "releases" / "26.12.yaml")
-    locks = {name: lock for name, (lock, _) in flavor_locks(manifest, repo / "releases").items() if lock}
+    locks = {name: f.lock for name, f in resolved(manifest, repo).flavors().items() if f.lock}
     assert {"cpu", "gpu-cu118"} <= set(locks)
     return manifest, locks
 
@@ -53,7 +65,7 @@ def test_pip_layer_spec_installs_exactly_the_lock(repo: Path) -> None:
         for layer in flavor.layers:
             if layer == "os":
                 continue
-            spec = json.loads(layer_args(manifest, flavor_name, layer, lock=lock)["LAYER_SPEC"])
+            spec = json.loads(resolved_flavor(manifest, flavor_name, lock).layer_args(layer)["LAYER_SPEC"])
             assert spec["pending"] is None
             # An optional layer the lock leaves pending installs nothing and says why (gpu-cu118's TensorRT).
             assert spec["left_out"] == lock.pending_layers.get(layer)
@@ -66,17 +78,18 @@ def test_pip_layer_spec_installs_exactly_the_lock(repo: Path) -> None:
         for comp in flavor.components.values():
             if comp.kind == "pip" and comp.layer not in lock.pending_layers:
                 assert (canonicalize_name(str(comp.package)), comp.version) in {(n, v) for n, v, _ in installed}
-        os_args = layer_args(manifest, flavor_name, "os", lock=lock)
+        os_args = resolved_flavor(manifest, flavor_name, lock).layer_args("os")
         assert os_args["APT_PACKAGES"].split() == [f"{d.package}={d.version}" for d in lock.debian]
 
 
 def test_a_flavor_without_a_lock_gets_no_entries(manifest) -> None:
-    spec = json.loads(layer_args(manifest, "gpu", "paddle", pending="needs NVIDIA's index")["LAYER_SPEC"])
+    gpu = resolved_flavor(manifest, "gpu", pending="needs NVIDIA's index")
+    spec = json.loads(gpu.layer_args("paddle")["LAYER_SPEC"])
     assert spec["packages"] == [] and spec["pending"] == "needs NVIDIA's index"
 
 
 def test_os_layer_args(manifest) -> None:
-    args = layer_args(manifest, "cpu", "os", base_image="ngc-paddle-base:bookworm")
+    args = resolved_flavor(manifest, "cpu").layer_args("os", base_image="ngc-paddle-base:bookworm")
     python, init = manifest.flavors["cpu"].components["python"], manifest.flavors["cpu"].components["tini"]
     assert args["BASE_IMAGE"] == "ngc-paddle-base:bookworm"
     assert args["PYTHON_VERSION"] == python.version
@@ -86,7 +99,7 @@ def test_os_layer_args(manifest) -> None:
 
 
 def test_gpu_cuda_layer_carries_the_driver_constraint(manifest) -> None:
-    args = layer_args(manifest, "gpu", "cuda")
+    args = resolved_flavor(manifest, "gpu").layer_args("cuda")
     cuda = manifest.flavors["gpu"].cuda
     assert args["CUDA_VERSION"] == cuda.version
     assert args["NVIDIA_REQUIRE_CUDA"] == nvidia_require_cuda(cuda)
@@ -101,7 +114,7 @@ def test_nvidia_require_cuda_syntax(manifest) -> None:
 def test_source_override_points_at_mirror(manifest, repo: Path) -> None:
     _, locks = committed_locks(repo)
     mirrored = apply_source_overrides(manifest, {"pypi": "https://mirror.example/simple"})
-    spec = json.loads(layer_args(mirrored, "cpu", "paddle", lock=locks["cpu"])["LAYER_SPEC"])
+    spec = json.loads(resolved_flavor(mirrored, "cpu", locks["cpu"]).layer_args("paddle")["LAYER_SPEC"])
     assert spec["sources"] == {"pypi": {"kind": "pip-index", "location": "https://mirror.example/simple"}}
     with pytest.raises(ManifestError, match="has no source 'nope'"):
         apply_source_overrides(manifest, {"nope": "https://x"})
@@ -128,26 +141,26 @@ def test_bake_hcl_holds_no_structure(repo: Path, current_manifest_data) -> None:
         assert not re.search(rf"(?<![\w-]){re.escape(flavor_name)}(?![\w-])", text), flavor_name
 
 
-def test_bake_definition_carries_each_flavors_structure(manifest) -> None:
+def test_bake_definition_carries_each_flavors_structure(manifest, tmp_path: Path) -> None:
     """A target per layer, each FROM the target below (a named context), the top one the release image (make image
     adds the candidate suffix); a group per flavor."""
-    definition = bake_definition(manifest)
-    for flavor_name, flavor in manifest.flavors.items():
-        expected = [bake_target(layer, flavor_name) for layer in flavor.layers]
+    definition = bake_definition(resolved(manifest, tmp_path))
+    for flavor_name, spec in manifest.flavors.items():
+        expected = [bake_target(layer, flavor_name) for layer in spec.layers]
         assert definition["group"][flavor_name]["targets"] == expected
-        for index, layer in enumerate(flavor.layers):
+        for index, layer in enumerate(spec.layers):
             body = definition["target"][bake_target(layer, flavor_name)]
             assert body["dockerfile"] == str(dockerfile_for(layer))
             assert body["labels"] == {"ngc-paddle.flavor": flavor_name, "ngc-paddle.layer": layer}
-            top = index == len(flavor.layers) - 1
+            top = index == len(spec.layers) - 1
             assert body["inherits"] == ["_final" if top else "_common"]
             assert body["tags"] == ([f'${{candidate_tag("{flavor_name}")}}'] if top
                                     else [f'${{layer_tag("{flavor_name}", "{layer}")}}'])
             if index:
                 assert body["args"]["BASE_IMAGE"] == BELOW
-                assert body["contexts"] == {BELOW: f"target:{bake_target(flavor.layers[index - 1], flavor_name)}"}
+                assert body["contexts"] == {BELOW: f"target:{bake_target(spec.layers[index - 1], flavor_name)}"}
             else:
-                assert body["args"]["BASE_IMAGE"] == str(flavor.components["os"].image)
+                assert body["args"]["BASE_IMAGE"] == str(spec.components["os"].image)
     assert definition["group"]["default"] == {"targets": [manifest.default_flavor]}
 
 
@@ -165,7 +178,7 @@ def _slim_flavor(data: dict) -> dict:
 def test_changing_a_flavors_layers_in_the_manifest_changes_the_bake_file(current_manifest_data, write_manifest,
                                                                          tmp_path: Path) -> None:
     manifest = load_manifest(write_manifest(_slim_flavor(current_manifest_data)))
-    definition = json.loads(write_build_inputs(tmp_path, manifest).read_text())
+    definition = json.loads(write_build_inputs(resolved(manifest, tmp_path)).read_text())
     for flavor_name in ("cpu", "cpu-slim"):
         assert definition["group"][flavor_name]["targets"] == [f"os-{flavor_name}", f"paddle-{flavor_name}",
                                                                f"suite-{flavor_name}"]
@@ -182,7 +195,7 @@ def test_bake_prints_what_the_manifest_says(current_manifest_data, write_manifes
         pytest.skip("docker buildx is not installed: cannot run bake --print (the generated JSON is tested above)")
     manifest = load_manifest(write_manifest(_slim_flavor(current_manifest_data)))
     shutil.copy(repo / "docker-bake.hcl", tmp_path / "docker-bake.hcl")
-    bake_file = write_build_inputs(tmp_path, manifest)
+    bake_file = write_build_inputs(resolved(manifest, tmp_path))
     env = {**os.environ, "RELEASE": manifest.release, "IMAGE": "img", "LAYER_REPO": "img-layers"}
     printed = {}
     for group in ("default", "cpu"):
@@ -218,11 +231,12 @@ def _unquote(node):
 
 
 def test_bake_definition_has_args_for_every_target(manifest, tmp_path: Path) -> None:
-    definition = bake_definition(manifest, locks=flavor_locks(manifest, tmp_path / "releases"))
-    for flavor_name, flavor in manifest.flavors.items():
-        for layer in flavor.layers:
+    release = resolved(manifest, tmp_path)
+    definition = bake_definition(release)
+    for flavor_name, spec in manifest.flavors.items():
+        for layer in spec.layers:
             assert definition["target"][bake_target(layer, flavor_name)]["args"]
-    bake_file = write_build_inputs(tmp_path, manifest)
+    bake_file = write_build_inputs(release)
     assert {k: v for k, v in json.loads(bake_file.read_text()).items()} == definition
     suite = definition["target"][bake_target("suite", "cpu")]["args"]
     assert json.loads(suite["MANIFEST_JSON"]) == image_manifest(manifest, "cpu")  # what the image carries
@@ -238,7 +252,7 @@ def test_bake_command_builds_one_target_with_the_host_network_granted() -> None:
 
 
 def test_a_cache_registry_gives_every_target_its_own_cache_image(manifest) -> None:
-    cache = registry_cache(manifest, "cpu", "127.0.0.1:5000")
+    cache = registry_cache(resolved_flavor(manifest, "cpu"), "127.0.0.1:5000")
     assert set(cache) == {bake_target(layer, "cpu") for layer in manifest.flavors["cpu"].layers}
     os_cache = cache[bake_target("os", "cpu")]
     assert os_cache["cache-from"] == [f"type=registry,ref=127.0.0.1:5000/{manifest.image}-cache:"
@@ -250,5 +264,5 @@ def test_the_committed_bake_override_is_what_the_newest_manifest_and_locks_give(
     """`docker buildx bake` at the repo root builds what the manifest says: make image refreshes the file, this
     catches a manifest or lock committed without it (fix: ngc-paddle bake-file)."""
     newest = load_manifest(repo / "releases" / f"{latest_release(repo / 'releases')}.yaml")
-    assert (repo / OVERRIDE).read_text() == override_text(newest, repo / "releases"), \
+    assert (repo / OVERRIDE).read_text() == override_text(resolved(newest, repo)), \
         "docker-bake.override.json is stale: run `ngc-paddle bake-file` and commit it"

@@ -19,7 +19,7 @@ from packaging.utils import canonicalize_name
 from ngc_common import image_paths
 from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.image_build import pipeline as image_pipeline
 from ngc_paddle.manifest.schema import Flavor
 from ngc_paddle.release.options import ReleaseOptions
@@ -29,10 +29,9 @@ NAME = "build"
 PROBE = f"{image_paths.PROBES}/distributions.py"
 
 
-def run(release: ResolvedRelease, flavor: str, opts: ReleaseOptions,
-        say: Callable[[str], None]) -> tuple[Built, Outcome]:
-    """Resolve and build the flavor (raises NgcPaddleError with the one-line reason) and describe the image."""
-    resolved = release.flavor(flavor)
+def run(resolved: ResolvedFlavor, opts: ReleaseOptions, say: Callable[[str], None]) -> tuple[Built, Outcome]:
+    """Build the resolved flavor (raises NgcPaddleError with the one-line reason) and describe the image."""
+    release, flavor = resolved.release_run, resolved.name
     report = image_pipeline.build(resolved, say=say)
     image = report.image
     image_id = engine.image_id(image) or ""

@@ -12,15 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ngc_common.secret_patterns import parse_md5sums
-from ngc_paddle.errors import ManifestError
 from ngc_paddle.flavor import ResolvedFlavor
-from ngc_paddle.lock.check import lock_status
 from ngc_paddle.lock.model import Lock
 from ngc_paddle.manifest.schema import Manifest, RuntimeUser
 from ngc_paddle.scan.checks import accounts, drift, hooks, integrity
 from ngc_paddle.scan.checks.layer_facts import LayerFacts
 from ngc_paddle.scan.findings import Finding
-from ngc_paddle.scan.source.image_release import UnknownRelease, release_manifest
+from ngc_paddle.scan.source.image_release import UnknownRelease, image_flavor
 from ngc_paddle.scan.source.inventory import Inventory
 from ngc_paddle.scan.source.saved_image import Layer
 
@@ -84,9 +82,9 @@ class Release:
         return f"releases/{self.manifest.release}-{self.flavor}.lock.json" if self.manifest else ""
 
 
-def _layers_upto(manifest: Manifest, flavor: str, labels: dict) -> set[str] | None:
+def _layers_upto(flavor: ResolvedFlavor, labels: dict) -> set[str] | None:
     """A layer image of the build (ngc-paddle.layer below the flavor's top) holds the lock's entries up to it."""
-    layers = manifest.flavors[flavor].layers
+    layers = list(flavor.layers)
     top = labels.get(LAYER_LABEL)
     return set(layers[: layers.index(top) + 1]) if top in layers and top != layers[-1] else None
 
@@ -98,16 +96,13 @@ def release_of(config: dict, image_manifest: dict | None, root: Path, resolved: 
                                                  if resolved.lock is None else ""))
     labels = (config.get("config") or {}).get("Labels") or {}
     try:
-        manifest, flavor = release_manifest(labels, image_manifest, root, {})
+        flavor = image_flavor(labels, image_manifest, root, {})
     except UnknownRelease as exc:
         return Release(why_no_lock=str(exc))
-    upto = _layers_upto(manifest, flavor, labels)
-    try:
-        status, lock = lock_status(manifest, flavor, root / "releases")
-    except ManifestError as exc:
-        return Release(manifest, flavor, None, str(exc), upto)
-    why = "" if lock is not None else f"flavor {flavor} of {manifest.release} has no lock yet ({status})"
-    return Release(manifest, flavor, lock, why, upto)
+    upto = _layers_upto(flavor, labels)
+    why = flavor.lock_problem or ("" if flavor.lock is not None else
+                                  f"flavor {flavor.name} of {flavor.release} has no lock yet (pending)")
+    return Release(flavor.manifest, flavor.name, flavor.lock, why, upto)
 
 
 def user_findings(config_user: str, files: dict[str, accounts.File], declared: RuntimeUser | None,

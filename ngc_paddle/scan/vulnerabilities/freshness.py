@@ -49,9 +49,9 @@ from packaging.version import Version as PyVersion
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ngc_paddle.flavor import ResolvedFlavor
-from ngc_paddle.manifest.schema import Manifest, Source
+from ngc_paddle.manifest.schema import Source
 from ngc_paddle.scan.findings import Finding
-from ngc_paddle.scan.source.image_release import UnknownRelease, release_manifest
+from ngc_paddle.scan.source.image_release import UnknownRelease, image_flavor
 from ngc_paddle.scan.source.inventory import Package
 
 TIMEOUT_S = 30  # per connection and read
@@ -370,12 +370,13 @@ def yank_state(index_url: str, name: str, version: str) -> tuple[str, str]:
     return "ok", ""
 
 
-def check_python(manifest: Manifest, flavor: str, installed: list[Package]) -> tuple[int, list[dict], list[str],
-                                                                                     dict[str, str]]:
+def check_python(flavor: ResolvedFlavor, installed: list[Package]) -> tuple[int, list[dict], list[str],
+                                                                          dict[str, str]]:
     """(releases checked, yanked list, releases absent from their index, NOT RUN reasons by source)."""
+    manifest = flavor.manifest
     in_image = {canonicalize_name(p.name): p.version for p in installed if p.ecosystem == "pypi"}
     by_source: dict[str, list[tuple[str, str]]] = {}
-    for comp in manifest.flavors[flavor].components.values():
+    for comp in flavor.components().values():
         if comp.kind == "pip":
             version = in_image.get(canonicalize_name(str(comp.package)), comp.version)
             by_source.setdefault(comp.source, []).append((str(comp.package), version))
@@ -448,17 +449,17 @@ def check(packages: list[Package], config: dict, image_manifest: dict | None, ro
     arch = config.get("architecture") or config.get("Architecture")
     result = Freshness()
     try:
-        manifest, flavor = ((resolved.manifest, resolved.name) if resolved is not None else
-                            release_manifest(labels, image_manifest, root, overrides or {}))
+        flavor = resolved if resolved is not None else image_flavor(labels, image_manifest, root, overrides or {})
     except UnknownRelease as exc:
         result.not_run = {"deb": str(exc), "pypi": str(exc)}
         result.seconds = time.monotonic() - start
         return result
+    manifest = flavor.manifest
     debs = [p for p in packages if p.ecosystem == "deb"]
-    debian = next((manifest.sources[c.source] for c in manifest.flavors[flavor].components.values()
+    debian = next((manifest.sources[c.source] for c in flavor.components().values()
                    if c.kind in ("apt", "image") and manifest.sources[c.source].kind == "debian"), None)
     if debian is None:
-        result.not_run["deb"] = f"release {manifest.release} flavor {flavor} names no debian source"
+        result.not_run["deb"] = f"release {manifest.release} flavor {flavor.name} names no debian source"
     elif debs:
         image_arch = arch or next((p.arch for p in debs if p.arch and p.arch != "all"), "amd64")
         name = next(n for n, s in manifest.sources.items() if s is debian)
@@ -473,7 +474,7 @@ def check(packages: list[Package], config: dict, image_manifest: dict | None, ro
             result.pending, result.not_in_archive = compare_debian(debs, suites, image_arch)
             result.debian_compared = len(debs) - len(result.not_in_archive)
             result.findings += debian_findings(result.pending)
-    result.python_checked, result.yanked, result.not_on_index, not_run = check_python(manifest, flavor, packages)
+    result.python_checked, result.yanked, result.not_on_index, not_run = check_python(flavor, packages)
     result.not_run.update(not_run)
     result.findings += python_findings(result.yanked)
     result.seconds = time.monotonic() - start
