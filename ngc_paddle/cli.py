@@ -39,6 +39,30 @@ def _source_overrides(values: list[str]) -> dict[str, str]:
     return overrides
 
 
+def _references(values: list[str]) -> dict[str, str]:
+    """--reference [FLAVOR=]IMAGE, repeated: the A/B reference per flavor ("*": every flavor)."""
+    found = {}
+    for value in values:
+        flavor, sep, image = value.partition("=")
+        if not sep:
+            flavor, image = "*", value
+        if not image or "@sha256:" not in image:
+            raise NgcPaddleError(f"--reference {value!r}: the reference must be an image by digest "
+                                 "(REGISTRY/REPO@sha256:...), which every node pulls; fix: --reference "
+                                 "[FLAVOR=]REGISTRY/REPO@sha256:...")
+        found[flavor] = image
+    return found
+
+
+def _ab_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reference", action="append", default=[], metavar="[FLAVOR=]IMAGE",
+                   help="A/B reference by digest (default: the previous release's image of each flavor, by digest)")
+    p.add_argument("--ab-rounds", type=int, help="A/B rounds (default: 5, 3 with --ab-smoke)")
+    p.add_argument("--ab-smoke", action="store_true", help="seconds-long A/B rounds (tests)")
+    p.add_argument("--ab-validation-time", action="store_true", help="each A/B round also times the validation "
+                   "suite's fast checks")
+
+
 def _load(release: str | None, root: Path):
     release = release or latest_release(root / "releases")
     target = Path(release)
@@ -201,7 +225,8 @@ def cmd_release(args: argparse.Namespace) -> int:
                           Path(args.osv_dir) if args.osv_dir else None,
                           tuple(args.bench) if args.bench is not None else ReleaseOptions.benchmarks, root,
                           args.accept_unproven, _source_overrides(args.source),
-                          Path(args.fleet) if args.fleet else None, args.key, args.no_attest)
+                          Path(args.fleet) if args.fleet else None, args.key, args.no_attest,
+                          _references(args.reference), args.ab_rounds, args.ab_smoke, args.ab_validation_time)
     run(opts, say=lambda line: print(line, flush=True))
     return 0
 
@@ -234,9 +259,12 @@ def cmd_gates(args: argparse.Namespace) -> int:
 
     root = Path(args.root).resolve()
     release = args.release or _load(None, root).release
+    from ngc_paddle.release.ab.plan import Size
+
     run(root, release, args.flavor, Path(args.fleet) if args.fleet else None, args.registry,
         tuple(args.bench) if args.bench is not None else BENCHMARKS, args.accept_unproven,
-        say=lambda line: print(line, flush=True))
+        say=lambda line: print(line, flush=True), references=_references(args.reference),
+        ab_size=Size.of(args.ab_rounds, args.ab_smoke, args.ab_validation_time))
     return 0
 
 
@@ -329,6 +357,7 @@ def parser() -> argparse.ArgumentParser:
                    "its password in COSIGN_PASSWORD); see docs/releasing.md")
     r.add_argument("--no-attest", action="store_true", help="release unsigned: attach no attestations (the notes say "
                    "so)")
+    _ab_options(r)
     r.set_defaults(func=cmd_release)
 
     vf = sub.add_parser("verify", help="check a pushed image's signed attestations (provenance, SBOM, lock, scan and "
@@ -348,6 +377,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--bench", action="append", help="benchmark commands (default: bench-rn50, bench-hgnet)")
     g.add_argument("--accept-unproven", metavar="REASON", help="exit 0 although a profile is NOT PROVEN / NOT RUN / "
                    "N/A; the reason is kept with the verdicts")
+    _ab_options(g)
     g.set_defaults(func=cmd_gates)
 
     bc = sub.add_parser("bench-compare", help="A/B: a candidate image against a reference image on this host, "

@@ -2,7 +2,8 @@
 
 Why: a release engineer proves an image already built on the hardware of a fleet (or re-proves one profile
 after fixing a node) without building, scanning or pushing a release tag. It is the release's `gates` stage:
-the local image is pushed as the candidate (ngc_paddle.release.stages.candidate), the jobs run it by digest,
+the local image is pushed as the candidate (ngc_paddle.release.stages.candidate), the jobs run it by digest (and
+each its A/B against the previous release's image of the flavor, or `--reference`, on its node),
 and the verdicts land in the release's state.json, so that `ngc-paddle release` later keeps every cell that
 passed with the same inputs. Without a fleet file the jobs run on this host (fleets/local.yaml).
 Writes build/release/<release>/gates.json (the cells) and gates.md (the table of flavor x hardware profile).
@@ -11,15 +12,17 @@ Exit: 0 every cell PASS (or NOT PROVEN accepted with a reason), 1 a FAIL, 3 NOT 
 
 import json
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from ngc_paddle import engine
 from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.outputs import staged
+from ngc_paddle.release.ab.plan import Size
 from ngc_paddle.release.fleet import schema
 from ngc_paddle.release.pipeline import requested_flavors
-from ngc_paddle.release.stages import candidate, gates, notes, push, release_folder
+from ngc_paddle.release.stages import ab, candidate, gates, notes, push, release_folder
 from ngc_paddle.release.state_file import State
 
 
@@ -32,7 +35,8 @@ class GatesNotProven(NotProven):
 
 
 def run(root: Path, release: str, flavor_names: list[str], fleet_file: Path | None, registry: str,
-        benchmarks: tuple[str, ...], accept_unproven: str | None, say: Callable[[str], None] = print) -> dict:
+        benchmarks: tuple[str, ...], accept_unproven: str | None, say: Callable[[str], None] = print,
+        references: dict[str, str] | None = None, ab_size: Size | None = None) -> dict:
     resolved = ResolvedRelease.load(root, release)  # the one load of the manifest
     root, manifest = resolved.root, resolved.manifest
     flavors = [f.name for f in requested_flavors(resolved, flavor_names)[0]]
@@ -47,7 +51,9 @@ def run(root: Path, release: str, flavor_names: list[str], fleet_file: Path | No
     state = State(release_folder(root, manifest.release) / "state.json")
     push.ensure_registry(registry)
     refs = {name: candidate.push(state, name, image, registry, say) for name, image in images.items()}
-    fan = gates.Gates(fleet, root, manifest.release, resolved.previous, benchmarks, state, say)
+    fan = gates.Gates(fleet, root, manifest.release, resolved.previous, benchmarks, state, say,
+                      references=partial(ab.reference_for, root, manifest.release, resolved.previous,
+                                         references=references or {}, registry=registry), ab_size=ab_size)
     say(f"==> gates of {manifest.release} on {fleet_file or 'this host'}: {', '.join(flavors)}")
     fan.start([(name, resolved.flavor(name).needs_gpu, refs[name]) for name in flavors])
     fanned = fan.wait()

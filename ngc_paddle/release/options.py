@@ -25,3 +25,9 @@ class ReleaseOptions:
     fleet: Path | None = None  # fleets/*.yaml: validate and bench fan out per hardware profile (stages/gates.py)
     key: str | None = None  # the cosign private key signing the attestations (else COSIGN_KEY; stages/attest.py)
     no_attest: bool = False  # release unsigned: no attestations attached (the notes say so)
+    # The A/B gates (stages/ab.py; on a fleet, each job's own): the reference per flavor ("*": every flavor), by
+    # default the previous release's image of the flavor by digest; the rounds and their size.
+    references: dict[str, str] = field(default_factory=dict)
+    ab_rounds: int | None = None  # default: ngc_paddle.release.ab.plan.ROUNDS (SMOKE_ROUNDS with ab_smoke)
+    ab_smoke: bool = False  # seconds-long rounds (--smoke runs): the machinery, tests
+    ab_validation_time: bool = False  # each round also times the validation suite's fast checks

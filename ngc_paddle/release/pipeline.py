@@ -22,6 +22,7 @@ again. Containers the stages start get the host's GPUs where it has them (engine
 
 import dataclasses
 from collections.abc import Callable
+from functools import partial
 
 from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
@@ -31,6 +32,7 @@ from ngc_paddle.release.stages import (
     Built,
     Outcome,
     Step,
+    ab,
     attest,
     bench,
     build,
@@ -46,15 +48,17 @@ from ngc_paddle.release.stages import (
 from ngc_paddle.release.state_file import State
 
 # The gates of a built flavor, in the order they run; month-over-month reads the SBOM the scan wrote.
-GATES: tuple[Callable[[Built], Step], ...] = (validate.plan, bench.plan, scan.plan, month_over_month.plan)
-# With a fleet, validate and bench run as the fan-out (stages/gates.py); these stay on this host.
+GATES: tuple[Callable[[Built], Step], ...] = (validate.plan, bench.plan, ab.plan, scan.plan, month_over_month.plan)
+# With a fleet, validate, bench and ab run as the fan-out (stages/gates.py: each job its A/B on its node); these stay
+# on this host.
 LOCAL_GATES: tuple[Callable[[Built], Step], ...] = (scan.plan, month_over_month.plan)
 # Stages that must pass on a flavor's gated digest (built.resolved.reference: REGISTRY/REPO@sha256:...) after its
 # gates and before the release tag moves to it: `attest` (signed provenance, SBOM, lock and verdict attestations,
 # verified by read-back). Each returns an Outcome; anything but passed (or unsigned, with --no-attest) blocks the push.
 BEFORE_RELEASE_TAG: tuple[Callable[[Built, State, Callable[[str], None]], Outcome], ...] = (attest.run,)
 RELEASE_TAG_MAY_MOVE = ("passed", "unsigned")
-PASSING = ("passed", "accepted unproven")
+# "not run": only the A/B stage of a first release says it (no previous image to compare with): not a block.
+PASSING = ("passed", "accepted unproven", "not run")
 
 
 class ReleaseBlocked(Failed):
@@ -115,7 +119,10 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         # The gates run this digest; a registry that refuses the push stops the run here (a login: exit 2).
         ref = candidate.push(state, name, built.image, opts.registry, say)
         builts.append(dataclasses.replace(built, resolved=built.resolved.with_digest(ref)))
-    fan = gates.Gates(fleet, root, manifest.release, release.previous, opts.benchmarks, state, say) if fleet else None
+    references = partial(ab.reference_for, root, manifest.release, release.previous, references=opts.references,
+                         registry=opts.registry)
+    fan = gates.Gates(fleet, root, manifest.release, release.previous, opts.benchmarks, state, say,
+                      references=references, ab_size=ab.size(opts)) if fleet else None
     try:
         if fan:
             say(f"==> gates on fleet {opts.fleet}: validation and benchmarks of "

@@ -76,11 +76,13 @@ def test_rounds_to_decide_scales_as_one_over_sqrt_n() -> None:
         assert decided.count("NOT PROVEN") <= 2, decided
 
 
-def test_too_few_rounds_are_not_proven_and_three_rounds_fail_without_the_u_test() -> None:
+def test_too_few_rounds_are_not_proven_and_a_fail_needs_the_u_test() -> None:
     two = verdict.judge(THROUGHPUT, [(5.0, 10.0), (5.1, 10.0)], threshold_pct=5)
     assert two.status == "NOT PROVEN" and "too few rounds" in two.reason
     three = verdict.judge(THROUGHPUT, [(5.0, 10.0), (5.1, 10.2), (4.9, 9.9)], threshold_pct=5)
-    assert three.status == "FAIL" and "too few rounds for the U test" in three.reason
+    assert three.status == "NOT PROVEN" and "too few rounds for the U test" in three.reason
+    four = verdict.judge(THROUGHPUT, [(5.0, 10.0), (5.1, 10.2), (4.9, 9.9), (5.0, 10.1)], threshold_pct=5)
+    assert four.status == "FAIL" and "U test p=0.029" in four.reason
 
 
 def test_a_shift_the_u_test_does_not_see_is_not_proven() -> None:

@@ -459,8 +459,8 @@ def release_root(tmp_path: Path, state: object) -> Path:
     ({"cpu": {"build": 5}}, "cpu.build: Input should be a valid dictionary"),
     ({"cpu": 5}, "cpu: Input should be a valid dictionary"),
     ({"cpu": {"build": {"key": "", "status": "done", "detail": "", "finished": "2026-12-01T00:00:00+00:00"}}},
-     "cpu.build.status: Input should be 'passed', 'failed', 'not proven', 'accepted unproven' or 'unsigned', "
-     "not 'done'"),
+     "cpu.build.status: Input should be 'passed', 'failed', 'not proven', 'accepted unproven', 'unsigned' or "
+     "'not run', not 'done'"),
     ({"cpu": {"build": {"key": "", "status": "passed", "detail": "", "finished": "yesterday"}}},
      "cpu.build.finished: 'yesterday' is not an ISO 8601 time"),
     ([], "(top level): Input should be a valid dictionary"),

@@ -63,10 +63,10 @@ def built(root: Path, release: str = "27.01", image_id: str = "sha256:aaa", spec
 
 def test_the_stage_names_are_those_of_the_state_model(tree: Path) -> None:
     gates = [plan(built(tree)).name for plan in release_pipeline.GATES]
-    assert gates == ["validate", "bench", "scan", "month-over-month"]  # month-over-month reads the scan's SBOM
+    assert gates == ["validate", "bench", "ab", "scan", "month-over-month"]  # month-over-month reads the scan's SBOM
     local = [plan(built(tree)).name for plan in release_pipeline.LOCAL_GATES]
-    assert local == ["scan", "month-over-month"]  # with a fleet, validate and bench are the fan-out's `gates`
-    assert [build.NAME, candidate.NAME, *gates[:2], fleet_gates.NAME, *local, attest.NAME, push.NAME] == \
+    assert local == ["scan", "month-over-month"]  # with a fleet, validate, bench and ab are the fan-out's `gates`
+    assert [build.NAME, candidate.NAME, *gates[:3], fleet_gates.NAME, *local, attest.NAME, push.NAME] == \
         list(get_args(state_file.Stage))
 
 
@@ -271,9 +271,12 @@ class FakeGates:
 
     cells: ClassVar[dict[str, dict[str, dict]]] = {}
     started: ClassVar[list] = []
+    references: ClassVar = None
 
-    def __init__(self, fleet, root, release, previous, benchmarks, state, say, poll_s=None) -> None:
+    def __init__(self, fleet, root, release, previous, benchmarks, state, say, poll_s=None, references=None,
+                 ab_size=None) -> None:
         self.state = state
+        FakeGates.references = references
 
     def start(self, flavors, background=False) -> None:
         assert background  # the jobs are watched while the local gates run

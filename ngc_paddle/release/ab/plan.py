@@ -6,7 +6,7 @@ sizes), so a profile's choices hold and only the length is the round's. `--smoke
 Default rounds: ROUNDS, after one discarded warm-up round (payload.sh says why).
 """
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ngc_paddle.release.fleet.payload import JobSpec
@@ -20,6 +20,19 @@ SHORT = {"cpu": ("--steps", "4", "--warmup", "1", "--infer-iters", "10"),
          "gpu": ("--steps", "30", "--warmup", "10", "--infer-iters", "50")}
 SMOKE = ("--smoke",)
 VALIDATE_FAST = ("-m", "fast")  # the validation suite's fast checks: its wall time is a metric of every round
+
+
+@dataclass(frozen=True)
+class Size:
+    """How much an A/B runs: measured rounds, smoke-sized or short runs, the validation suite timed or not."""
+
+    rounds: int = ROUNDS
+    smoke: bool = False
+    validation_time: bool = False
+
+    @classmethod
+    def of(cls, rounds: int | None, smoke: bool, validation_time: bool) -> "Size":
+        return cls(rounds or (SMOKE_ROUNDS if smoke else ROUNDS), smoke, validation_time)
 
 
 def round_args(profile_args: tuple[str, ...], gpu: bool, smoke: bool) -> tuple[str, ...]:

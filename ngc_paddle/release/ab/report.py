@@ -125,6 +125,22 @@ def markdown(summary: dict, title: str = "A/B comparison") -> str:
     return "\n".join(lines)
 
 
+def notes_table(summary: dict) -> list[str]:
+    """The release notes' view: this month (the candidate) vs last month (the reference), ratio and interval per
+    metric, the verdict and its reasons."""
+    lines = [f"- verdict: **{summary['verdict']}** ({summary['rounds']} rounds interleaved on one node, threshold "
+             f"{summary['threshold_pct']:g} %); this month: {_named(summary['candidate'])}; last month: "
+             f"{_named(summary['reference'])}", "",
+             "| metric | this month | last month | ratio | 95 % CI | verdict |",
+             "| --- | ---: | ---: | ---: | --- | --- |"]
+    for m in summary["metrics"]:
+        lines.append(f"| {m['label']} | {_value(m['candidate'], m['unit'])} | {_value(m['reference'], m['unit'])} | "
+                     f"{m['ratio']:.3f} | [{m['low']:.3f}, {m['high']:.3f}] | {m['status']} |")
+    if summary["verdict"] != "PASS":
+        lines += ["", *[f"- {r}" for r in summary["reasons"][:6]]]
+    return lines
+
+
 def svg(summary: dict) -> str:
     """One panel per compared metric: candidate and reference figures against the time their runs started."""
     panels = [m for m in summary["metrics"] if m["key"] != IMAGE_SIZE]

@@ -40,6 +40,7 @@ class Cell(_Strict):
     facts: dict[Short, Short] = {}
     validation: Status | None = None
     bench: dict[Short, Status] = {}
+    ab: Status | None = None  # the A/B against the reference on the same node (None: no reference, see detail)
     attempts: list[Attempt] = []
     folder: Short | None = None  # the job's folder, relative to the repository root
     seconds: Annotated[float, Field(ge=0)] | None = None  # submitted to done

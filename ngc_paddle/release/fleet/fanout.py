@@ -9,7 +9,9 @@ would not start) is requeued once and is NOT RUN if it fails again, never PASS; 
 the profile's GPU gives N/A. Ctrl-C or SIGTERM cancels every job still queued or running (scancel, or the
 job's own trap) before the pipeline exits, and leaves every cell that finished in state.json, so a rerun
 resumes: a cell whose inputs (the candidate's digest, the profile, its benchmarks and baselines) are unchanged
-since it passed is not run again.
+since it passed is not run again. With references (the previous release's image of each flavor, by digest), every
+job also runs its A/B on its own node (ngc_paddle.release.ab: both images on the same node and GPU, interleaved in
+rounds), whose verdict joins the cell's.
 """
 
 import shutil
@@ -21,6 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.release.ab import plan as ab_plan
+from ngc_paddle.release.ab import verdict as ab_verdict
+from ngc_paddle.release.ab.reference import Reference
 from ngc_paddle.release.fleet import hardware, results
 from ngc_paddle.release.fleet.cells import Attempt, Cell
 from ngc_paddle.release.fleet.payload import JobSpec
@@ -91,7 +96,8 @@ class FanOut:
     def __init__(self, fleet: Fleet, root: Path, benchmarks: tuple[str, ...], say: Callable[[str], None],
                  store: Callable[[str, str, Cell], None], stored: Callable[[str, str], dict | None],
                  baselines: Callable[[str, str, str], Path | None] = lambda flavor, profile, command: None,
-                 poll_s: float = POLL_S) -> None:
+                 poll_s: float = POLL_S, references: Callable[[str], Reference] | None = None,
+                 ab_size: ab_plan.Size | None = None) -> None:
         self.fleet = fleet
         self.root = root
         self.benchmarks = benchmarks
@@ -100,6 +106,11 @@ class FanOut:
         self.stored = stored  # (flavor, profile) -> the stored cell, for resuming
         self.baselines = baselines  # (flavor, profile, command) -> the previous release's result.json, if any
         self.poll_s = poll_s
+        # flavor -> the reference of its A/B, run by each job on its node (None: no A/B part at all)
+        self.references = references
+        self.ab_size = ab_size or ab_plan.Size()
+        self.no_reference: dict[str, str] = {}  # cell -> why its job has no reference (a first release)
+        self.threshold_pct = ab_verdict.max_regression_pct(root) if references else 0.0
         self.stopping = threading.Event()  # set by abort(): a watcher in the background stops looking
         self.sleep = self.stopping.wait  # between two looks at the jobs (a test's to replace)
         self.watcher: threading.Thread | None = None
@@ -171,8 +182,10 @@ class FanOut:
         hw = profile.hardware or name
         benches = benches_of(profile, self.benchmarks)
         baselines = {c: self.baselines(target.flavor, name, c) for c, _ in benches}
+        reference = self.references(target.flavor) if self.references else None
         key = digest(target.image, target.flavor, name, profile.model_dump(mode="json", by_alias=True), benches,
-                     {c: file_digest(p) for c, p in baselines.items() if p}, self.patterns.get(hw, ""))
+                     {c: file_digest(p) for c, p in baselines.items() if p}, self.patterns.get(hw, ""),
+                     *([reference.image, self.ab_size] if reference and reference.image else []))
         previous = self.stored(target.flavor, name)
         if previous and previous.get("key") == key and previous.get("status") == "PASS":
             self.say(f"    {target.flavor}@{name}: unchanged since {previous.get('finished')}, PASS kept "
@@ -193,6 +206,11 @@ class FanOut:
         spec = JobSpec(target.flavor, name, hw, target.image, runner.node_folder(local), tuple(profile.validate_args),
                        benches, profile.gpus, place.container, place.allow_http,
                        getattr(place, "docker_host", None), getattr(place, "gres", None))
+        if reference is not None:  # the A/B on the job's own node: both images on the same node (and GPU)
+            size = self.ab_size
+            spec = ab_plan.with_ab(spec, reference.image, size.rounds, size.smoke, size.validation_time)
+            if reference.image is None:
+                self.no_reference[spec.cell] = reference.why
         return Placed(spec, local), key, self.patterns.get(hw, "")
 
     # -- submitting -----------------------------------------------------------------------------------------
@@ -292,7 +310,8 @@ class FanOut:
         except NgcPaddleError as exc:
             self._end(track, "NOT RUN", str(exc), state)
             return
-        reading = results.read(track.placed, state, track.pattern)
+        reading = results.read(track.placed, state, track.pattern, self.threshold_pct,
+                               self.no_reference.get(track.cell, ""))
         if not reading.ran:
             track.attempts.append(Attempt(job=job, state=results.slurm_words(state), detail=reading.detail,
                                           node=state.node or reading.facts.get("hostname", "")))
@@ -323,7 +342,8 @@ class FanOut:
         cell = Cell(key=track.key, status=status, detail=detail, profile=spec.profile,  # type: ignore[arg-type]
                     hardware=spec.hardware, runner=track.runner.kind, job=track.runner.describe(track.handle),  # type: ignore[arg-type]
                     node=node, facts=facts, validation=reading.validate if reading else None,
-                    bench=reading.bench if reading else {}, attempts=track.attempts,
+                    bench=reading.bench if reading else {}, ab=reading.ab if reading else None,
+                    attempts=track.attempts,
                     folder=self._relative(track.placed.local), seconds=round(time.monotonic() - track.submitted, 1),
                     finished=now())
         self._finish(spec.flavor, spec.profile, cell)  # kept first: a Ctrl-C from here on cannot lose it

@@ -14,6 +14,7 @@ from pathlib import Path
 from ngc_common import bench_result, bounded_read
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.release.ab import report as ab_report
 from ngc_paddle.release.fleet import hardware
 from ngc_paddle.release.fleet.runners.base import STOPPED, JobState, Placed
 from ngc_paddle.release.stages import bench as bench_stage
@@ -34,6 +35,7 @@ class Reading:
     facts: dict[str, str] = field(default_factory=dict)
     validate: str | None = None
     bench: dict[str, str] = field(default_factory=dict)
+    ab: str | None = None
 
 
 def worst(statuses: list[str]) -> str:
@@ -58,8 +60,10 @@ def slurm_words(state: JobState) -> str:
     return state.state + (f" ({', '.join(extra)})" if extra else "")
 
 
-def read(job: Placed, state: JobState, pattern: str) -> Reading:
-    """The verdict of the job's current attempt, which ended in `state`; `pattern` is its profile's GPU pattern."""
+def read(job: Placed, state: JobState, pattern: str, threshold_pct: float = 5.0, no_reference: str = "") -> Reading:
+    """The verdict of the job's current attempt, which ended in `state`; `pattern` is its profile's GPU pattern. A job
+    with a reference ran an A/B too: its verdict (against `threshold_pct`) joins the cell's; `no_reference` says why a
+    job has none (a first release: the absolute gates decide alone)."""
     folder = attempt_folder(job)
     facts = hardware.read_facts(folder / "facts.txt")
     said = outcome(job)
@@ -78,13 +82,25 @@ def read(job: Placed, state: JobState, pattern: str) -> Reading:
         return Reading("NOT RUN", f"the node ran {facts.get('image', 'an unknown image')}, not the candidate "
                                   f"{expected[:19]}", facts=facts)
     steps = _steps(folder / "steps.tsv")
-    validate, validate_detail = _validate(folder, steps.get("validate"))
-    verdicts, details = {}, [f"validate {validate} ({validate_detail})"]
+    verdicts, details = {}, []
+    validate = None
+    if job.spec.validate:
+        validate, validate_detail = _validate(folder, steps.get("validate"))
+        details.append(f"validate {validate} ({validate_detail})")
     for command, _args in job.spec.benches:
         verdicts[command], detail = _bench(folder, command, steps.get(command), job)
         details.append(detail)
-    status = worst([validate, *verdicts.values()])
-    return Reading(status, "; ".join(details), facts=facts, validate=validate, bench=verdicts)
+    ab = None
+    if job.spec.reference and job.spec.ab_rounds:
+        summary = ab_report.analyze(folder / "bench-ab", threshold_pct, facts)
+        summary["candidate"]["name"], summary["reference"]["name"] = job.spec.image, job.spec.reference
+        ab_report.write(folder / "bench-ab", summary, f"A/B of {job.spec.cell} on {facts.get('hostname', '?')}")
+        ab = summary["verdict"]
+        details.append(ab_report.headline(summary))
+    elif no_reference:
+        details.append(f"A/B NOT RUN: {no_reference}; the absolute gates decide alone")
+    status = worst([v for v in (validate, *verdicts.values(), ab) if v])
+    return Reading(status, "; ".join(details), facts=facts, validate=validate, bench=verdicts, ab=ab)
 
 
 def _steps(path: Path) -> dict[str, int]:

@@ -3,9 +3,11 @@
 Inputs (resume key, per flavor x profile; ngc_paddle.release.fleet.fanout): the candidate's digest, the profile as the
   fleet file says it, its benchmarks and their options, the baselines (the previous release's newest passing
   result of the same flavor and profile) and the profile's GPU pattern. The stage's key is that of its cells.
-Run: with `--fleet FILE` in place of the validate and bench stages: one job per flavor x profile that applies
+Run: with `--fleet FILE` in place of the validate, bench and ab stages: one job per flavor x profile that applies
   (a Slurm job array over the flavors sharing a profile), all submitted before the local gates (scan,
-  month-over-month) run, collected after them. Each job runs REGISTRY/REPO@DIGEST, the candidate.
+  month-over-month) run, collected after them. Each job runs REGISTRY/REPO@DIGEST, the candidate, and then its A/B
+  against the flavor's reference (the previous release's image by digest, stages/ab.py's reference_for) on the same
+  node: its verdict (`ab` of the cell) joins the cell's; a first release's jobs say A/B NOT RUN and why.
 Report: a line per job event (submitted, queued, running on NODE, done: VERDICT) and per flavor
   `    gates: STATUS: PROFILE: VERDICT (JOB on NODE); ...`; state.json `gates`: the cells by profile
   (status, detail, job, node and its facts, attempts); the notes' table of flavor x hardware profile.
@@ -17,6 +19,8 @@ from functools import partial
 from pathlib import Path
 
 from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.release.ab.plan import Size
+from ngc_paddle.release.ab.reference import Reference
 from ngc_paddle.release.fleet.cells import Cell
 from ngc_paddle.release.fleet.fanout import FanOut, Target
 from ngc_paddle.release.fleet.schema import Fleet
@@ -47,11 +51,14 @@ class Gates:
     """The fan-out of one run (release or `ngc-paddle gates`), with its cells kept in state.json as they finish."""
 
     def __init__(self, fleet: Fleet, root: Path, release: str, previous: Manifest | None, benchmarks: tuple[str, ...],
-                 state: State, say: Callable[[str], None], poll_s: float | None = None) -> None:
+                 state: State, say: Callable[[str], None], poll_s: float | None = None,
+                 references: Callable[[str], Reference] | None = None, ab_size: Size | None = None) -> None:
         self.release = release
         self.root = root
         self.state = state
-        extra = {"poll_s": poll_s} if poll_s else {}
+        extra: dict = {"poll_s": poll_s} if poll_s else {}
+        if references:
+            extra.update(references=references, ab_size=ab_size)
         self.fan = FanOut(fleet, root, benchmarks, say,
                           store=lambda flavor, profile, cell: state.record_profile(
                               flavor, NAME, profile, cell.model_dump(mode="json", exclude_none=True)),

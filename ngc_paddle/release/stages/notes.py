@@ -11,7 +11,8 @@ Report: the notes themselves. Sections: contents of the container (every compone
   built image by the build stage, beside the manifest's pin), driver requirements (derived from the CUDA
   version), GPU requirements, what changed since the previous release, the gate table (a row per flavor
   and stage with its status and detail; an entry stored for an earlier image shows as stale), package
-  changes, benchmark tables, known issues and a digest per flavor.
+  changes, benchmark tables, this month vs last month (the A/B against the previous release's image: ratio and
+  interval per metric, per flavor x profile, or why it did not run), known issues and a digest per flavor.
 The record (release-notes/inputs/<release>.json) is committed because the stored state (build/release/)
   is not: `make notes` and the tests re-render the committed notes exactly from it, and releasing one
   flavor keeps what earlier runs stored for the others even on a fresh checkout.
@@ -35,7 +36,7 @@ from ngc_paddle.manifest.schema import Flavor, Manifest
 from ngc_paddle.outputs import ensure_folder, staged
 from ngc_paddle.release.fleet import hardware
 from ngc_paddle.release.options import BENCHMARKS
-from ngc_paddle.release.stages import bench, gates, release_folder
+from ngc_paddle.release.stages import ab, bench, gates, release_folder
 from ngc_paddle.release.state_file import MAX_DETAIL, State
 
 LABELS = {"os": "OS", "python": "Python", "cuda-runtime": "CUDA runtime", "cublas": "cuBLAS", "cudnn": "cuDNN",
@@ -54,7 +55,7 @@ class StageResult(BaseModel):
     # A copy of a stage entry of state.json: the notes read status, detail, changes and since (typed as the
     # state file types them); the rest (key, finished, digest, ...) belongs to the pipeline's state and is kept.
     model_config = ConfigDict(extra="allow", strict=True)
-    status: Literal["passed", "failed", "not proven", "accepted unproven", "unsigned", "stale"]
+    status: Literal["passed", "failed", "not proven", "accepted unproven", "unsigned", "stale", "not run"]
     detail: Annotated[str, Field(max_length=MAX_DETAIL + 200)] = ""
     changes: list[Annotated[str, Field(max_length=500)]] | None = None
     since: Annotated[str, Field(max_length=20)] | None = None
@@ -66,6 +67,7 @@ class FlavorRecord(BaseModel):
     readback: dict[str, str] | None = None  # component -> version as installed in the image
     stages: dict[str, StageResult] = {}
     bench_md: str | None = None
+    ab_md: str | None = None  # this month vs last month: the A/B against the previous release (stages/ab.py)
     digest: str | None = None
     digest_note: str | None = None  # why the current image has no digest although an earlier one was pushed
     not_built: str | None = None  # the build's one-line reason
@@ -211,6 +213,9 @@ def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str,
     for name, info in flavors.items():
         if info.get("bench_md"):
             out += [f"## Benchmarks ({name})", "", info["bench_md"].strip(), ""]
+    for name, info in flavors.items():
+        if info.get("ab_md"):
+            out += [f"## This month vs last month: A/B ({name})", "", info["ab_md"].strip(), ""]
     out += ["## Known Issues", "", (known_issues or "None known.").strip(), "",
             "## Image digests", "", "| image | digest |", "| --- | --- |"]
     for name, info in flavors.items():
@@ -318,6 +323,7 @@ def collect(root: Path, release: str, state: dict) -> dict[str, dict]:
             info["bench_md"] = "\n".join(part for part in (
                 bench.markdown(release_folder(root, release) / name / "bench"),
                 gates.markdown(root, (stages.get(gates.NAME) or {}).get("profiles") or {})) if part)
+            info["ab_md"] = ab.markdown(root, release_folder(root, release) / name, stages) or None
         push = stages.get("push")
         if isinstance(push, dict) and push.get("status") == "passed":
             current = push.get("image_id", build.get("key")) == build.get("key") and "not_built" not in info
