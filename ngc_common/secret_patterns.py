@@ -161,7 +161,7 @@ def binary_hits(data: bytes, path: str = "") -> set[str]:
     text = pyc_text(data) if path.endswith(".pyc") else None
     if text is not None:
         hits |= token_hits(text) | ({"private-key"} if b"-----BEGIN" in text and PRIVATE_KEY.search(text) else set())
-    elif any(a in data for a in ANCHORS["aws-access-key-id"]) and AWS_KEY_ID.search(data):
+    elif (b"AKIA" in data or b"ASIA" in data) and AWS_KEY_ID.search(data):  # the long-term and temporary ids
         hits.add("aws-access-key-id")
     return hits
 
