@@ -8,12 +8,17 @@ REGISTRY/<image name>@DIGEST. No previous release, no such flavor in it or no di
 reference, and the reason says which (a first release: the A/B part is NOT RUN and the absolute gates decide alone).
 """
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngc_common import bounded_read
+from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.manifest.schema import Manifest
 from ngc_paddle.release.stages import release_folder
 from ngc_paddle.release.state_file import State
+
+DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -45,9 +50,16 @@ def _digest(root: Path, release: str, flavor: str) -> tuple[str, str] | None:
         pushed = State(state_path).data.get(flavor, {}).get("push", {})
         if pushed.get("status") == "passed" and pushed.get("digest"):
             return pushed["digest"], f"{state_path.relative_to(root)}"
-    from ngc_paddle.release.stages import notes  # the notes render A/B tables: imported here, no import cycle
-
     record_path = root / "release-notes" / "inputs" / f"{release}.json"
-    record = notes.load_record(record_path)  # a damaged record: one line, exit 2
-    digest = record.get("flavors", {}).get(flavor, {}).get("digest")
+    if not record_path.is_file():
+        return None
+    # read here, not through the notes stage (which renders A/B tables: that import would be a loop); bounded, and
+    # a damaged record is one line, exit 2
+    record = bounded_read.load_json(record_path, NgcPaddleError)
+    flavors = record.get("flavors") if isinstance(record, dict) else None
+    entry = flavors.get(flavor) if isinstance(flavors, dict) else None
+    digest = entry.get("digest") if isinstance(entry, dict) else None
+    if digest is not None and not (isinstance(digest, str) and DIGEST_RE.fullmatch(digest)):
+        raise NgcPaddleError(f"{record_path}: flavors.{flavor}.digest: {str(digest)[:80]!r} is not sha256:<64 hex>; "
+                             "fix: restore the record from the release's notes commit")
     return (digest, f"{record_path.relative_to(root)}") if digest else None
