@@ -64,7 +64,7 @@ def test_default_run_trains_infers_and_evaluates_the_cpu_gates(built: Built, tmp
     evaluated = result["results"]["eval"]["fp32"]
     assert "synthetic" in evaluated["data"] and 0 <= evaluated["top1"] <= evaluated["top5"] <= 100
     assert result["config"]["eval"] is False  # a synthetic evaluation gates nothing
-    cpu = [g for g in result["gates"] if g["profile"] == "cpu"]
+    cpu = [g for g in result["gates"] if g["profile"] == "cpu" and g["status"] != "N/A"]  # this CPU kind's floors
     assert len(cpu) == 2 and all(g["status"] in ("PASS", "FAIL") and g["acceptance"] for g in cpu), cpu
     assert all(is_efficiency(g["metric"]) for g in cpu)
     run = next((tmp_path / "out").glob("rn50-*"))
