@@ -114,6 +114,15 @@ class ResolvedFlavor:
         return {name: c for name, c in self.spec.components.items() if layer is None or c.layer == layer}
 
     @property
+    def left_out_layers(self) -> Mapping[str, str]:
+        """The optional layers the lock leaves out (built empty, so absent from the image) -> why."""
+        return MappingProxyType(dict(self.lock.pending_layers)) if self.lock is not None else MappingProxyType({})
+
+    def installed_components(self) -> dict[str, Component]:
+        """The components the image holds: the flavor's, less those of the layers the lock left out."""
+        return {name: c for name, c in self.components().items() if c.layer not in self.left_out_layers}
+
+    @property
     def apt_packages(self) -> list[str]:
         """The Debian packages the os layer installs by name (unpinned; the lock pins them)."""
         return apt_packages(self.spec)

@@ -129,9 +129,9 @@ def test_tensorrt_layer_locks_and_builds_from_an_nvidia_mirror(tmp_path: Path, n
     lock = resolved.build_lock()
     base = ensure_base_image(spec.components["os"], resolved.manifest.sources[spec.components["python"].source],
                              print, lock.base.snapshot)
-    bake_file = write_build_inputs(repo, resolved.manifest, {FLAVOR: base}, built=resolved)
+    bake_file = write_build_inputs(resolved.release_run, {FLAVOR: base})
     env = bake_env(resolved.manifest)
-    printed = resolved_group(repo, bake_file, resolved.manifest, FLAVOR, env)
+    printed = resolved_group(bake_file, resolved, env)
     tags = []
     try:
         for layer in spec.layers[: spec.layers.index("tensorrt") + 1]:

@@ -316,3 +316,20 @@ def test_an_image_without_release_labels_is_not_run(tmp_path: Path) -> None:
     result = freshness.check(installed(("zlib1g", "1:1.2.13.dfsg-1", "amd64")), {"architecture": "amd64"}, None, REPO,
                              cache_dir=tmp_path, keyring=None, say=lambda _: None)
     assert set(result.not_run) == {"deb", "pypi"} and "ngc-paddle.release" in result.not_run["deb"]
+
+
+def test_a_layer_the_lock_left_out_is_not_looked_up(tmp_path: Path) -> None:
+    """gpu-cu118's committed lock leaves the tensorrt layer out (NVIDIA's index unreachable when it was made): the
+    image holds no TensorRT, so its source is not asked, and an unreachable nvidia index is no reason to say NOT RUN.
+    """
+    from ngc_paddle.flavor import resolve
+
+    dead = f"http://127.0.0.1:{closed_port()}"
+    flavor = resolve(REPO, "26.12", "gpu-cu118", {"nvidia": f"{dead}/nvidia", "pypi": f"{dead}/simple"})
+    assert "tensorrt" in flavor.left_out_layers and "tensorrt" in flavor.components()
+    assert "tensorrt" not in flavor.installed_components()
+    config = {"architecture": "amd64",
+              "config": {"Labels": {"ngc-paddle.release": "26.12", "ngc-paddle.flavor": "gpu-cu118"}}}
+    result = freshness.check([], config, None, REPO, cache_dir=tmp_path, keyring=None, say=lambda _: None,
+                             resolved=flavor)
+    assert set(result.not_run) == {"pypi:pypi"}, result.not_run
