@@ -124,8 +124,11 @@ def test_two_flavors_push_all_or_nothing_and_share_one_notes_file(scratch: Path,
     notes = (scratch / "release-notes" / f"{release_id}.md").read_text()
     cpu, cu118, gpu = gate_rows(notes, "cpu"), gate_rows(notes, "gpu-cu118"), gate_rows(notes, "gpu")
     for rows in (cpu, cu118):
-        assert set(rows) == {"build", "validate", "bench", "scan", "month-over-month", "attest"}, rows
+        assert set(rows) == {"build", "validate", "bench", "ab", "scan", "month-over-month", "attest"}, rows
         assert rows.pop("attest")[0] == "unsigned"  # --no-attest: the notes say the evidence is not signed
+        # The previous release (23.01) has neither flavor: the A/B part is NOT RUN, not blocking, with the reason.
+        ab_result, ab_detail = rows.pop("ab")
+        assert ab_result == "not run" and "first release" in ab_detail, (ab_result, ab_detail)
     assert all(result == "passed" for result, _ in cpu.values()), cpu
     for stage in ("validate", "bench"):
         result, detail = cu118[stage]
