@@ -21,6 +21,7 @@ from ngc_paddle.image_build import bakefile
 from ngc_paddle.lock.layer_args import os_args
 from ngc_paddle.release.stages import notes
 from ngc_paddle.scan.checks.image_checks import release_of
+from ngc_paddle.scan.source.image_release import of_image
 
 HERE = Path(__file__).resolve().parent / "golden" / "resolve_once"
 MIRROR = {"pypi": "https://mirror.example/pypi/simple"}
@@ -34,8 +35,8 @@ def reports(root: Path) -> dict:
     flavors = {}
     for name, f in release.flavors().items():
         status = "unusable" if f.lock_problem else "ok" if f.lock is not None else "pending"
-        rel = release_of({"config": {"Labels": {"ngc-paddle.release": "26.12", "ngc-paddle.flavor": name,
-                                                "ngc-paddle.layer": f.layers[0]}}}, None, root, None)
+        rel = release_of(of_image({"config": {"Labels": {"ngc-paddle.release": "26.12", "ngc-paddle.flavor": name,
+                                                         "ngc-paddle.layer": f.layers[0]}}}, None, root, {}))
         shown = plain.flavor(name)
         flavors[name] = {
             "manifest_text": f.manifest_text,
@@ -53,7 +54,7 @@ def reports(root: Path) -> dict:
             out["bake_build"] = bakefile.definition_text(bakefile.bake_definition(release, {name: BASE}, labels, cache))
     out["flavors"] = flavors
     data = notes.load_record(notes.record_path(root, "26.12"))
-    out["notes"] = notes.notes_text(plain.manifest, plain.previous, data["flavors"], notes.known_issues(root, "26.12"))
+    out["notes"] = notes.notes_text(plain, data["flavors"], notes.known_issues(root, "26.12"))
     return out
 
 
