@@ -30,7 +30,7 @@ from ngc_common.error_line import one_line
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import driver_sentence, requirement
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.flavor import ResolvedRelease, release_tags
 from ngc_paddle.manifest.loader import load_manifest
 from ngc_paddle.manifest.schema import Flavor, Manifest
 from ngc_paddle.outputs import ensure_folder, staged
@@ -157,8 +157,9 @@ def notes_text(release: ResolvedRelease, flavors: dict[str, dict], known_issues:
     built = [f for f, info in flavors.items() if info.get("readback")]
     out = [f"# PaddlePaddle Release {rel}", "",
            f"The ngc-paddle {rel} images are available as " +
-           ", ".join(f"`{manifest.image}:{rel}-{f}`" for f in manifest.flavors) +
-           f" (`{manifest.image}:{rel}` is the {manifest.default_flavor} flavor). {runs_as(manifest)}", "",
+           ", ".join(f"`{release_tags(manifest, f)[0]}`" for f in manifest.flavors) +
+           f" (`{release_tags(manifest, manifest.default_flavor)[1]}` is the {manifest.default_flavor} flavor). "
+           f"{runs_as(manifest)}", "",
            "## Contents of the PaddlePaddle container", ""]
     for name, flavor in manifest.flavors.items():
         info = flavors.get(name, {})
@@ -223,7 +224,7 @@ def notes_text(release: ResolvedRelease, flavors: dict[str, dict], known_issues:
         digest = info.get("digest") or (f"not built: {info['not_built']}" if info.get("not_built") else
                                          f"not pushed ({info['digest_note']})" if info.get("digest_note") else
                                          "not pushed")
-        image = table_cell(info.get("image") or f"{manifest.image}:{rel}-{name}")
+        image = table_cell(info.get("image") or release_tags(manifest, name)[0])
         out.append(f"| `{image}` | {table_cell(digest)} |")
     if not built:
         out += ["", "No image of this release was built yet: the contents table shows the manifest only."]
