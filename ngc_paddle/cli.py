@@ -14,18 +14,16 @@ import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from types import MappingProxyType
 
 from ngc_common import crash
 from ngc_common.errors import OneLineError
 from ngc_common.exit_codes import ExitCode
+from ngc_paddle import image_ref
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease, resolve
 from ngc_paddle.image_build import pipeline
 from ngc_paddle.image_build.bakefile import OVERRIDE, write_build_inputs, write_override
-from ngc_paddle.lock.check import lock_status
-from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
-from ngc_paddle.manifest.resolve import apply_source_overrides
+from ngc_paddle.manifest.loader import latest_release
 from ngc_paddle.validate import validate
 
 
@@ -63,13 +61,6 @@ def _ab_options(p: argparse.ArgumentParser) -> None:
                    "suite's fast checks")
 
 
-def _load(release: str | None, root: Path):
-    release = release or latest_release(root / "releases")
-    target = Path(release)
-    path = target if target.suffix in (".yaml", ".yml") else find_manifest(release, root / "releases")
-    return load_manifest(path)
-
-
 def cmd_build(args: argparse.Namespace) -> int:
     flavor = resolve(Path(args.root), args.release, args.flavor, _source_overrides(args.source))
     pipeline.build(flavor, force=args.force, say=lambda line: print(line, flush=True),
@@ -84,42 +75,45 @@ def cmd_manifest_check(args: argparse.Namespace) -> int:
         raise NgcPaddleError(f"{root / 'releases'}: (folder): holds no release manifest (YY.MM.yaml) to check; "
                              "fix: run from the repository root (or --root REPO), or name manifests to check")
     failed = 0
-    for release in targets:
+    for target in targets:
         try:
-            manifest = _load(release, root)
+            release = _release(target, root)
         except NgcPaddleError as exc:
             print(f"error: {exc}", file=sys.stderr)
             failed += 1
             continue
-        releases_dir = Path(release).parent if Path(release).suffix in (".yaml", ".yml") else root / "releases"
         locks, before = [], failed
-        for flavor_name, flavor in manifest.flavors.items():
+        for name in release.manifest.flavors:
             try:
-                status, _lock = lock_status(manifest, flavor_name, releases_dir)
-            except NgcPaddleError as exc:  # missing, or no longer matching the manifest: names the lock file
+                flavor = release.flavor(name)
+            except NgcPaddleError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 failed += 1
                 continue
-            pending = f" ({flavor.lock.pending})" if flavor.lock is not None else ""
-            locks.append(f"{flavor_name} {'locked' if status == 'ok' else 'lock pending' + pending}")
+            if flavor.lock_problem:  # missing, or no longer matching the manifest: names the lock file
+                print(f"error: {flavor.lock_problem}", file=sys.stderr)
+                failed += 1
+                continue
+            pending = f" ({flavor.pending})" if flavor.lock is None else ""
+            locks.append(f"{name} {'locked' if flavor.lock is not None else 'lock pending' + pending}")
         if failed == before:
-            print(f"ok: {manifest.release} (flavors: {'; '.join(locks)})")
+            print(f"ok: {release.release} (flavors: {'; '.join(locks)})")
     return ExitCode.BAD_INPUT if failed else ExitCode.PASS
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
-    from ngc_paddle.lock.command import run
+    from ngc_paddle.lock_command import run
 
-    root = Path(args.root).resolve()
-    release = args.release or latest_release(root / "releases")
-    run(root, release, args.flavor, _source_overrides(args.source), say=lambda line: print(line, flush=True))
+    root = Path(args.root)
+    run(_release(args.release, root, _source_overrides(args.source)), args.flavor,
+        say=lambda line: print(line, flush=True))
     return 0
 
 
 def _release(release: str | None, root: Path, sources: Mapping[str, str] | None = None) -> ResolvedRelease:
-    """A release (a name, or a manifest file) with the mirrors given, resolved for this command."""
-    manifest = apply_source_overrides(_load(release, root), sources or {})
-    return ResolvedRelease(root.resolve(), manifest, MappingProxyType(dict(sources or {})))
+    """A release (a name, default the newest, or a manifest file) with the mirrors given, loaded once for this
+    command; its error lines name the files below ROOT/releases as the command was given ROOT."""
+    return ResolvedRelease.load(root, release, sources, root / "releases")
 
 
 def cmd_manifest_show(args: argparse.Namespace) -> int:
@@ -143,8 +137,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     root = Path(args.root).resolve()
     image = args.image
     if image is None and args.container is None:
-        manifest = _load(None, root)
-        image = f"{manifest.image}:{manifest.release}-{manifest.default_flavor}"
+        image, _ = image_ref.resolve(None, None, None, root)
     validate(image, args.container, Path(args.output) if args.output else None, root, args.pytest_args)
     return 0
 
@@ -156,10 +149,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from ngc_paddle.scan.vulnerabilities import sources
 
     root = Path(args.root).resolve()
-    image = args.image
-    if image is None:
-        manifest = _load(None, root)
-        image = f"{manifest.image}:{manifest.release}-{manifest.default_flavor}"
+    image = args.image or image_ref.resolve(None, None, None, root)[0]
     output = Path(args.output) if args.output else root / "build" / "scan" / image.replace("/", "_").replace(":", "-")
     reports = [("trivy", Path(p)) for p in args.trivy_report] + [("grype", Path(p)) for p in args.grype_report]
     osv = sources.resolve_osv_dir(Path(args.osv_dir) if args.osv_dir else None, root)
@@ -207,9 +197,9 @@ def cmd_release(args: argparse.Namespace) -> int:
         print(f"{'would write' if args.dry_run else 'wrote'} {path.relative_to(root)}; review the diff, then "
               f"'ngc-paddle manifest check {args.target}'")
         if not args.dry_run and not args.no_lock:  # the next month's locks, for every flavor not marked pending
-            from ngc_paddle.lock.command import run as lock_run
+            from ngc_paddle.lock_command import run as lock_run
 
-            lock_run(root, args.target, [], {}, say=lambda line: print(line, flush=True))
+            lock_run(ResolvedRelease.load(root, args.target), [], say=lambda line: print(line, flush=True))
         return 0
     if args.release == "notes":
         from ngc_paddle.release.stages.notes import render
@@ -254,14 +244,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_gates(args: argparse.Namespace) -> int:
+    from ngc_paddle.release.ab.plan import Size
     from ngc_paddle.release.gates_command import run
     from ngc_paddle.release.options import BENCHMARKS
 
-    root = Path(args.root).resolve()
-    release = args.release or _load(None, root).release
-    from ngc_paddle.release.ab.plan import Size
-
-    run(root, release, args.flavor, Path(args.fleet) if args.fleet else None, args.registry,
+    run(_release(args.release, Path(args.root)), args.flavor, Path(args.fleet) if args.fleet else None, args.registry,
         tuple(args.bench) if args.bench is not None else BENCHMARKS, args.accept_unproven,
         say=lambda line: print(line, flush=True), references=_references(args.reference),
         ab_size=Size.of(args.ab_rounds, args.ab_smoke, args.ab_validation_time))

@@ -5,8 +5,10 @@ mirrors applied, the flavor's spec, its lock, the manifest the image carries, th
 names). Derived again at each step, they cost a manifest load and a walk through the resolver each
 time, and two steps could disagree (one with the mirrors applied, one without). Here they are derived
 once, frozen, and passed down: `ResolvedRelease.load` opens the release's manifest once (and, on first
-use, the previous release's, which month-over-month, the benchmark baselines and the notes compare
-with); `ResolvedRelease.flavor` resolves one flavor.
+use, the previous release's, `previous_release`, resolved the same way, which month-over-month, the
+benchmark baselines, the A/B reference and the notes compare with); `ResolvedRelease.flavor` resolves
+one flavor. A step that needs a fact of a release or a flavor takes these, never a release's or a
+flavor's name to look up again.
 
 A gate that runs elsewhere (a Slurm job, an SSH host) needs only a ResolvedFlavor: the image to run
 (`reference`: by digest once `with_digest` recorded it, else the tag), whether it needs a GPU, the
@@ -31,8 +33,9 @@ from ngc_paddle.errors import ManifestError
 from ngc_paddle.lock.check import apt_packages, lock_status
 from ngc_paddle.lock.layer_args import layer_args as build_args
 from ngc_paddle.lock.model import Lock, lock_path
+from ngc_paddle.lock.subject import ManifestFlavor
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
-from ngc_paddle.manifest.resolve import apply_source_overrides, image_manifest
+from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest
 from ngc_paddle.manifest.schema import Component, Flavor, Manifest
 
 
@@ -184,7 +187,7 @@ class ResolvedFlavor:
     def release_run(self) -> "ResolvedRelease":
         """The release this flavor was resolved with (its other flavors resolved once, from it)."""
         if self.owner is None:
-            return ResolvedRelease(self.root, self.manifest, self.sources, {self.name: self})
+            return ResolvedRelease(self.root, self.manifest, self.sources, _flavors={self.name: self})
         return self.owner
 
     def with_digest(self, digest: str) -> "ResolvedFlavor":
@@ -200,41 +203,76 @@ class ResolvedRelease:
     root: Path
     manifest: Manifest  # with the run's source overrides applied
     sources: Mapping[str, str]
+    # The folder of the release's manifest and locks, as the command named it (its error lines name the files
+    # so); None: the repository's releases/.
+    folder: Path | None = None
     _flavors: dict[str, ResolvedFlavor] = field(default_factory=dict, repr=False, compare=False)  # resolved once
 
     @classmethod
-    def load(cls, root: Path, release: str | None = None,
-             sources: Mapping[str, str] | None = None) -> "ResolvedRelease":
-        """Open releases/RELEASE.yaml (default: the newest); apply the mirrors given.
-        A mirror for a source the release lacks is bad input here, before anything runs."""
+    def load(cls, root: Path, release: str | None = None, sources: Mapping[str, str] | None = None,
+             folder: Path | None = None) -> "ResolvedRelease":
+        """Open a release (a name: FOLDER/RELEASE.yaml, default the newest; or a manifest file, whose folder then
+        holds its locks); apply the mirrors given. FOLDER: the releases folder as the command names it (default:
+        ROOT/releases, resolved). A mirror for a source the release lacks is bad input here, before anything runs."""
         root = root.resolve()
-        release = release or latest_release(root / "releases")
-        manifest = apply_source_overrides(load_manifest(find_manifest(release, root / "releases")), sources or {})
-        return cls(root, manifest, MappingProxyType(dict(sources or {})))
+        release = release or latest_release(folder or root / "releases")
+        if Path(release).suffix in (".yaml", ".yml"):
+            path = Path(release)
+            folder = path.parent
+        else:
+            path = find_manifest(release, folder or root / "releases")
+        manifest = load_manifest(path)
+        if sources:
+            manifest = apply_source_overrides(manifest, sources)
+        return cls(root, manifest, MappingProxyType(dict(sources or {})), folder)
 
     @property
     def release(self) -> str:
         return self.manifest.release
+
+    @property
+    def releases_dir(self) -> Path:
+        """Where the release's manifest and its locks are."""
+        return self.folder if self.folder is not None else self.root / "releases"
 
     def with_sources(self, sources: Mapping[str, str]) -> "ResolvedRelease":
         """This release with mirrors given (itself when none are): a bad mirror is one line, as in load()."""
         if not sources:
             return self
         manifest = apply_source_overrides(self.manifest, sources)
-        return ResolvedRelease(self.root, manifest, MappingProxyType({**self.sources, **sources}))
+        return ResolvedRelease(self.root, manifest, MappingProxyType({**self.sources, **sources}), self.folder)
 
     @cached_property
-    def previous(self) -> Manifest | None:
-        """The release before this one (by name), loaded on first use and then kept: month-over-month, the
-        benchmark baselines and the notes compare with it (a build alone never reads it)."""
-        older = sorted(p for p in (self.root / "releases").glob("*.yaml") if p.stem < self.release)
-        return load_manifest(older[-1]) if older else None
+    def previous_release(self) -> "ResolvedRelease | None":
+        """The release before this one (by name), loaded on first use and then kept (a build alone never reads it),
+        without the run's mirrors: month-over-month, the benchmark baselines, the A/B reference and the notes compare
+        with it, and ask it for its flavors (`has_flavor`, `flavor`) rather than a name in its raw manifest."""
+        older = sorted(p for p in self.releases_dir.glob("*.yaml") if p.stem < self.release)
+        if not older:
+            return None
+        return ResolvedRelease(self.root, load_manifest(older[-1]), MappingProxyType({}), self.folder)
+
+    def has_flavor(self, name: str) -> bool:
+        """Whether the release has this flavor (a flavor new in a later release is absent from an earlier one)."""
+        return name in self.manifest.flavors
+
+    def flavor_name(self, name: str | None = None) -> str:
+        """The flavor's name (default: the manifest's default flavor); an unknown flavor is one line naming the
+        flavors there are (exit 2)."""
+        name = name or self.manifest.default_flavor
+        if not self.has_flavor(name):
+            flavor_of(self.manifest, name)  # raises, in one line
+        return name
+
+    def tags(self, name: str | None = None) -> tuple[str, ...]:
+        """The tags a flavor's release image takes (release_tags), for a command that only names the image."""
+        return release_tags(self.manifest, self.flavor_name(name))
 
     def flavor(self, name: str | None = None) -> ResolvedFlavor:
         """One flavor (default: the manifest's default flavor), resolved once for the run (a second call gives the
         same object). An unknown flavor is one line (exit 2); a lock that is pending, missing or no longer matches
         the manifest is kept as its reason, and the build refuses it (ResolvedFlavor.build_lock)."""
-        name = name or self.manifest.default_flavor
+        name = self.flavor_name(name)
         if name not in self._flavors:
             self._flavors[name] = self._resolve(name)
         return self._flavors[name]
@@ -244,10 +282,8 @@ class ResolvedRelease:
         return {name: self.flavor(name) for name in self.manifest.flavors}
 
     def _resolve(self, name: str) -> ResolvedFlavor:
-        if name not in self.manifest.flavors:
-            image_manifest(self.manifest, name)  # an unknown flavor stops here, in one line naming the flavors
         try:
-            status, lock = lock_status(self.manifest, name, self.root / "releases")
+            status, lock = lock_status(ManifestFlavor(self.manifest, name), self.releases_dir)
             problem = ""
         except ManifestError as exc:
             status, lock, problem = "unusable", None, str(exc)

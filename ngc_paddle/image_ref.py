@@ -4,7 +4,8 @@ Why: targets that run an image (bench-input, bench-overhead, bench-threads) used
 `-cpu` tag that some releases do not have (23.01), and `docker run` on an image that was never built
 tries to pull it from a registry, which fails far from the cause. One answer for every target: the
 image given, else RELEASE/FLAVOR, else the newest release's default flavor, all checked against the
-manifest; with --require-built, a missing image is one line saying how to build it (exit 2).
+manifest; with --require-built, a missing image is one line saying how to build it (exit 2). The tag is
+the release's (ngc_paddle.flavor: release_tags), never spelled here again.
 """
 
 import argparse
@@ -13,19 +14,16 @@ from pathlib import Path
 
 from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
-from ngc_paddle.manifest.resolve import flavor_of
+from ngc_paddle.flavor import ResolvedRelease
 
 
 def resolve(image: str | None, release: str | None, flavor: str | None, root: Path) -> tuple[str, str]:
     """(image reference, the make command that builds it)."""
     if image:
         return image, "make image (or docker build it)"
-    release = release or latest_release(root / "releases")
-    manifest = load_manifest(find_manifest(release, root / "releases"))
-    flavor = flavor or manifest.default_flavor
-    flavor_of(manifest, flavor)  # an unknown flavor is one line naming the ones there are
-    return f"{manifest.image}:{manifest.release}-{flavor}", f"make image RELEASE={manifest.release} FLAVOR={flavor}"
+    loaded = ResolvedRelease.load(root, release, folder=root / "releases")
+    name = loaded.flavor_name(flavor)  # an unknown flavor is one line naming the ones there are
+    return loaded.tags(name)[0], f"make image RELEASE={loaded.release} FLAVOR={name}"
 
 
 def require_built(ref: str, how: str = "make image") -> None:

@@ -15,19 +15,20 @@ from ngc_paddle.errors import ManifestError
 from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.lock.model import Inputs, Lock, LockedComponent, lock_path, read_lock
 from ngc_paddle.lock.pip_lock import target_platform
-from ngc_paddle.manifest.schema import Flavor, Manifest
+from ngc_paddle.lock.subject import LockSubject, ManifestFlavor
+from ngc_paddle.manifest.schema import Flavor
 
 
-def without_layers(manifest: Manifest, flavor_name: str, layers: Iterable[str]) -> Manifest:
-    """The manifest with `layers` of one flavor emptied of their components: what a lock that leaves those
-    optional layers pending was resolved from (the layers stay, built empty)."""
+def without_layers(subject: LockSubject, layers: Iterable[str]) -> LockSubject:
+    """The flavor with `layers` emptied of their components: what a lock that leaves those optional layers
+    pending was resolved from (the layers stay, built empty). The subject itself when none is left out."""
     left_out = set(layers)
     if not left_out:
-        return manifest
-    flavor = manifest.flavors[flavor_name]  # the caller resolved the name
+        return subject
+    manifest, flavor = subject.manifest, subject.spec
     kept = {name: comp for name, comp in flavor.components.items() if comp.layer not in left_out}
-    flavors = {**manifest.flavors, flavor_name: flavor.model_copy(update={"components": kept})}
-    return manifest.model_copy(update={"flavors": flavors})
+    flavors = {**manifest.flavors, subject.name: flavor.model_copy(update={"components": kept})}
+    return ManifestFlavor(manifest.model_copy(update={"flavors": flavors}), subject.name)
 
 
 def apt_packages(flavor: Flavor) -> list[str]:
@@ -37,9 +38,9 @@ def apt_packages(flavor: Flavor) -> list[str]:
             for name in (str(comp.package), *comp.extra_packages)]
 
 
-def lock_inputs(manifest: Manifest, flavor_name: str) -> Inputs:
+def lock_inputs(subject: LockSubject) -> Inputs:
     """The part of the manifest a flavor's lock depends on (source URLs are not: hashes pin the files)."""
-    flavor = manifest.flavors[flavor_name]
+    manifest, flavor = subject.manifest, subject.spec
     python = flavor.components["python"]
     suite = str(manifest.sources[python.source].suite)
     return Inputs(
@@ -54,18 +55,19 @@ def lock_inputs(manifest: Manifest, flavor_name: str) -> Inputs:
     )
 
 
-def mismatch(manifest: Manifest, flavor_name: str, lock: Lock) -> str | None:
+def mismatch(subject: LockSubject, lock: Lock) -> str | None:
     """The first way `lock` differs from the manifest (as `FIELD: what`), or None when it matches."""
+    manifest, flavor_name = subject.manifest, subject.name
     if lock.release != manifest.release or lock.flavor != flavor_name:
         return f"release/flavor: the lock is for {lock.release}-{lock.flavor}, not {manifest.release}-{flavor_name}"
-    optional = manifest.flavors[flavor_name].optional_layers
+    optional = subject.spec.optional_layers
     stray = sorted(set(lock.pending_layers) - set(optional))
     if stray:
         return (f"pending_layers: {', '.join(stray)} left out, but the manifest does not make "
                 f"{'them' if len(stray) > 1 else 'it'} optional (flavors.{flavor_name}.optional_layers)")
     # A lock that leaves optional layers pending was resolved without their components.
-    manifest = without_layers(manifest, flavor_name, lock.pending_layers)
-    want, have = lock_inputs(manifest, flavor_name), lock.inputs
+    subject = without_layers(subject, lock.pending_layers)
+    want, have = lock_inputs(subject), lock.inputs
     for name in sorted(set(want.components) | set(have.components)):
         wanted, locked = want.components.get(name), have.components.get(name)
         if wanted is None:
@@ -79,7 +81,7 @@ def mismatch(manifest: Manifest, flavor_name: str, lock: Lock) -> str | None:
     for field in ("python", "platform", "suite", "base_image", "dependency_source", "apt_packages"):
         if getattr(want, field) != getattr(have, field):
             return f"inputs.{field}: the manifest says {getattr(want, field)}, the lock {getattr(have, field)}"
-    problem = _entries_fit(manifest, flavor_name, lock)
+    problem = _entries_fit(subject, lock)
     if problem:
         return problem
     by_name = {entry.name: entry for entry in lock.pip}
@@ -98,10 +100,9 @@ CUDA_MAJOR = re.compile(r"-cu([0-9]{2})$|cuda([0-9]{2})[0-9]?$")  # nvidia-cubla
 GPU_BUILDS = {"paddlepaddle-gpu", "onnxruntime-gpu"}
 
 
-def _cuda_majors(manifest: Manifest, flavor_name: str) -> set[str]:
+def _cuda_majors(flavor: Flavor) -> set[str]:
     """The CUDA majors a flavor's wheels may be built for: its CUDA, and that of a component built for one (the
     cpu flavor's DALI is nvidia-dali-cuda120, whose CUDA 12 wheels it installs)."""
-    flavor = manifest.flavors[flavor_name]
     majors = {flavor.cuda.version.split(".")[0]} if flavor.cuda else set()
     for comp in flavor.components.values():
         match = CUDA_MAJOR.search(canonicalize_name(str(comp.package or "")))
@@ -110,11 +111,11 @@ def _cuda_majors(manifest: Manifest, flavor_name: str) -> set[str]:
     return majors
 
 
-def _entries_fit(manifest: Manifest, flavor_name: str, lock: Lock) -> str | None:
+def _entries_fit(subject: LockSubject, lock: Lock) -> str | None:
     """Each pip entry within what the manifest allows: a source it names, a layer the flavor has, a component it
     pins (or none), and no CUDA wheel in a flavor without CUDA."""
-    flavor = manifest.flavors[flavor_name]
-    majors = _cuda_majors(manifest, flavor_name)
+    manifest, flavor, flavor_name = subject.manifest, subject.spec, subject.name
+    majors = _cuda_majors(flavor)
     for entry in lock.pip:
         where = f"pip.{entry.name}"
         if entry.source not in manifest.sources:
@@ -132,10 +133,10 @@ def _entries_fit(manifest: Manifest, flavor_name: str, lock: Lock) -> str | None
     return None
 
 
-def lock_status(manifest: Manifest, flavor_name: str, releases_dir: Path) -> tuple[str, Lock | None]:
+def lock_status(subject: LockSubject, releases_dir: Path) -> tuple[str, Lock | None]:
     """('ok', lock) | ('pending', None) with the manifest's reason printed by the caller; raises otherwise."""
+    manifest, flavor, flavor_name = subject.manifest, subject.spec, subject.name
     path = lock_path(releases_dir, manifest.release, flavor_name)
-    flavor = manifest.flavors[flavor_name]
     fix = f"run 'ngc-paddle lock {manifest.release} --flavor {flavor_name}' and commit {path.name}"
     if flavor.lock is not None:
         if path.exists():
@@ -146,7 +147,7 @@ def lock_status(manifest: Manifest, flavor_name: str, releases_dir: Path) -> tup
         raise ManifestError(f"{path}: (file): no lock for flavor {flavor_name} of {manifest.release}; fix: {fix} "
                             f"(or set flavors.{flavor_name}.lock.pending with the reason)")
     lock = read_lock(path)
-    problem = mismatch(manifest, flavor_name, lock)
+    problem = mismatch(subject, lock)
     if problem:
         raise ManifestError(f"{path}: {problem}; fix: {fix}")
     return "ok", lock

@@ -14,7 +14,7 @@ from ngc_paddle.errors import ManifestError
 from ngc_paddle.lock.check import apt_packages
 from ngc_paddle.lock.layer_args import os_args
 from ngc_paddle.lock.model import DebianEntry
-from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.lock.subject import LockSubject
 
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 DPKG = "dpkg-query -W -f '${db:Status-Abbrev}\\t${Package}\\t${Version}\\t${Architecture}\\n'"
@@ -54,9 +54,9 @@ def parse_output(text: str) -> tuple[list[DebianEntry], list[DebianEntry]]:
     return before, added
 
 
-def lock_debian(manifest: Manifest, flavor_name: str, base: str, root: Path):
+def lock_debian(subject: LockSubject, base: str, root: Path):
     """Run the os layer's install on `base` in a throwaway container; return its package lists."""
-    flavor = manifest.flavors[flavor_name]
+    manifest, flavor, flavor_name = subject.manifest, subject.spec, subject.name
     args = os_args(manifest, flavor, base, None, apt_packages(flavor))  # no lock: the package names, unpinned
     flags = ["--network", "host", "-v", f"{(root / 'layers' / 'os').resolve()}:/tmp/ngc/layer:ro"]
     if CA_BUNDLE.is_file():

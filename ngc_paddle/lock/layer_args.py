@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from ngc_paddle.layers import BASE_LAYER, TOP_LAYER
 from ngc_paddle.lock.model import Lock
+from ngc_paddle.lock.subject import LockSubject
 from ngc_paddle.manifest.schema import Flavor, Manifest
 
 
@@ -30,17 +31,12 @@ def source_date_epoch(lock: Lock | None) -> str | None:
     return "0"
 
 
-class Resolved(Protocol):
+class Resolved(LockSubject, Protocol):
     """What the build arguments are made of: a flavor resolved once for the run (ngc_paddle.flavor.ResolvedFlavor,
     which sits above lock/ and is handed down), never the raw manifest and a flavor name resolved again."""
 
-    manifest: Manifest  # the run's sources applied
-    name: str
     lock: Lock | None
     manifest_text: str  # the image's manifest as JSON (MANIFEST_JSON)
-
-    @property
-    def spec(self) -> Flavor: ...
 
     @property
     def apt_packages(self) -> list[str]: ...

@@ -37,7 +37,8 @@ from packaging.utils import canonicalize_name
 from ngc_paddle.errors import ManifestError, NgcPaddleError
 from ngc_paddle.layers import BASE_LAYER, LAYER_ORDER
 from ngc_paddle.lock.model import PipEntry
-from ngc_paddle.manifest.schema import Flavor, Manifest, Source
+from ngc_paddle.lock.subject import LockSubject
+from ngc_paddle.manifest.schema import Flavor, Source
 
 # The glibc of each Debian/Ubuntu suite: the newest manylinux tag its Python accepts. pip expands a
 # manylinux_2_N tag to every older one (and the manylinux1/2010/2014 aliases).
@@ -125,10 +126,9 @@ def probe(source_name: str, source: Source, package: str, timeout: float = 15) -
         return f"{source.url} cannot be reached from this host ({type(exc).__name__})"
 
 
-def check_reachable(manifest: Manifest, flavor_name: str, releases_dir: Path, prober=probe,
-                    root: Path = Path(".")) -> None:
+def check_reachable(subject: LockSubject, releases_dir: Path, prober=probe, root: Path = Path(".")) -> None:
     """Stop before resolving when a source the flavor needs does not answer (one line: the source, the fix)."""
-    flavor = manifest.flavors[flavor_name]
+    manifest, flavor, flavor_name = subject.manifest, subject.spec, subject.name
     needs: dict[str, list[str]] = {manifest.dependency_source: []}
     for name, comp in flavor.components.items():
         if comp.kind == "pip":
@@ -152,11 +152,10 @@ def check_reachable(manifest: Manifest, flavor_name: str, releases_dir: Path, pr
             f"{manifest.release} --flavor {flavor_name} {mirrors}")
 
 
-def unreachable_optional_layers(manifest: Manifest, flavor_name: str, root: Path = Path("."),
-                                prober=probe) -> dict[str, str]:
+def unreachable_optional_layers(subject: LockSubject, root: Path = Path("."), prober=probe) -> dict[str, str]:
     """The flavor's optional layers whose sources this host cannot reach (layer -> why, with the mirror fix):
     the lock leaves them pending instead of failing, and the build makes them empty layers."""
-    flavor = manifest.flavors[flavor_name]
+    manifest, flavor, flavor_name = subject.manifest, subject.spec, subject.name
     pending = {}
     for layer, purpose in flavor.optional_layers.items():
         comps = [(name, c) for name, c in flavor.components.items() if c.layer == layer and c.kind == "pip"]
@@ -245,10 +244,9 @@ def _file_facts(item: dict[str, Any]) -> tuple[str, str, str]:
     return url, file, sha
 
 
-def lock_pip(manifest: Manifest, flavor_name: str, run: Runner = run_pip_report,
-             root: Path = Path(".")) -> list[PipEntry]:
+def lock_pip(subject: LockSubject, run: Runner = run_pip_report, root: Path = Path(".")) -> list[PipEntry]:
     """Every Python distribution of a flavor, resolved together, with its layer, source, file and sha256."""
-    flavor = manifest.flavors[flavor_name]
+    manifest, flavor = subject.manifest, subject.spec
     python = flavor.components["python"].version
     platform = target_platform(str(manifest.sources[flavor.components["python"].source].suite))
     pinned = {canonicalize_name(str(c.package)): (name, c) for name, c in flavor.components.items() if c.kind == "pip"}

@@ -34,10 +34,10 @@ class GatesNotProven(NotProven):
     """A profile's gates did not run, had no place or no evidence (exit 3)."""
 
 
-def run(root: Path, release: str, flavor_names: list[str], fleet_file: Path | None, registry: str,
+def run(resolved: ResolvedRelease, flavor_names: list[str], fleet_file: Path | None, registry: str,
         benchmarks: tuple[str, ...], accept_unproven: str | None, say: Callable[[str], None] = print,
         references: dict[str, str] | None = None, ab_size: Size | None = None) -> dict:
-    resolved = ResolvedRelease.load(root, release)  # the one load of the manifest
+    """`resolved`: the release, loaded once by the command."""
     root, manifest = resolved.root, resolved.manifest
     flavors = [f.name for f in requested_flavors(resolved, flavor_names)[0]]
     fleet = schema.load(fleet_file, root) if fleet_file else schema.LOCAL  # a bad fleet file: exit 2, nothing done
@@ -51,9 +51,9 @@ def run(root: Path, release: str, flavor_names: list[str], fleet_file: Path | No
     state = State(release_folder(root, manifest.release) / "state.json")
     push.ensure_registry(registry)
     refs = {name: candidate.push(state, name, image, registry, say) for name, image in images.items()}
-    fan = gates.Gates(fleet, root, manifest.release, resolved.previous, benchmarks, state, say,
-                      references=partial(ab.reference_for, root, manifest.release, resolved.previous,
-                                         references=references or {}, registry=registry), ab_size=ab_size)
+    fan = gates.Gates(fleet, resolved, benchmarks, state, say,
+                      references=partial(ab.reference_for, resolved, references=references or {}, registry=registry),
+                      ab_size=ab_size)
     say(f"==> gates of {manifest.release} on {fleet_file or 'this host'}: {', '.join(flavors)}")
     fan.start([(name, resolved.flavor(name).needs_gpu, refs[name]) for name in flavors])
     fanned = fan.wait()

@@ -119,10 +119,9 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         # The gates run this digest; a registry that refuses the push stops the run here (a login: exit 2).
         ref = candidate.push(state, name, built.image, opts.registry, say)
         builts.append(dataclasses.replace(built, resolved=built.resolved.with_digest(ref)))
-    references = partial(ab.reference_for, root, manifest.release, release.previous, references=opts.references,
-                         registry=opts.registry)
-    fan = gates.Gates(fleet, root, manifest.release, release.previous, opts.benchmarks, state, say,
-                      references=references, ab_size=ab.size(opts)) if fleet else None
+    references = partial(ab.reference_for, release, references=opts.references, registry=opts.registry)
+    fan = gates.Gates(fleet, release, opts.benchmarks, state, say, references=references,
+                      ab_size=ab.size(opts)) if fleet else None
     try:
         if fan:
             say(f"==> gates on fleet {opts.fleet}: validation and benchmarks of "

@@ -25,7 +25,7 @@ from ngc_paddle.scan.checks import image_checks, layer_checks
 from ngc_paddle.scan.checks.layer_cache import LayerCache, default_folder
 from ngc_paddle.scan.checks.layer_facts import LayerFacts, scan_layer
 from ngc_paddle.scan.findings import Finding, dedupe, severity_rank
-from ngc_paddle.scan.source import layer_source
+from ngc_paddle.scan.source import image_release, layer_source
 from ngc_paddle.scan.source.saved_image import Layer
 from ngc_paddle.scan.vulnerabilities import freshness, scanners, sources
 
@@ -133,7 +133,8 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
         say: Callable[[str], None] = print, source_overrides: dict[str, str] | None = None,
         resolved: ResolvedFlavor | None = None) -> dict:
     """Scan IMAGE into OUTPUT (scan.json, scan.md, the SBOM); `resolved`: the image's flavor as a release run
-    resolved it (the freshness check then takes its manifest rather than reading it again)."""
+    resolved it. Without it, the image's release is resolved here, once, from its labels (with the mirrors
+    `source_overrides`), and the same resolution feeds the image-against-its-lock check and freshness."""
     if not IMAGE_REF_RE.fullmatch(image):  # it reaches docker and grype as an argument
         raise NgcPaddleError(f"image {image[:80]!r}: (argument): not an image reference; "
                              "fix: name an image like ngc-paddle:26.12-cpu")
@@ -164,7 +165,11 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             mark = time.perf_counter()
             findings = layer_checks.judge(source.layers, facts, rules)
             findings += layer_checks.scan_config(source, source.layers)
-            whole, inventory = image_checks.check(source.layers, facts, source.config, source.user, root, resolved)
+            view = image_checks.final_view(source.layers, facts)
+            found = image_release.of_image(source.config, view.baked_manifest(), root, source_overrides or {},
+                                           resolved)
+            whole = image_checks.check(source.layers, facts, view, source.user, root, found)
+            inventory = view.inventory
             findings += whole.findings
             packages = inventory.packages()
             timings["checks"] = time.perf_counter() - mark
@@ -177,8 +182,7 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             timings["sbom"] = time.perf_counter() - mark
             say(f"    SBOM: {sbom.component_count(staged_sbom)} components -> {sbom_path}")
             mark = time.perf_counter()
-            fresh = freshness.check(packages, source.config, manifest, root, source_overrides, say=say,
-                                    resolved=resolved)
+            fresh = freshness.check(packages, source.config, found, root, say=say)
             findings += fresh.findings
             timings["freshness"] = time.perf_counter() - mark
             mark = time.perf_counter()

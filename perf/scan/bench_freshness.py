@@ -15,6 +15,7 @@ from pathlib import Path
 from debian import deb822
 
 from ngc_paddle import engine
+from ngc_paddle.scan.source.image_release import of_image
 from ngc_paddle.scan.source.inventory import DPKG_STATUS, Package
 from ngc_paddle.scan.vulnerabilities import freshness
 
@@ -41,8 +42,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-freshness-") as cache:
         for label in ("first fetch (empty cache)", "cached"):
             start = time.perf_counter()
-            result = freshness.check(packages, config, None, root, overrides, cache_dir=Path(cache),
-                                     say=lambda _line: None)
+            found = of_image(config, None, root, overrides)  # the image's release, resolved as a scan resolves it
+            result = freshness.check(packages, config, found, root, cache_dir=Path(cache), say=lambda _line: None)
             took = time.perf_counter() - start
             print(f"{label:<28} {took:6.1f} s  {result.debian_compared} Debian packages, "
                   f"{len(result.pending)} pending ({sum(p['security'] for p in result.pending)} security), "

@@ -18,9 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from ngc_common.exit_codes import ExitCode  # noqa: E402
-from ngc_paddle import engine  # noqa: E402
-from ngc_paddle.manifest import load_manifest  # noqa: E402
-from ngc_paddle.manifest.loader import find_manifest, latest_release  # noqa: E402
+from ngc_paddle import engine, image_ref  # noqa: E402
 
 
 def run(image: str, *args: str) -> tuple[float, dict]:
@@ -40,8 +38,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     if args.image is None:
-        manifest = load_manifest(find_manifest(latest_release(REPO / "releases"), REPO / "releases"))
-        args.image = f"{manifest.image}:{manifest.release}-{manifest.default_flavor}"
+        args.image, _ = image_ref.resolve(None, None, None, REPO)  # the newest release's default flavor
     serial, parallel = [], []
     for i in range(args.repeat):
         t, counts = run(args.image, "--serial")

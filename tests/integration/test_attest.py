@@ -78,7 +78,7 @@ def test_attest_verify_then_a_replaced_and_a_deleted_attestation_fail(built, tmp
         resolved = ResolvedRelease.load(REPO, built.release).flavor(built.flavor).with_digest(ref)
         image_id = engine.image_id(built.image) or ""
         flavor_folder = tmp_path / "release" / built.flavor
-        subject = Built(resolved, None, image_id, engine.image_size(built.image), flavor_folder,
+        subject = Built(resolved, image_id, engine.image_size(built.image), flavor_folder,
                         ReleaseOptions(built.release, [built.flavor], registry, root=REPO, key=str(key)))
         state = State(tmp_path / "release" / "state.json")
         state.record(built.flavor, "build", image_id, "passed", built.image)

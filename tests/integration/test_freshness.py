@@ -8,6 +8,7 @@ import pytest
 from debian import deb822
 from debian.debian_support import Version
 
+from ngc_paddle.scan.source.image_release import of_image
 from ngc_paddle.scan.source.inventory import DPKG_STATUS, Package
 from ngc_paddle.scan.vulnerabilities import freshness
 from tests.integration.conftest import REPO, Built, docker, run_cli
@@ -27,7 +28,8 @@ def image_packages(image: str) -> tuple[list[Package], dict]:
 
 def test_the_release_image_has_no_pending_update(built: Built) -> None:
     packages, config = image_packages(built.image)
-    result = freshness.check(packages, config, None, REPO, cache_dir=CACHE, say=lambda _: None)
+    result = freshness.check(packages, config, of_image(config, None, REPO, {}), REPO, cache_dir=CACHE,
+                             say=lambda _: None)
     assert "deb" not in result.not_run, result.not_run
     assert result.debian_compared > 50
     assert result.pending == [], result.pending

@@ -13,6 +13,7 @@ from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.lock.check import lock_status
 from ngc_paddle.lock.layer_args import layer_args, source_date_epoch
+from ngc_paddle.lock.subject import ManifestFlavor
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release.stages.notes import load_record, notes_text
 from ngc_paddle.scan.checks import drift
@@ -31,9 +32,14 @@ def manifest():
     return load_manifest(MANIFEST)
 
 
+@cache
+def release() -> ResolvedRelease:
+    return ResolvedRelease.load(REPO, "26.12")
+
+
 def _read_lock(path: Path):
     """As every build and `manifest check` read it: the file, then its agreement with the manifest."""
-    _status, lock = lock_status(manifest(), "cpu", path.parent)
+    _status, lock = lock_status(ManifestFlavor(manifest(), "cpu"), path.parent)
     return lock
 
 
@@ -53,7 +59,7 @@ register(Reader("lock", "26.12-cpu.lock.json", LOCK.read_bytes, json.loads, json
 
 
 def _use_record(record: dict, _path: Path) -> None:
-    text = notes_text(manifest(), None, record["flavors"], None)
+    text = notes_text(release(), record["flavors"], None)
     table = text.split("## Release gates", 1)[1].split("\n\n", 2)[1]
     assert all(line.count(" | ") - line.count("\\|") == 3 for line in table.splitlines()[2:]), table
 

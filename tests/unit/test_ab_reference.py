@@ -2,11 +2,14 @@
 errors for what it cannot compare."""
 
 import json
+import shutil
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
 from ngc_paddle import cli
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release.ab import compare
 from ngc_paddle.release.ab.reference import previous_image
@@ -17,25 +20,34 @@ OLD = load_manifest(REPO / "releases" / "23.01.yaml")  # flavors: gpu only
 DIGEST = "sha256:" + "12" * 32
 
 
+def release_26_12(root: Path, *older: str) -> ResolvedRelease:
+    """26.12 as a run at `root` resolves it, with the committed manifests of `older` releases beside it."""
+    (root / "releases").mkdir(exist_ok=True)
+    for name in older:
+        shutil.copy(REPO / "releases" / f"{name}.yaml", root / "releases")
+    return ResolvedRelease(root, load_manifest(REPO / "releases" / "26.12.yaml"), MappingProxyType({}))
+
+
 def test_no_previous_release_or_flavor_is_a_first_release(tmp_path: Path) -> None:
-    first = previous_image(tmp_path, "26.12", None, "cpu", "reg:5000")
+    first = previous_image(release_26_12(tmp_path), "cpu", "reg:5000")
     assert first.image is None and first.why == "no release before 26.12 in releases/: the first release of cpu"
-    new_flavor = previous_image(tmp_path, "26.12", OLD, "cpu", "reg:5000")
+    new_flavor = previous_image(release_26_12(tmp_path, "23.01"), "cpu", "reg:5000")
     assert new_flavor.image is None and new_flavor.why == "release 23.01 has no flavor cpu: 26.12 is its first release"
 
 
 def test_the_digest_comes_from_the_state_then_the_committed_record(tmp_path: Path) -> None:
-    none = previous_image(tmp_path, "26.12", OLD, "gpu", "reg:5000")
+    release = release_26_12(tmp_path, "23.01")
+    none = previous_image(release, "gpu", "reg:5000")
     assert none.image is None and "recorded no pushed digest of gpu" in none.why
     record = tmp_path / "release-notes" / "inputs" / "23.01.json"
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"release": "23.01", "flavors": {"gpu": {"digest": DIGEST}}}))
-    found = previous_image(tmp_path, "26.12", OLD, "gpu", "reg:5000")
+    found = previous_image(release, "gpu", "reg:5000")
     assert found.image == f"reg:5000/{OLD.image}@{DIGEST}" and "release-notes/inputs/23.01.json" in found.why
     pushed = "sha256:" + "34" * 32
     State(tmp_path / "build" / "release" / "23.01" / "state.json").record("gpu", "push", "k", "passed", "x",
                                                                            digest=pushed)
-    found = previous_image(tmp_path, "26.12", OLD, "gpu", "reg:5000")
+    found = previous_image(release, "gpu", "reg:5000")
     assert found.image == f"reg:5000/{OLD.image}@{pushed}" and "state.json" in found.why
 
 

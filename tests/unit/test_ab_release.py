@@ -4,10 +4,13 @@ the notes' "this month vs last month" section shows a stored A/B's ratio and int
 import json
 from pathlib import Path
 
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.release import pipeline
 from ngc_paddle.release.ab import report
 from ngc_paddle.release.ab.rounds import Rounds
 from ngc_paddle.release.stages import ab
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_first_release_is_not_run_with_the_reason_and_does_not_block() -> None:
@@ -21,7 +24,7 @@ def test_a_first_release_is_not_run_with_the_reason_and_does_not_block() -> None
 
 
 def test_a_given_reference_wins_over_the_previous_release() -> None:
-    found = ab.reference_for(Path("."), "26.12", None, "cpu", references={"*": "r/x@sha256:" + "0" * 64},
+    found = ab.reference_for(ResolvedRelease.load(REPO, "26.12"), "cpu", references={"*": "r/x@sha256:" + "0" * 64},
                              registry="reg")
     assert found.image == "r/x@sha256:" + "0" * 64
 

@@ -174,7 +174,7 @@ def gated(tmp_path: Path, repo: Path) -> tuple[Built, State]:
     key.write_text("a key")
     loaded = ResolvedRelease.load(tmp_path, "26.12")
     resolved = loaded.flavor("cpu").with_digest(REF)
-    built = Built(resolved, None, "sha256:manifest", 1, release_folder(tmp_path, "26.12") / "cpu",
+    built = Built(resolved, "sha256:manifest", 1, release_folder(tmp_path, "26.12") / "cpu",
                   ReleaseOptions("26.12", ["cpu"], root=tmp_path, key=str(key)))
     provenance.capture(metadata(tmp_path, V02), "suite-cpu", tmp_path / "build" / "reports" / "26.12-cpu")
     sbom = scan.sbom(built.folder)

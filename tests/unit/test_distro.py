@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ngc_paddle.distro import Distro, from_base_image, from_image_manifest, from_os_release, osv_matches
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.resolve import image_manifest
 from ngc_paddle.release.stages.notes import notes_text, support_matrix
@@ -43,7 +44,7 @@ def test_the_2301_manifest_checks_and_renders_as_ubuntu(repo: Path, release_2301
     proc = subprocess.run([sys.executable, "-m", "ngc_paddle.cli", "manifest", "check", "23.01"],
                           capture_output=True, text=True, cwd=repo, check=False)
     assert proc.returncode == 0, proc.stderr
-    text = notes_text(release_2301, None, {}, None) + support_matrix([release_2301])
+    text = notes_text(ResolvedRelease.load(repo, "23.01"), {}, None) + support_matrix([release_2301])
     assert "ubuntu:20.04" in text and "| 20.04 |" in text
     assert "debian" not in text.lower() and "bookworm" not in text
 

@@ -12,6 +12,7 @@ import yaml
 
 from ngc_paddle import cli
 from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release.stages.notes import check_record, notes_text
 from ngc_paddle.release.state_file import MAX_DETAIL, State, StateError
@@ -99,12 +100,12 @@ def test_a_detail_with_a_newline_or_a_pipe_stays_in_its_cell() -> None:
     record = check_record(_record(), "release-notes/inputs/26.12.json")
     name = next(iter(record["flavors"]))
     record["flavors"][name]["stages"]["scan"] = {"status": "failed", "detail": "a | b\nc"}
-    text = notes_text(load_manifest(REPO / "releases" / "26.12.yaml"), None, record["flavors"], None)
+    text = notes_text(ResolvedRelease.load(REPO, "26.12"), record["flavors"], None)
     assert f"| {name} | scan | failed | a \\| b c |" in text.splitlines()
 
 
 def test_the_notes_say_who_the_images_run_as() -> None:
-    manifest = load_manifest(REPO / "releases" / "26.12.yaml")
-    assert "They run as the non-root user paddle (uid 1000, gid 1000)." in notes_text(manifest, None, {}, None)
+    text = notes_text(ResolvedRelease.load(REPO, "26.12"), {}, None)
+    assert "They run as the non-root user paddle (uid 1000, gid 1000)." in text
     data = yaml.safe_load((REPO / "releases" / "26.12.yaml").read_text())
     assert data["user"] == {"name": "paddle", "uid": 1000, "gid": 1000}

@@ -14,6 +14,7 @@ from ngc_common.errors import InputError
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.lock.check import mismatch
 from ngc_paddle.lock.model import read_lock
+from ngc_paddle.lock.subject import ManifestFlavor
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release.fleet import schema
 from ngc_paddle.release.new import create
@@ -67,7 +68,7 @@ def test_a_component_locked_in_another_layer_than_the_manifest_says_is_refused(t
 
     path = _edited_lock(tree, move)
     manifest = load_manifest(tree / "releases" / "26.12.yaml")
-    problem = mismatch(manifest, "cpu", read_lock(path))
+    problem = mismatch(ManifestFlavor(manifest, "cpu"), read_lock(path))
     assert problem is not None and problem.startswith("pip.paddlepaddle.layer: ") and "'suite'" in problem
     assert f"'{manifest.flavors['cpu'].components['paddle'].layer}'" in problem
     code, err = run("--root", str(tree), "manifest", "check", "26.12")

@@ -71,5 +71,8 @@ def test_the_previous_release_is_read_once_and_only_when_asked(releases: Path, m
     release = ResolvedRelease.load(releases, "26.12")
     release.flavor("cpu")
     assert loaded == ["26.12.yaml"]
-    assert release.previous.release == "23.01" and release.previous is release.previous
+    previous = release.previous_release
+    assert previous.release == "23.01" and previous is release.previous_release and previous.sources == {}
     assert loaded == ["26.12.yaml", "23.01.yaml"]
+    assert previous.has_flavor("gpu") and not previous.has_flavor("cpu")  # cpu is new since 23.01
+    assert previous.flavor("gpu").pending and previous.previous_release is None

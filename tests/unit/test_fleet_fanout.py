@@ -12,8 +12,7 @@ import yaml
 from ngc_paddle.release.fleet import fanout, schema
 from ngc_paddle.release.fleet.cells import Cell
 from ngc_paddle.release.fleet.fanout import FanOut, Target
-from ngc_paddle.release.fleet.runners.base import JobState, Placed, Runner
-from ngc_paddle.release.fleet.slurm import NoPlace
+from ngc_paddle.release.fleet.runners.base import JobState, NoPlace, Placed, Runner
 from ngc_paddle.release.stages import gates as gates_stage
 from tests.unit.fuzz_support import bench_result
 

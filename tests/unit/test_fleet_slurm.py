@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from ngc_paddle.release.fleet.runners.base import NoPlace, SubmitFailed
+from ngc_paddle.release.fleet.runners.slurm_commands import Slurm, SlurmError, _gpus_offered
 from ngc_paddle.release.fleet.schema import SlurmPlace
-from ngc_paddle.release.fleet.slurm import NoPlace, Slurm, SlurmError, SubmitFailed, _gpus_offered
 
 
 class Fake:

@@ -17,6 +17,7 @@ import pytest
 from ngc_paddle.manifest.loader import load_manifest
 from ngc_paddle.manifest.schema import Source
 from ngc_paddle.scan import policy
+from ngc_paddle.scan.source.image_release import of_image
 from ngc_paddle.scan.source.inventory import Package
 from ngc_paddle.scan.vulnerabilities import freshness
 
@@ -283,7 +284,8 @@ def test_check_end_to_end_blocks_a_security_update_and_a_yanked_pin(served: tupl
     image = [*installed(("libssl3", "3.0.20-1~deb12u2", "amd64"), ("zlib1g", "1:1.2.13.dfsg-1", "amd64")),
              Package("pypi", "numpy", manifest.flavors["cpu"].components["numpy"].version, "paddle")]
     lines: list[str] = []
-    result = freshness.check(image, CONFIG, None, repo, cache_dir=tmp_path / "cache", keyring=None,
+    result = freshness.check(image, CONFIG, of_image(CONFIG, None, repo, {}), repo, cache_dir=tmp_path / "cache",
+                             keyring=None,
                              say=lines.append)
     assert result.not_run == {}
     assert [(p["package"], p["candidate"]) for p in result.pending] == [("libssl3", "3.0.22-1~deb12u2")]
@@ -302,8 +304,9 @@ def test_check_end_to_end_blocks_a_security_update_and_a_yanked_pin(served: tupl
 def test_unreachable_sources_are_not_run_with_the_url_and_the_fix(tmp_path: Path) -> None:
     dead = f"http://127.0.0.1:{closed_port()}"
     repo = release_root(tmp_path, dead, f"{dead}/simple")
-    result = freshness.check(installed(("zlib1g", "1:1.2.13.dfsg-1", "amd64")), CONFIG, None, repo,
-                             cache_dir=tmp_path / "cache", keyring=None, say=lambda _: None)
+    zlib = installed(("zlib1g", "1:1.2.13.dfsg-1", "amd64"))
+    result = freshness.check(zlib, CONFIG, of_image(CONFIG, None, repo, {}), repo, cache_dir=tmp_path / "cache",
+                             keyring=None, say=lambda _: None)
     assert result.findings == [] and result.pending == []
     assert set(result.not_run) == {"deb", "pypi:pypi"}
     deb = result.not_run["deb"]
@@ -313,8 +316,9 @@ def test_unreachable_sources_are_not_run_with_the_url_and_the_fix(tmp_path: Path
 
 
 def test_an_image_without_release_labels_is_not_run(tmp_path: Path) -> None:
-    result = freshness.check(installed(("zlib1g", "1:1.2.13.dfsg-1", "amd64")), {"architecture": "amd64"}, None, REPO,
-                             cache_dir=tmp_path, keyring=None, say=lambda _: None)
+    config, zlib = {"architecture": "amd64"}, installed(("zlib1g", "1:1.2.13.dfsg-1", "amd64"))
+    result = freshness.check(zlib, config, of_image(config, None, REPO, {}), REPO, cache_dir=tmp_path, keyring=None,
+                             say=lambda _: None)
     assert set(result.not_run) == {"deb", "pypi"} and "ngc-paddle.release" in result.not_run["deb"]
 
 
@@ -330,6 +334,6 @@ def test_a_layer_the_lock_left_out_is_not_looked_up(tmp_path: Path) -> None:
     assert "tensorrt" not in flavor.installed_components()
     config = {"architecture": "amd64",
               "config": {"Labels": {"ngc-paddle.release": "26.12", "ngc-paddle.flavor": "gpu-cu118"}}}
-    result = freshness.check([], config, None, REPO, cache_dir=tmp_path, keyring=None, say=lambda _: None,
-                             resolved=flavor)
+    result = freshness.check([], config, of_image(config, None, REPO, {}, flavor), REPO, cache_dir=tmp_path,
+                             keyring=None, say=lambda _: None)
     assert set(result.not_run) == {"pypi:pypi"}, result.not_run

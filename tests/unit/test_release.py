@@ -85,12 +85,13 @@ def test_release_new_refuses_to_overwrite(tree: Path) -> None:
 def test_notes_of_two_consecutive_manifests(tree: Path) -> None:
     path, _diff, _ = create("27.01", "26.12", tree, lookup=fake_index({"paddlepaddle": "3.4.0"}),
                             say=lambda _l: None)
-    previous, current = load_manifest(tree / "releases/26.12.yaml"), load_manifest(path)
-    text = notes_text(current, previous, {"cpu": {"image": "ngc-paddle:27.01-cpu", "stages": {}}}, "Known: none.")
+    current = ResolvedRelease.load(tree, path.stem)
+    assert current.previous_release.release == "26.12"
+    text = notes_text(current, {"cpu": {"image": "ngc-paddle:27.01-cpu", "stages": {}}}, "Known: none.")
     section = text.split("Changes since 26.12 (cpu):", 1)[1].split("Changes since", 1)[0]
     assert [line for line in section.splitlines() if line.startswith("- ")] == ["- paddle: 3.3.1 -> 3.4.0 (up)"]
     assert text.startswith("# PaddlePaddle Release 27.01") and "## Driver Requirements" in text
-    matrix = support_matrix([previous, current])
+    matrix = support_matrix([current.previous_release.manifest, current.manifest])
     assert "| 27.01 | cpu |" in matrix and "| 26.12 | gpu |" in matrix
 
 
@@ -179,8 +180,7 @@ def test_committed_notes_are_the_output_of_the_current_code(repo: Path) -> None:
     for path in records:
         release = path.stem
         loaded = ResolvedRelease.load(repo, release)
-        rendered = notes_text(loaded.manifest, loaded.previous, notes_stage.load_record(path)["flavors"],
-                              notes_stage.known_issues(repo, release), notes_stage.left_out_layers(loaded))
+        rendered = notes_text(loaded, notes_stage.load_record(path)["flavors"], notes_stage.known_issues(repo, release))
         committed = (repo / "release-notes" / f"{release}.md").read_text()
         assert committed == rendered, f"release-notes/{release}.md is stale; fix: make notes RELEASE={release}"
     manifests = [load_manifest(p) for p in sorted((repo / "releases").glob("*.yaml"))]

@@ -57,7 +57,7 @@ def built(root: Path, release: str = "27.01", image_id: str = "sha256:aaa", spec
     if spec is not None:  # the flavor as another manifest would say it
         flavors = {**resolved.manifest.flavors, "cpu": spec}
         resolved = replace(resolved, manifest=resolved.manifest.model_copy(update={"flavors": flavors}))
-    return Built(resolved, loaded.previous, image_id, 2 * GB, release_folder(root, release) / "cpu",
+    return Built(resolved, image_id, 2 * GB, release_folder(root, release) / "cpu",
                  ReleaseOptions(release, root=root, **opts))
 
 
@@ -273,8 +273,7 @@ class FakeGates:
     started: ClassVar[list] = []
     references: ClassVar = None
 
-    def __init__(self, fleet, root, release, previous, benchmarks, state, say, poll_s=None, references=None,
-                 ab_size=None) -> None:
+    def __init__(self, fleet, release, benchmarks, state, say, poll_s=None, references=None, ab_size=None) -> None:
         self.state = state
         FakeGates.references = references
 
@@ -389,17 +388,19 @@ def test_a_stage_before_the_release_tag_can_block_it(tree: Path, faked: dict, mo
 
 def test_the_baseline_of_a_profile_is_the_previous_releases_passing_result_on_that_profile(tree: Path) -> None:
     runs = release_folder(tree, "26.12") / "cpu" / "gates"
-    previous = load_manifest(tree / "releases" / "26.12.yaml")  # 27.01's previous release
-    assert fleet_gates.previous_result(tree, previous, "cpu", "cpu", "bench-rn50") is None
-    assert fleet_gates.previous_result(tree, None, "cpu", "cpu", "bench-rn50") is None  # a first release
+    release = ResolvedRelease.load(tree, "27.01")
+    assert release.previous_release.release == "26.12"
+    assert fleet_gates.previous_result(release, "cpu", "cpu", "bench-rn50") is None
+    first = ResolvedRelease.load(tree, "23.01")
+    assert fleet_gates.previous_result(first, "gpu", "cpu", "bench-rn50") is None  # a first release
     passing = runs / "cpu" / "20261201T000000000000Z" / "attempt-1" / "bench" / "bench-rn50" / "rn50-1" / "result.json"
     passing.parent.mkdir(parents=True)
     passing.write_text(json.dumps(bench_result("rn50")))
     failing = runs / "cpu" / "20261202T000000000000Z" / "attempt-1" / "bench" / "bench-rn50" / "rn50-2" / "result.json"
     failing.parent.mkdir(parents=True)
     failing.write_text(json.dumps({**bench_result("rn50"), "verdict": "FAIL", "passed": False}))  # newer, no baseline
-    assert fleet_gates.previous_result(tree, previous, "cpu", "cpu", "bench-rn50") == passing
-    assert fleet_gates.previous_result(tree, previous, "cpu", "A100-80GB", "bench-rn50") is None  # per profile
+    assert fleet_gates.previous_result(release, "cpu", "cpu", "bench-rn50") == passing
+    assert fleet_gates.previous_result(release, "cpu", "A100-80GB", "bench-rn50") is None  # per profile
 
 
 def test_an_unsigned_release_is_pushed_and_its_notes_say_unsigned(tree: Path, faked: dict, monkeypatch) -> None:

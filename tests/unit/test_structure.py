@@ -21,10 +21,15 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine", "cosign", "outputs", "cuda"),  # the docker and cosign CLI adapters, writing files, the CUDA spec
     ("driver",),  # driver figures of a CUDA version
     ("manifest",),  # the release manifest: schema, checks, loading, the image's resolved view
-    ("lock",),  # locks, the base image, each layer's build arguments
+    # locks: what one is, how it is made and checked against the manifest, each layer's build arguments, the base
+    # image; below flavor, since resolving a flavor reads its lock. lock/ reads a flavor through lock/subject.py
+    # (what ngc_paddle.flavor.ResolvedFlavor satisfies), never as the raw manifest and a name to look up again.
+    ("lock",),
     ("flavor",),  # a release and its flavors resolved once per run
     ("layer_checks", "attestations"),  # the validation suite's layer checks from the host, signed evidence
-    ("image_build", "validate", "image_ref", "scan"),  # the commands' own machinery
+    # the commands' own machinery, each taking the release or flavor the run resolved: `ngc-paddle lock`
+    # (lock_command: above flavor, it takes the resolved release), the build, validation, image names, the scan
+    ("lock_command", "image_build", "validate", "image_ref", "scan"),
     ("release",),  # the monthly pipeline
     ("cli",),
 )

@@ -45,7 +45,7 @@ def default_reference(root: Path, candidate: str, registry: str) -> str:
         raise NgcPaddleError(f"image {candidate}: has no ngc-paddle.release/ngc-paddle.flavor labels, so its previous "
                              "release is unknown; fix: give --reference IMAGE")
     resolved = ResolvedRelease.load(root, release)
-    found = previous_image(root, release, resolved.previous, flavor, registry)
+    found = previous_image(resolved, flavor, registry)
     if found.image is None:
         raise NgcPaddleError(f"image {candidate}: no reference: {found.why}; fix: give --reference IMAGE")
     return found.image

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ngc_common import bounded_read
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.release.stages import release_folder
 from ngc_paddle.release.state_file import State
 
@@ -28,11 +28,12 @@ class Reference:
     release: str | None = None
 
 
-def previous_image(root: Path, release: str, previous: Manifest | None, flavor: str, registry: str) -> Reference:
+def previous_image(current: ResolvedRelease, flavor: str, registry: str) -> Reference:
     """The image of `flavor` that the release before `release` pushed to `registry`, by digest."""
+    root, release, previous = current.root, current.release, current.previous_release
     if previous is None:
         return Reference(None, f"no release before {release} in releases/: the first release of {flavor}")
-    if flavor not in previous.flavors:
+    if not previous.has_flavor(flavor):
         return Reference(None, f"release {previous.release} has no flavor {flavor}: {release} is its first release")
     found = _digest(root, previous.release, flavor)
     if found is None:
@@ -40,8 +41,8 @@ def previous_image(root: Path, release: str, previous: Manifest | None, flavor: 
                                f"build/release/{previous.release}/state.json or release-notes/inputs/"
                                f"{previous.release}.json)", previous.release)
     digest, where = found
-    return Reference(f"{registry}/{previous.image}@{digest}", f"release {previous.release}'s {flavor} ({where})",
-                     previous.release)
+    return Reference(f"{registry}/{previous.manifest.image}@{digest}",
+                     f"release {previous.release}'s {flavor} ({where})", previous.release)
 
 
 def _digest(root: Path, release: str, flavor: str) -> tuple[str, str] | None:

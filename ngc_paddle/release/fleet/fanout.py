@@ -30,9 +30,9 @@ from ngc_paddle.release.fleet import hardware, results
 from ngc_paddle.release.fleet.cells import Attempt, Cell
 from ngc_paddle.release.fleet.payload import JobSpec
 from ngc_paddle.release.fleet.runners import for_profile
-from ngc_paddle.release.fleet.runners.base import JobState, Placed, Runner
+from ngc_paddle.release.fleet.runners.base import JobState, NoPlace, Placed, Runner, SubmitFailed
+from ngc_paddle.release.fleet.runners.slurm_commands import HOPELESS
 from ngc_paddle.release.fleet.schema import Fleet, Profile
-from ngc_paddle.release.fleet.slurm import HOPELESS, NoPlace, SubmitFailed
 from ngc_paddle.release.stages import digest, file_digest
 
 POLL_S = 2.0

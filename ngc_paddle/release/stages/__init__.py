@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ngc_paddle.flavor import ResolvedFlavor
-from ngc_paddle.manifest.schema import Flavor, Manifest
+from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
+from ngc_paddle.manifest.schema import Flavor
 from ngc_paddle.release.options import ReleaseOptions
 
 
@@ -21,7 +21,6 @@ from ngc_paddle.release.options import ReleaseOptions
 class Built:
     """One flavor's image as the build stage left it: the input of every gate stage after it."""
     resolved: ResolvedFlavor  # the flavor resolved once for the run: manifest, spec, lock, image names
-    previous: Manifest | None  # the release before this one (loaded once per run): baselines, month-over-month
     image_id: str  # every gate's resume key starts from it: a new image reruns every gate
     size: int
     folder: Path  # build/release/<release>/<flavor>: each stage writes into its own folder below
@@ -33,6 +32,12 @@ class Built:
     @property
     def release(self) -> str:
         return self.resolved.release
+
+    @property
+    def release_run(self) -> ResolvedRelease:
+        """The run's release, resolved once: its `previous_release` (loaded once per run, on first use) gives the
+        baselines, month-over-month and the A/B reference."""
+        return self.resolved.release_run
 
     @property
     def flavor(self) -> str:

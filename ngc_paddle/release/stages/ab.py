@@ -18,7 +18,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.release.ab import compare, report, verdict
 from ngc_paddle.release.ab import plan as ab_plan
 from ngc_paddle.release.ab.reference import Reference, previous_image
@@ -29,14 +29,13 @@ NAME = "ab"
 STATUS = {"PASS": "passed", "FAIL": "failed"}  # NOT PROVEN, NOT RUN: not proven
 
 
-def reference_for(root: Path, release: str, previous: Manifest | None, flavor: str, *, references: dict[str, str],
-                  registry: str) -> Reference:
+def reference_for(release: ResolvedRelease, flavor: str, *, references: dict[str, str], registry: str) -> Reference:
     """The reference of a flavor's A/B: the one given (FLAVOR=IMAGE, or IMAGE for every flavor), else the previous
     release's image of the flavor by digest."""
     given = references.get(flavor) or references.get("*")
     if given:
         return Reference(given, "given with --reference")
-    return previous_image(root, release, previous, flavor, registry)
+    return previous_image(release, flavor, registry)
 
 
 def size(opts: ReleaseOptions) -> ab_plan.Size:
@@ -45,8 +44,7 @@ def size(opts: ReleaseOptions) -> ab_plan.Size:
 
 def plan(built: Built) -> Step:
     opts = built.opts
-    ref = reference_for(built.root, built.release, built.previous, built.flavor, references=opts.references,
-                        registry=opts.registry)
+    ref = reference_for(built.release_run, built.flavor, references=opts.references, registry=opts.registry)
     key = digest(built.image_id, ref.image, opts.benchmarks, size(opts), "gpu" if built.gpu_host else "no gpu")
     return Step(NAME, key, lambda: run(built, ref))
 

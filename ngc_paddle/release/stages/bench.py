@@ -17,7 +17,7 @@ from ngc_common import bench_result
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.release.options import BENCHMARKS
 from ngc_paddle.release.stages import Built, Outcome, Step, digest, release_folder
 
@@ -32,19 +32,19 @@ class BenchResultError(NgcPaddleError):
 
 def plan(built: Built) -> Step:
     commands = built.opts.benchmarks
-    baselines = previous_bench_results(built.root, built.previous, built.flavor, commands)
+    baselines = previous_bench_results(built.release_run, built.flavor, commands)
     return Step(NAME, digest(built.image_id, commands, "gpu" if built.gpu_host else "no gpu",
                                 sorted(map(str, baselines.values()))),
                 lambda: run_benchmarks(built.image, built.folder / "bench", commands, baselines))
 
 
-def previous_bench_results(root: Path, previous: Manifest | None, flavor: str,
-                           commands: tuple[str, ...]) -> dict[str, Path]:
-    """The newest stored result.json of each benchmark in the previous release's run of this flavor, on this
-    host: the baseline its regressions are gated against (the benchmark refuses other hardware itself)."""
+def previous_bench_results(release: ResolvedRelease, flavor: str, commands: tuple[str, ...]) -> dict[str, Path]:
+    """The newest stored result.json of each benchmark in the run of this flavor of the release before `release`, on
+    this host: the baseline its regressions are gated against (the benchmark refuses other hardware itself)."""
+    previous = release.previous_release
     found = {}
     for command in commands if previous else ():
-        folder = release_folder(root, previous.release) / flavor / "bench" / command
+        folder = release_folder(previous.root, previous.release) / flavor / "bench" / command
         passed = [path for path in sorted(folder.glob("*/result.json")) if stored_verdict(path) == "PASS"]
         if passed:  # a failed or unproven run is no baseline
             found[command] = passed[-1]

@@ -38,8 +38,8 @@ def run(resolved: ResolvedFlavor, opts: ReleaseOptions, say: Callable[[str], Non
     layers = ", ".join(r.status for r in report.layers)
     readback = read_back(image, resolved.spec)
     size = engine.image_size(image)
-    built = Built(resolved, release.previous, image_id, size, release_folder(release.root, release.release) / flavor,
-                  opts, engine.host_has_nvidia_gpus())
+    built = Built(resolved, image_id, size, release_folder(release.root, release.release) / flavor, opts,
+                  engine.host_has_nvidia_gpus())
     return built, Outcome("passed", f"{image} {image_id[7:19]} ({layers})",
                           {"image": image, "readback": readback, "size": size})
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from ngc_paddle.manifest.schema import Manifest
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.release.ab.plan import Size
 from ngc_paddle.release.ab.reference import Reference
 from ngc_paddle.release.fleet.cells import Cell
@@ -37,12 +37,13 @@ def folder(root: Path, release: str, flavor: str) -> Path:
     return release_folder(root, release) / flavor / NAME
 
 
-def previous_result(root: Path, previous: Manifest | None, flavor: str, profile: str, command: str) -> Path | None:
-    """The newest passing result.json of `command` in the previous release's gates of this flavor and profile: its
-    regression baseline (month over month, per hardware profile)."""
+def previous_result(release: ResolvedRelease, flavor: str, profile: str, command: str) -> Path | None:
+    """The newest passing result.json of `command` in the gates of this flavor and profile of the release before
+    `release`: its regression baseline (month over month, per hardware profile)."""
+    previous = release.previous_release
     if previous is None:
         return None
-    runs = folder(root, previous.release, flavor) / profile
+    runs = folder(previous.root, previous.release, flavor) / profile
     passed = [p for p in sorted(runs.glob(f"*/attempt-*/bench/{command}/*/result.json")) if stored_verdict(p) == "PASS"]
     return passed[-1] if passed else None
 
@@ -50,11 +51,11 @@ def previous_result(root: Path, previous: Manifest | None, flavor: str, profile:
 class Gates:
     """The fan-out of one run (release or `ngc-paddle gates`), with its cells kept in state.json as they finish."""
 
-    def __init__(self, fleet: Fleet, root: Path, release: str, previous: Manifest | None, benchmarks: tuple[str, ...],
-                 state: State, say: Callable[[str], None], poll_s: float | None = None,
+    def __init__(self, fleet: Fleet, release: ResolvedRelease, benchmarks: tuple[str, ...], state: State,
+                 say: Callable[[str], None], poll_s: float | None = None,
                  references: Callable[[str], Reference] | None = None, ab_size: Size | None = None) -> None:
-        self.release = release
-        self.root = root
+        self.release = release.release
+        self.root = root = release.root
         self.state = state
         extra: dict = {"poll_s": poll_s} if poll_s else {}
         if references:
@@ -63,7 +64,7 @@ class Gates:
                           store=lambda flavor, profile, cell: state.record_profile(
                               flavor, NAME, profile, cell.model_dump(mode="json", exclude_none=True)),
                           stored=lambda flavor, profile: state.profile(flavor, NAME, profile),
-                          baselines=partial(previous_result, root, previous), **extra)
+                          baselines=partial(previous_result, release), **extra)
         self.flavors: list[str] = []
 
     def start(self, flavors: list[tuple[str, bool, str]], background: bool = False) -> None:

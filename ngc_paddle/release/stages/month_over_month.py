@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.manifest.schema import Manifest, MonthOverMonth
+from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.manifest.schema import MonthOverMonth
 from ngc_paddle.release.stages import Built, Outcome, Step, digest, file_digest, release_folder
 from ngc_paddle.release.stages import scan as scan_stage
 from ngc_paddle.release.state_file import State
@@ -152,17 +153,19 @@ NAME = "month-over-month"
 
 
 def plan(built: Built) -> Step:
-    since, last_sbom, last_size = previous_results(built.root, built.previous, built.flavor)
+    since, last_sbom, last_size = previous_results(built.release_run, built.flavor)
     allowed = built.spec.month_over_month
     return Step(NAME, digest(built.image_id, since, file_digest(last_sbom), last_size, allowed.model_dump()),
                 lambda: run_gate(since, last_sbom, last_size, built, allowed))
 
 
-def previous_results(root: Path, previous: Manifest | None, flavor: str) -> tuple[str | None, Path, int | None]:
-    """The previous release that has this flavor (None: nothing to compare), its stored SBOM and image size."""
-    if previous is None or flavor not in previous.flavors:
+def previous_results(release: ResolvedRelease, flavor: str) -> tuple[str | None, Path, int | None]:
+    """The release before `release` if it has this flavor (None: nothing to compare), its stored SBOM and image
+    size."""
+    previous = release.previous_release
+    if previous is None or not previous.has_flavor(flavor):
         return None, Path("/nonexistent"), None
-    folder = release_folder(root, previous.release)
+    folder = release_folder(previous.root, previous.release)
     build = State(folder / "state.json").data.get(flavor, {}).get("build", {})
     size = build.get("size") if build.get("status") == "passed" else None
     return previous.release, scan_stage.sbom(folder / flavor), size if isinstance(size, int) else None

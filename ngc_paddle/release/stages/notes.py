@@ -30,7 +30,7 @@ from ngc_common.error_line import one_line
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import driver_sentence, requirement
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.flavor import ResolvedRelease, release_tags
 from ngc_paddle.manifest.loader import load_manifest
 from ngc_paddle.manifest.schema import Flavor, Manifest
 from ngc_paddle.outputs import ensure_folder, staged
@@ -146,23 +146,25 @@ def runs_as(manifest: Manifest) -> str:
     return f"They run as the non-root user {user.name} (uid {user.uid}, gid {user.gid})."
 
 
-def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str, dict],
-               known_issues: str | None, left_out: dict[str, dict[str, str]] | None = None) -> str:
-    """The notes. `flavors`: per flavor, its record (FlavorRecord): {"image", "readback", "stages": {stage:
-    {"status", "detail", ...}}, "digest", "digest_note", "bench_md", "not_built"}, every flavor stored for the
-    release (not only those of the last run); a flavor without one shows the manifest alone."""
+def notes_text(release: ResolvedRelease, flavors: dict[str, dict], known_issues: str | None) -> str:
+    """The notes of a release, resolved (its flavors' locks say which optional layers are absent; its previous
+    release, what changed since). `flavors`: per flavor, its record (FlavorRecord): {"image", "readback", "stages":
+    {stage: {"status", "detail", ...}}, "digest", "digest_note", "bench_md", "not_built"}, every flavor stored for
+    the release (not only those of the last run); a flavor without one shows the manifest alone."""
+    manifest, previous, left_out = release.manifest, release.previous_release, left_out_layers(release)
     rel = manifest.release
     flavors = {name: flavors[name] for name in [*manifest.flavors, *flavors] if name in flavors}  # manifest order
     built = [f for f, info in flavors.items() if info.get("readback")]
     out = [f"# PaddlePaddle Release {rel}", "",
            f"The ngc-paddle {rel} images are available as " +
-           ", ".join(f"`{manifest.image}:{rel}-{f}`" for f in manifest.flavors) +
-           f" (`{manifest.image}:{rel}` is the {manifest.default_flavor} flavor). {runs_as(manifest)}", "",
+           ", ".join(f"`{release_tags(manifest, f)[0]}`" for f in manifest.flavors) +
+           f" (`{release_tags(manifest, manifest.default_flavor)[1]}` is the {manifest.default_flavor} flavor). "
+           f"{runs_as(manifest)}", "",
            "## Contents of the PaddlePaddle container", ""]
     for name, flavor in manifest.flavors.items():
         info = flavors.get(name, {})
         readback = info.get("readback")
-        absent = (left_out or {}).get(name, {})  # optional layers its lock leaves out: absent from the image
+        absent = left_out.get(name, {})  # optional layers its lock leaves out: absent from the image
         out += [f"### {name}: {flavor.description}", "",
                 "| component | package | version | in the image | source |", "| --- | --- | --- | --- | --- |"]
         for cname, comp in flavor.components.items():
@@ -191,7 +193,7 @@ def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str,
     out += ["## Key Features and Enhancements", ""]
     since = f" since {previous.release}" if previous else ""
     for name, flavor in manifest.flavors.items():
-        prev = previous.flavors.get(name) if previous else None
+        prev = previous.flavor(name).spec if previous and previous.has_flavor(name) else None
         out += [f"Changes{since} ({name}):", ""] + [f"- {line}" for line in changes(prev, flavor)] + [""]
     out += ["## Release gates", "", "| flavor | stage | result | detail |", "| --- | --- | --- | --- |"]
     for name, info in flavors.items():
@@ -222,7 +224,7 @@ def notes_text(manifest: Manifest, previous: Manifest | None, flavors: dict[str,
         digest = info.get("digest") or (f"not built: {info['not_built']}" if info.get("not_built") else
                                          f"not pushed ({info['digest_note']})" if info.get("digest_note") else
                                          "not pushed")
-        image = table_cell(info.get("image") or f"{manifest.image}:{rel}-{name}")
+        image = table_cell(info.get("image") or release_tags(manifest, name)[0])
         out.append(f"| `{image}` | {table_cell(digest)} |")
     if not built:
         out += ["", "No image of this release was built yet: the contents table shows the manifest only."]
@@ -348,12 +350,8 @@ def render(root: Path, release: str) -> Path:
 
 def left_out_layers(release: ResolvedRelease) -> dict[str, dict[str, str]]:
     """Per flavor, the optional layers its committed lock leaves out (layer -> why): absent from its image."""
-    found = {}
-    for name in release.manifest.flavors:
-        lock = release.flavor(name).lock
-        if lock is not None and lock.pending_layers:
-            found[name] = dict(lock.pending_layers)
-    return found
+    return {name: dict(flavor.left_out_layers) for name, flavor in release.flavors().items()
+            if flavor.left_out_layers}
 
 
 def _write(release: ResolvedRelease, data: dict | None = None) -> Path:
@@ -361,8 +359,7 @@ def _write(release: ResolvedRelease, data: dict | None = None) -> Path:
     root = release.root
     path = record_path(root, release.release)
     data = load_record(path) if data is None else check_record(data, path)
-    text = notes_text(release.manifest, release.previous, data["flavors"], known_issues(root, release.release),
-                      left_out_layers(release))
+    text = notes_text(release, data["flavors"], known_issues(root, release.release))
     # Every release's manifest for the matrix; this release's is the one the run loaded (no second load).
     others = [load_manifest(p) for p in sorted((root / "releases").glob("*.yaml")) if p.stem != release.release]
     ensure_folder(path.parent)

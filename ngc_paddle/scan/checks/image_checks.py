@@ -10,6 +10,7 @@ import json
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ngc_common.secret_patterns import parse_md5sums
 from ngc_paddle.flavor import ResolvedFlavor
@@ -18,7 +19,7 @@ from ngc_paddle.manifest.schema import Manifest, RuntimeUser
 from ngc_paddle.scan.checks import accounts, drift, hooks, integrity
 from ngc_paddle.scan.checks.layer_facts import LayerFacts
 from ngc_paddle.scan.findings import Finding
-from ngc_paddle.scan.source.image_release import UnknownRelease, image_flavor
+from ngc_paddle.scan.source.image_release import ImageRelease
 from ngc_paddle.scan.source.inventory import Inventory
 from ngc_paddle.scan.source.saved_image import Layer
 
@@ -51,8 +52,23 @@ def _apply_removals(table: dict, removed: list[list]) -> None:
             del table[key]
 
 
-def final_view(layers: list[Layer], facts: list[LayerFacts]) -> tuple[dict[str, Final], dict[str, str], Inventory]:
-    """(captured path -> its final copy, installed Python file -> sha256 of its final copy, the inventory)."""
+class FinalView(NamedTuple):
+    files: dict[str, Final]  # captured path -> its final copy
+    hashes: dict[str, str]  # installed Python file -> sha256 of its final copy
+    inventory: Inventory
+
+    def baked_manifest(self) -> dict | None:
+        """The manifest baked into the image (/opt/ngc-paddle/manifest.json), None when absent or not a mapping."""
+        text = self.inventory.image_manifest
+        try:
+            baked = json.loads(text) if text else None
+        except ValueError:
+            return None
+        return baked if isinstance(baked, dict) else None
+
+
+def final_view(layers: list[Layer], facts: list[LayerFacts]) -> FinalView:
+    """The image as its layers leave it, assembled from their facts (no layer is read again)."""
     files: dict[str, Final] = {}
     hashes: dict[str, str] = {}
     inventory = Inventory()
@@ -64,7 +80,7 @@ def final_view(layers: list[Layer], facts: list[LayerFacts]) -> tuple[dict[str, 
         hashes.update(f.hashes)
         for entry in f.replay(layer):
             inventory.add(entry)
-    return files, hashes, inventory
+    return FinalView(files, hashes, inventory)
 
 
 @dataclass
@@ -89,17 +105,16 @@ def _layers_upto(flavor: ResolvedFlavor, labels: dict) -> set[str] | None:
     return set(layers[: layers.index(top) + 1]) if top in layers and top != layers[-1] else None
 
 
-def release_of(config: dict, image_manifest: dict | None, root: Path, resolved: ResolvedFlavor | None) -> Release:
-    if resolved is not None:
-        return Release(resolved.manifest, resolved.name, resolved.lock,
-                       resolved.lock_problem or (f"flavor {resolved.name} has no lock ({resolved.pending})"
-                                                 if resolved.lock is None else ""))
-    labels = (config.get("config") or {}).get("Labels") or {}
-    try:
-        flavor = image_flavor(labels, image_manifest, root, {})
-    except UnknownRelease as exc:
-        return Release(why_no_lock=str(exc))
-    upto = _layers_upto(flavor, labels)
+def release_of(found: ImageRelease) -> Release:
+    """The image's release as the checks read it, from its one resolution for the scan."""
+    flavor = found.flavor
+    if flavor is None:
+        return Release(why_no_lock=found.unknown)
+    if found.from_run:
+        return Release(flavor.manifest, flavor.name, flavor.lock,
+                       flavor.lock_problem or (f"flavor {flavor.name} has no lock ({flavor.pending})"
+                                               if flavor.lock is None else ""))
+    upto = _layers_upto(flavor, found.labels)
     why = flavor.lock_problem or ("" if flavor.lock is not None else
                                   f"flavor {flavor.name} of {flavor.release} has no lock yet (pending)")
     return Release(flavor.manifest, flavor.name, flavor.lock, why, upto)
@@ -139,15 +154,12 @@ class Whole:
     lock_why: str = ""
 
 
-def check(layers: list[Layer], facts: list[LayerFacts], config: dict, config_user: str, root: Path,
-          resolved: ResolvedFlavor | None) -> tuple[Whole, Inventory]:
-    files, hashes, inventory = final_view(layers, facts)
-    manifest = inventory.image_manifest
-    try:
-        baked = json.loads(manifest) if manifest else None
-    except ValueError:
-        baked = None
-    release = release_of(config, baked if isinstance(baked, dict) else None, root, resolved)
+def check(layers: list[Layer], facts: list[LayerFacts], view: FinalView, config_user: str, root: Path,
+          found: ImageRelease) -> Whole:
+    """The whole image's findings; `view`: final_view of its layers; `found`: its release, resolved once for the
+    scan (scan/source/image_release.py)."""
+    files, hashes, inventory = view
+    release = release_of(found)
     result = Whole()
     account_files = {p: accounts.File(p, f.item["mode"], f.content, f.layer.where) for p, f in files.items()
                      if accounts.wants(p) and f.item["type"] == "file"}
@@ -180,7 +192,7 @@ def check(layers: list[Layer], facts: list[LayerFacts], config: dict, config_use
         result.lock_status = "compared"
         upto = f" (layers {', '.join(sorted(release.layers))})" if release.layers else ""
         result.lock_why = release.lock_file + upto
-    return result, inventory
+    return result
 
 
 def _owned_by_dists(dists: list[drift.DistInfo]) -> dict[str, tuple[str, set[str]]]:

@@ -1,10 +1,13 @@
-"""Which release and flavor an image was built from, resolved (sources overridden).
+"""Which release and flavor an image was built from, resolved (sources overridden), once per scan.
 
 Why here: the whole-image checks (the image against its lock) and freshness (the archive the image came
-from) both start from the image's own labels or its baked manifest, before any check runs.
+from) both start from the image's own labels or its baked manifest, before any check runs. The scan's entry
+(scan/gate.py) resolves it once, with the scan's mirrors (`--source`), and hands the one ImageRelease to both:
+two resolutions (one with the mirrors, one without) could disagree.
 """
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ngc_paddle.errors import ManifestError
@@ -33,6 +36,32 @@ def image_flavor(labels: Mapping[str, str], image_manifest: dict | None, root: P
     except ManifestError as exc:
         raise UnknownRelease(str(exc)) from None
     flavor = str(flavor)
-    if flavor not in resolved.manifest.flavors:
+    if not resolved.has_flavor(flavor):
         raise UnknownRelease(f"release {resolved.release} has no flavor {flavor!r} (named by the image)")
     return resolved.with_sources(overrides).flavor(flavor)
+
+
+@dataclass(frozen=True)
+class ImageRelease:
+    """What a scanned image was built from, resolved once for the scan: its flavor (the scan's mirrors applied), or
+    why it is unknown; and whether the release run handed the flavor in (a release image it built) rather than the
+    image's labels naming it (a standalone scan, which may be of a layer image)."""
+
+    flavor: ResolvedFlavor | None
+    unknown: str = ""  # why there is no flavor: no labels, or a release or flavor not in releases/
+    from_run: bool = False
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+def of_image(config: dict, image_manifest: dict | None, root: Path, overrides: Mapping[str, str],
+             resolved: ResolvedFlavor | None = None) -> ImageRelease:
+    """The image's release, resolved once: `resolved` when the release run gives it, else from the image's labels
+    (its config as `docker save` or `docker image inspect` give it) or its baked manifest. A mirror naming a source
+    the release lacks is bad input (ManifestError), not an unknown release."""
+    labels = (config.get("config") or config.get("Config") or {}).get("Labels") or {}
+    if resolved is not None:
+        return ImageRelease(resolved, from_run=True, labels=labels)
+    try:
+        return ImageRelease(image_flavor(labels, image_manifest, root, overrides), labels=labels)
+    except UnknownRelease as exc:
+        return ImageRelease(None, str(exc), labels=labels)

@@ -28,7 +28,7 @@ import time
 import urllib.error
 import urllib.request
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -51,7 +51,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.manifest.schema import Source
 from ngc_paddle.scan.findings import Finding
-from ngc_paddle.scan.source.image_release import UnknownRelease, image_flavor
+from ngc_paddle.scan.source.image_release import ImageRelease
 from ngc_paddle.scan.source.inventory import Package
 
 TIMEOUT_S = 30  # per connection and read
@@ -434,24 +434,20 @@ class Freshness:
                 "seconds": round(self.seconds, 1)}
 
 
-def check(packages: list[Package], config: dict, image_manifest: dict | None, root: Path,
-          overrides: Mapping[str, str] | None = None, cache_dir: Path | None = None,
-          keyring: Path | None = KEYRING, say: Callable[[str], None] = print,
-          resolved: ResolvedFlavor | None = None) -> Freshness:
+def check(packages: list[Package], config: dict, found: ImageRelease, root: Path, cache_dir: Path | None = None,
+          keyring: Path | None = KEYRING, say: Callable[[str], None] = print) -> Freshness:
     """Compare the image's Debian packages with its archive and look up its pinned Python releases.
 
-    `config` is the image's config (as `docker save` or `docker image inspect` give it: its labels
-    name the release and flavor, its architecture the Debian index to read). `resolved`: the flavor as
-    the release run resolved it (its manifest, mirrors applied), instead of reading the manifest again.
+    `config` is the image's config (as `docker save` or `docker image inspect` give it: its architecture
+    names the Debian index to read). `found`: the image's release, resolved once for the scan with its
+    mirrors (image_release.of_image): the archive and indexes asked are its flavor's sources.
     """
     start = time.monotonic()
-    labels = (config.get("config") or config.get("Config") or {}).get("Labels") or {}
     arch = config.get("architecture") or config.get("Architecture")
     result = Freshness()
-    try:
-        flavor = resolved if resolved is not None else image_flavor(labels, image_manifest, root, overrides or {})
-    except UnknownRelease as exc:
-        result.not_run = {"deb": str(exc), "pypi": str(exc)}
+    flavor = found.flavor
+    if flavor is None:
+        result.not_run = {"deb": found.unknown, "pypi": found.unknown}
         result.seconds = time.monotonic() - start
         return result
     manifest = flavor.manifest

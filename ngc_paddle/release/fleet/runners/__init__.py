@@ -6,19 +6,16 @@ it and how to bring its folder back.
 """
 
 from ngc_paddle.release.fleet.runners.base import Runner
+from ngc_paddle.release.fleet.runners.local import LocalRunner
+from ngc_paddle.release.fleet.runners.slurm import SlurmRunner
+from ngc_paddle.release.fleet.runners.ssh import SshRunner
 from ngc_paddle.release.fleet.schema import Profile
 
 
 def for_profile(name: str, profile: Profile, run_id: str) -> Runner:
     """The runner of one fleet profile (`run_id` names this run's folders where a runner needs its own)."""
     if profile.slurm is not None:
-        from ngc_paddle.release.fleet.runners.slurm import SlurmRunner
-
         return SlurmRunner(name, profile.slurm)
     if profile.ssh is not None:
-        from ngc_paddle.release.fleet.runners.ssh import SshRunner
-
         return SshRunner(name, profile.ssh, run_id)
-    from ngc_paddle.release.fleet.runners.local import LocalRunner
-
     return LocalRunner(name)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ngc_common.exit_codes import ExitCode
+from ngc_paddle.errors import NotProven
 from ngc_paddle.release.fleet.payload import JobSpec
 
 # States in which a job will not run any more (Slurm's JOB_STATE names).
@@ -18,6 +19,15 @@ TERMINAL = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"
                       "PREEMPTED", "DEADLINE", "SPECIAL_EXIT", "REVOKED"})
 # The job script stopped by SIGINT/SIGTERM: its own exit (its trap), or the signal itself (Popen's -N).
 STOPPED = frozenset({ExitCode.INTERRUPTED, ExitCode.TERMINATED, -signal.SIGINT, -signal.SIGTERM})
+
+
+class NoPlace(NotProven):
+    """The place has nowhere to run this profile's jobs (an empty partition, a gres absent): NOT PROVEN, with why."""
+
+
+class SubmitFailed(NotProven):
+    """The place refused the job for another reason (an account, a QOS, a full queue, a host that takes no copy):
+    NOT RUN, with its reason."""
 
 
 @dataclass
@@ -77,8 +87,8 @@ class Runner(ABC):
 
     @abstractmethod
     def submit(self, jobs: list[Placed]) -> list[str]:
-        """Start the jobs (writing their scripts); a handle per job, in order. Raises slurm.NoPlace (NOT PROVEN) or
-        slurm.SubmitFailed (NOT RUN) with the place's reason."""
+        """Start the jobs (writing their scripts); a handle per job, in order. Raises NoPlace (NOT PROVEN) or
+        SubmitFailed (NOT RUN) with the place's reason."""
 
     @abstractmethod
     def states(self, handles: list[str]) -> dict[str, JobState]:

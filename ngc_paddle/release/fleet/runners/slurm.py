@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ngc_paddle.release.fleet import payload
 from ngc_paddle.release.fleet.runners.base import JobState, Placed, Runner
+from ngc_paddle.release.fleet.runners.slurm_commands import Slurm
 from ngc_paddle.release.fleet.schema import SlurmPlace
-from ngc_paddle.release.fleet.slurm import Slurm
 
 STOP_WAIT_S = 90  # scancel, then Slurm's KillWait, then the job's trap removing its container
 POLL_S = 1.0

@@ -18,9 +18,8 @@ from pathlib import Path
 
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.release.fleet import payload
-from ngc_paddle.release.fleet.runners.base import JobState, Placed, Runner, state_of_exit
+from ngc_paddle.release.fleet.runners.base import JobState, Placed, Runner, SubmitFailed, state_of_exit
 from ngc_paddle.release.fleet.schema import SshPlace
-from ngc_paddle.release.fleet.slurm import SubmitFailed
 
 SSH_FAILED = 255
 STOP_WAIT_S = 60

@@ -5,6 +5,8 @@ Why: every site's Slurm answers these commands with the user's own credentials a
 SLURM_CONF, the cluster's name), whatever plugins it runs; no client library or daemon of ours is needed on
 the login node. Outputs are read with explicit `-o`/`-P` formats, never as tables meant for people.
 `scontrol show job` knows a job until MinJobAge after its end; after that `sacct` (a site with slurmdbd).
+It lives beside the Slurm runner, below the runners' package: it reads job states in the runners' words (base.py),
+and a module outside runners/ importing base.py would run runners/__init__.py, which leads back to it.
 """
 
 import re
@@ -12,8 +14,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from ngc_paddle.errors import NgcPaddleError, NotProven
-from ngc_paddle.release.fleet.runners.base import JobState
+from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.release.fleet.runners.base import JobState, NoPlace, SubmitFailed
 from ngc_paddle.release.fleet.schema import GRES_RE, SlurmPlace
 
 # Node states (sinfo %t, without its flag characters) in which a node can take a job.
@@ -29,14 +31,6 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
 
 class SlurmError(NgcPaddleError):
     """A Slurm command failed in a way that is not about one job (no controller, no client)."""
-
-
-class NoPlace(NotProven):
-    """Slurm has nowhere to run this profile's jobs (empty partition, gres absent): NOT PROVEN, with its reason."""
-
-
-class SubmitFailed(NotProven):
-    """sbatch refused the job for another reason (an account, a QOS, a full queue): NOT RUN, with its reason."""
 
 
 def _default_run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
