@@ -46,6 +46,7 @@ TRUST_CHANGES = [
 LISTED_CHANGE = ("RUN echo notes > /usr/share/doc/planted-notes.txt", "/usr/share/doc/planted-notes.txt")
 # Token files, copied from the build context (no token in a RUN line), and one compiled in the image.
 GH = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+KEY_BODY = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0"
 TOKENS = {
     "srv/app/settings.py": (f"HF_HOME_TOKEN = 'hf_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM'\n"
                             f"GITHUB = 'gho_{'Zx9' * 12}'\n"
@@ -53,6 +54,10 @@ TOKENS = {
                             "HOOK = 'https://hooks.slack.com/services/T00000000/B00000000/" + "X" * 24 + "'\n"),
     "srv/app/deploy.env": "SENDGRID=SG." + "a1B2c3D4e5" * 6 + "x_y-z.\nPULUMI=pul-" + "0123456789" * 4 + "\n",
     "srv/app/compiled_src.py": f"TOKEN = '{GH}'\n",
+    # private keys as trivy's rule finds them beyond openssl's PEM: lower case, and escaped in a JSON value
+    "srv/app/lower.pem": f"-----begin rsa private key-----\n{KEY_BODY}\n-----end rsa private key-----\n",
+    "srv/app/service.json": ('{"private_key": "-----BEGIN PRIVATE KEY-----\\n' + KEY_BODY
+                             + '\\n-----END PRIVATE KEY-----"}\n'),
 }
 OURS = ("layers", "config")
 
@@ -129,7 +134,8 @@ def test_planted_tokens_give_the_same_blocking_findings_without_trivy(with_trivy
                 if f["source"] == "trivy" and f["kind"] == "secret"}
     ours_with = {(f["kind"], f["id"], f["package"]) for f in report["blocking"] if f["source"] in OURS}
     pyc = next(p for _r, p in by_trivy if p.endswith(".pyc"))
-    assert {("hugging-face-access-token", "/srv/app/settings.py"), ("github-token", pyc)} <= by_trivy, by_trivy
+    assert {("hugging-face-access-token", "/srv/app/settings.py"), ("github-token", pyc),
+            ("private-key", "/srv/app/lower.pem"), ("private-key", "/srv/app/service.json")} <= by_trivy, by_trivy
     proc, alone = scan(planted, tmp_path, without_trivy=True)
     assert alone["secret_scan"]["status"] == "NOT RUN" and proc.returncode == 1
     assert not [f for f in alone["blocking"] if f["source"] == "trivy"]
