@@ -268,3 +268,19 @@ def test_a_homes_configuration_that_redirects_packages_or_runs_at_start_decides_
                                  Member("/root/notes.txt", b"a home's data is not the image's software\n")]))
     assert seen(found) == {("integrity", "unowned-file", path, "no package")}, found
     assert f"decides trust: {trust}" in found[0].title
+
+
+def test_an_upgrade_in_a_later_layer_is_the_packages_install_even_where_its_file_list_did_not_change() -> None:
+    """A reproducible layer drops a file rewritten with the same bytes (its mtime is clamped): an upgrade that
+    keeps login's file list leaves only the new checksums, status and files in its layer. The status's new
+    version marks that layer as the install, so its checksums are the package's own."""
+    su, pam = b"\x7fELF su 2\n", b"auth sufficient pam_rootok.so # 2\n"
+    upgrade = [Member("/var/lib/dpkg/info/login.md5sums", f"{md5(su)}  bin/su\n{md5(NEWS)}  usr/share/doc/login/NEWS\n"
+                      .encode()),
+               Member("/var/lib/dpkg/status", STATUS.replace(b"1:4.13", b"1:4.13+deb12u1").replace(
+                   md5(PAM).encode(), md5(pam).encode())),
+               Member("/usr/bin/su", su, 0o4755), Member("/etc/pam.d/su", pam)]
+    assert judge(("RUN apt-get upgrade", upgrade)) == []
+    # the same files and checksums without the new version in the status: rewritten records, not an install
+    same_version = [m for m in upgrade if m.path != "/var/lib/dpkg/status"]
+    assert {f.id for f in judge(("RUN tamper", same_version))} == {"package-record-changed", "package-file-changed"}

@@ -8,10 +8,11 @@ compiled from that source: a timestamp .pyc is current when the mtime and size i
 default --check-hash-based-pycs) or when the source hash it records is the source's, which anyone can write.
 A NAME.pyc beside no NAME.py is loaded by itself (SourcelessFileLoader); one in __pycache__ whose source is
 gone is never loaded, nor one that is stale (the source is compiled again). So the rule, as CPython loads:
-a .pyc it would load must have been written in the layer that installed its source (pip and Debian's
-py3compile compile there; the layer of the distribution's RECORD or the package's file list, or for a source
-no package owns, the layer of the source itself), and a sourceless .pyc must be one a package's record lists,
-from that package's install. Anything else is compiled code no record accounts for: a finding naming it.
+a .pyc it would load must have been written no later than the layer that installed its source (pip and
+Debian's py3compile compile there; the layer of the distribution's RECORD or the package's install, or for a
+source no package owns, the layer of the source itself: an identical .pyc an upgrade rewrites can vanish from a
+reproducible layer, so an earlier one is the same code), and a sourceless .pyc must be one a package's record
+lists, from no later than that package's install. Anything else is compiled code no record accounts for.
 """
 
 import importlib.util
@@ -82,14 +83,14 @@ def judge(pyc: str, header: bytes, layer: int, sources: Callable[[str], Source |
         if source is not None:
             return None  # NAME.py wins over a legacy NAME.pyc beside it
         installs = install_layers(pyc)
-        if layer in installs:
+        if installs and layer <= max(installs):
             return None
         return Verdict(pyc, None, ("compiled code with no source beside it, which Python imports as it is, "
                                    + ("written after its package's install" if installs else "that no package lists")))
     if source is None or not loaded_instead(pyc, header, source):
         return None  # never loaded: orphaned, stale or damaged (compiled again)
     installs = install_layers(source.path) or {source.layer}
-    if layer in installs:
+    if layer <= max(installs):
         return None
     return Verdict(pyc, source.path, (f"compiled code Python runs instead of {source.path}, written in layer "
                                       f"{layer}, not where its source was installed (layer "

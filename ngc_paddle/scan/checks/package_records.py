@@ -3,12 +3,15 @@
 Why: the integrity check compares files with their packages' records, so the records must be the ones the
 package's install wrote, not whatever a later layer left: appending /etc/ld.so.preload to login.list, or
 writing su's new md5 into login.md5sums, would otherwise turn a planted or changed file into "the package's
-own". dpkg writes a package's file list (`<package>.list`), its checksums (`<package>.md5sums`) and its
-status paragraph (with the Conffiles' md5) in the same run, so in the same layer. A package's install layer is
-the layer of its file list's final copy; its checksums and Conffiles are read as of that layer, and every
-record a later layer rewrote on its own is a finding: checksums rewritten after the install, Conffiles changed
-in a later status, a file list that gained paths without a reinstall (those paths are not the package's).
-A file list that only lost paths in a later layer is dpkg's own doing: another package took the files over.
+own". A package's install layer is the layer whose dpkg status first lists it at the version the image has
+(dpkg writes the status on every install; an identical file list or link rewritten by an upgrade can vanish
+from a reproducible layer, whose differ sees the same bytes and the clamped mtime, so the file list does not
+tell). Its checksums (`<package>.md5sums`), file list (`<package>.list`) and Conffiles are read as of that
+layer, and every record a later layer rewrote without installing the package is a finding: checksums
+rewritten, Conffiles changed in a later status, a file list that gained paths (those paths are not the
+package's). A file list that only lost paths later is dpkg's own doing: another package took the files over.
+A reinstall faked by writing a new version into the status is a package the image's lock does not hold
+(drift.py).
 """
 
 import posixpath
@@ -23,7 +26,7 @@ from ngc_paddle.scan.source.saved_image import Layer
 
 DPKG_STATUS = "/var/lib/dpkg/status"
 INSTALLED = "install ok installed"
-_FIELD = re.compile(r"^(Package|Status): *(.*)$", re.M)
+_FIELD = re.compile(r"^(Package|Status|Version): *(.*)$", re.M)
 _CONFFILES = re.compile(r"^Conffiles:[ \t]*\n((?:[ \t].*(?:\n|$))*)", re.M)
 
 
@@ -89,69 +92,77 @@ def _listed(content: bytes | None) -> set[str]:
             if line.startswith("/")}
 
 
-def conffiles(status: bytes | None) -> dict[str, dict[str, str]]:
-    """package -> {conffile: md5} of every installed package of a dpkg status file."""
-    found: dict[str, dict[str, str]] = {}
+def status_entries(status: bytes | None) -> dict[str, tuple[str, dict[str, str]]]:
+    """package -> (version, {conffile: md5}) of every installed package of a dpkg status file."""
+    found: dict[str, tuple[str, dict[str, str]]] = {}
     for paragraph in (status or b"").decode("utf-8", "replace").split("\n\n"):
         fields = dict(_FIELD.findall(paragraph))
-        block = _CONFFILES.search(paragraph)
-        if not block or " ".join(fields.get("Status", "").split()) != INSTALLED or not fields.get("Package"):
+        if " ".join(fields.get("Status", "").split()) != INSTALLED or not fields.get("Package"):
             continue
-        entries = found.setdefault(fields["Package"].strip(), {})
-        for line in block.group(1).splitlines():
+        entries: dict[str, str] = {}
+        block = _CONFFILES.search(paragraph)
+        for line in block.group(1).splitlines() if block else ():
             parts = line.split()
             if len(parts) >= 2 and parts[0].startswith("/") and len(parts[1]) == 32:
                 entries[parts[0]] = parts[1]
+        found[fields["Package"].strip()] = (fields.get("Version", "").strip(), entries)
     return found
+
+
+def install_layers(statuses: list[tuple[int, bytes | None]]) -> tuple[dict[str, int], dict[int, dict]]:
+    """package -> the layer whose status first lists it at its final version (after any other version), with
+    each status copy parsed (layer index -> status_entries)."""
+    parsed = {index: status_entries(content) for index, content in statuses}
+    final = parsed[statuses[-1][0]] if statuses else {}
+    installed: dict[str, int] = {}
+    for index, entries in parsed.items():
+        for package, (version, _conffiles) in final.items():
+            held = entries.get(package)
+            if held is None or held[0] != version:
+                installed.pop(package, None)
+            else:
+                installed.setdefault(package, index)
+    return installed, parsed
 
 
 def dpkg(layers: Sequence[Layer], facts: Sequence[Facts]) -> Records:
     """What each installed package owns and the checksums its install recorded, from every layer's copies of
-    dpkg's records; with the records a later layer rewrote on their own."""
+    dpkg's records; with the records a later layer rewrote without installing the package."""
     records = Records()
     history = copies(facts, lambda p: p == DPKG_STATUS or (p.startswith(DPKG_INFO) and p.endswith((".list",
                                                                                                      ".md5sums"))))
     statuses = history.pop(DPKG_STATUS, [])
-    parsed: dict[int, dict[str, dict[str, str]]] = {}
-
-    def status_at(index: int) -> dict[str, dict[str, str]]:
-        copy = _as_of(statuses, index)
-        if copy is None:
-            return {}
-        if copy[0] not in parsed:
-            parsed[copy[0]] = conffiles(copy[1])
-        return parsed[copy[0]]
-
+    installed, parsed = install_layers(statuses)
     for path, lists in history.items():
         if not path.endswith(".list"):
             continue
         stem = path.removeprefix(DPKG_INFO).removesuffix(".list")
         package = stem.split(":", 1)[0]
-        install, listed = lists[-1][0], _listed(lists[-1][1])
-        records.installed_in[package] = max(install, records.installed_in.get(package, -1))
+        install = installed.get(package, lists[-1][0])
+        records.installed_in[package] = install
         sums = history.get(f"{DPKG_INFO}{stem}.md5sums", [])
         if sums and sums[-1][0] > install:
             records.problems.append(Problem(f"{DPKG_INFO}{stem}.md5sums", package, (
                 f"its checksums were rewritten in a later layer than its install (layer {install}): the "
                 "checksums of that install are used"), layers[sums[-1][0]]))
-        at_install = _as_of(sums, install)
-        if at_install is not None and at_install[0] < install:  # the list rewritten without a reinstall
-            before = _as_of(lists, at_install[0])
+        at_install, listed = _as_of(sums, install), _listed(lists[-1][1])
+        if lists[-1][0] > install:  # the file list rewritten without a reinstall
+            before = _as_of(lists, install)
             gained = sorted(listed - _listed(before[1] if before else None))
             if gained:
                 records.problems.append(Problem(path, package, (
                     f"its file list gained {len(gained)} path(s) without a reinstall: {', '.join(gained[:3])}"
-                    " (not the package's)"), layers[install]))
+                    " (not the package's)"), layers[lists[-1][0]]))
                 listed -= set(gained)
         for owned in listed:
             records.owner.setdefault(owned, package)
         for name, digest in parse_md5sums(at_install[1] or b"").items() if at_install else ():
             records.md5["/" + name] = digest
             records.owner.setdefault("/" + name, package)
-    final = status_at(len(facts) - 1)
-    for package, entries in final.items():
-        install = records.installed_in.get(package, len(facts) - 1)
-        then = status_at(install).get(package, {})
+    final = parsed[statuses[-1][0]] if statuses else {}
+    for package, (_version, entries) in final.items():
+        install = installed.get(package, statuses[-1][0])
+        then = parsed[_as_of(statuses, install)[0]].get(package, ("", {}))[1]
         for conffile, digest in entries.items():
             expected = then.get(conffile, digest)
             if expected != digest or conffile not in then:
