@@ -26,8 +26,12 @@ TRUST_CHANGES = [
     ("RUN sed -i '1i auth sufficient pam_permit.so' /etc/pam.d/su", "/etc/pam.d/su"),
     ("RUN mkdir -p /etc/sudoers.d && echo 'nobody ALL=(ALL) ALL' > /etc/sudoers.d/ops && chmod 440 /etc/sudoers.d/ops",
      "/etc/sudoers.d/ops"),
-    ("RUN sed -i 's#^daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin#daemon:x:1:1:daemon:/usr/sbin:/bin/bash#' "
+    # mentions /opt/ngc-paddle, which once named the step `suite`, whose declarations cover /etc/passwd
+    ("RUN test -d /opt/ngc-paddle && sed -i "
+     "'s#^daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin#daemon:x:1:1:daemon:/usr/sbin:/bin/bash#' "
      "/etc/passwd && grep -q '^daemon:.*/bin/bash$' /etc/passwd", "/etc/passwd"),
+    # copies from layers/os/, which once named the step `os`, whose declarations cover the apt sources
+    ("COPY layers/os/sources.list /etc/apt/sources.list", "/etc/apt/sources.list"),
     ("RUN echo 'deb [trusted=yes] http://apt.example.invalid/ stable main' > /etc/apt/sources.list.d/extra.list",
      "/etc/apt/sources.list.d/extra.list"),
     ("RUN printf -- '-----BEGIN PGP PUBLIC KEY BLOCK-----\\nmQINBF\\n-----END PGP PUBLIC KEY BLOCK-----\\n' "
@@ -42,6 +46,23 @@ TRUST_CHANGES = [
      "trusted-host = pypi.example.invalid\\n' > /etc/pip.conf", "/etc/pip.conf"),
     ("RUN cp /usr/bin/true /usr/bin/false", "/usr/bin/false"),
     (f"RUN echo '# changed' >> {SITE}/yaml/__init__.py", f"{SITE}/yaml/__init__.py"),
+]
+# (Dockerfile step, the file, the finding's id, what its title says): links, records, compiled code, a home's config.
+SWAPS = [
+    ("RUN ln -sf /tmp/evil /usr/bin/su", "/usr/bin/su", "package-file-changed", "a symlink to /tmp/evil"),
+    ("RUN ln -sf /tmp/pam-other /etc/pam.d/other", "/etc/pam.d/other", "package-file-changed", "a symlink to"),
+    (f"RUN ln -sf /tmp/evil.py {SITE}/yaml/composer.py", f"{SITE}/yaml/composer.py", "package-file-changed",
+     "where its RECORD lists a regular file"),
+    ("RUN echo /etc/ld.so.preload >> /var/lib/dpkg/info/login.list", "/var/lib/dpkg/info/login.list",
+     "package-record-changed", "gained 1 path(s) without a reinstall: /etc/ld.so.preload"),
+    # a compiled module whose header carries its source's mtime and size: Python runs it instead of nodes.py
+    ("RUN python3 -c \"import importlib.util as u, marshal, os, struct; s = '" + SITE + "/yaml/nodes.py'; "
+     "st = os.stat(s); open('" + SITE + "/yaml/__pycache__/nodes.cpython-311.pyc', 'wb').write(u.MAGIC_NUMBER + "
+     "struct.pack('<III', 0, int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF) + "
+     "marshal.dumps(compile('import os', s, 'exec')))\"",
+     f"{SITE}/yaml/__pycache__/nodes.cpython-311.pyc", "bytecode-unaccounted", "instead of"),
+    ("RUN mkdir -p /root/.config/pip && printf '[global]\\nindex-url = http://pypi.example.invalid/simple\\n' "
+     "> /root/.config/pip/pip.conf", "/root/.config/pip/pip.conf", "unowned-file", "package sources and keys"),
 ]
 LISTED_CHANGE = ("RUN echo notes > /usr/share/doc/planted-notes.txt", "/usr/share/doc/planted-notes.txt")
 # Token files, copied from the build context (no token in a RUN line), and one compiled in the image.
@@ -60,10 +81,11 @@ TOKENS = {
                              + '\\n-----END PRIVATE KEY-----"}\n'),
 }
 OURS = ("layers", "config")
+CONTEXT_FILES = {"layers/os/sources.list": "deb [trusted=yes] http://apt.example.invalid/ stable main\n"}
 
 
 def dockerfile(base: str) -> str:
-    steps = [step for step, _ in TRUST_CHANGES] + [LISTED_CHANGE[0]]
+    steps = [step for step, _ in TRUST_CHANGES] + [step for step, *_ in SWAPS] + [LISTED_CHANGE[0]]
     steps += ["COPY srv /srv",
               "RUN python3 -m py_compile /srv/app/compiled_src.py && rm /srv/app/compiled_src.py"]
     return f"FROM {base}\nUSER root\n" + "\n".join(steps) + "\nUSER 1000:1000\n"
@@ -72,7 +94,7 @@ def dockerfile(base: str) -> str:
 @pytest.fixture(scope="module")
 def planted(built: Built, tmp_path_factory: pytest.TempPathFactory) -> str:
     context = tmp_path_factory.mktemp("planted")
-    for name, text in TOKENS.items():
+    for name, text in {**TOKENS, **CONTEXT_FILES}.items():
         (context / name).parent.mkdir(parents=True, exist_ok=True)
         (context / name).write_text(text)
     (context / "Dockerfile").write_text(dockerfile(built.image))
@@ -122,6 +144,10 @@ def test_each_trust_change_blocks_naming_the_file(with_trivy) -> None:
     assert changed["installed"] == "coreutils" and "dpkg recorded" in changed["title"], changed
     assert blocked["/etc/ld.so.preload"]["installed"] == "no package"
     assert "pyyaml" in blocked[f"{SITE}/yaml/__init__.py"]["installed"].lower()
+    for step, path, rule, what in SWAPS:
+        found = [f for f in report["blocking"] if f["package"] == path and f["id"] == rule]
+        assert found and found[0]["kind"] == "integrity" and what in found[0]["title"], (path, found)
+        assert step[:30] in found[0]["location"], found[0]
     listed = [f for f in report["informational"] if f["package"] == LISTED_CHANGE[1]]
     assert [f["kind"] for f in listed] == ["integrity-other"], listed  # outside the trust paths: listed only
 
