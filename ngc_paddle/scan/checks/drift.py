@@ -141,9 +141,15 @@ def record_entries(dist: DistInfo) -> list[tuple[str, str]]:
         parts = line.rsplit(",", 2)
         if len(parts) != 3 or not parts[1].startswith("sha256="):
             continue
-        name = parts[0].strip('"')
-        entries.append((posixpath.normpath(posixpath.join(site, name)), parts[1].removeprefix("sha256=")))
+        entries.append((installed_path(site, parts[0]), parts[1].removeprefix("sha256=")))
     return entries
+
+
+def installed_path(site: str, name: str) -> str:
+    """The absolute path of a RECORD entry (relative to site-packages; a script's is ../../../bin/NAME)."""
+    name = name.strip('"')
+    path = f"{site}/{name}"
+    return posixpath.normpath(path) if name.startswith(("/", ".")) or "/." in name or "//" in name else path
 
 
 def check_builds(dists: list[DistInfo], packages: list[Package], lock: Lock, hashes: dict[str, str]) -> list[Finding]:

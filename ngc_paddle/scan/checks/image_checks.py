@@ -192,7 +192,7 @@ def owned_by_dists(dists: list[drift.DistInfo]) -> dict[str, integrity.Owned]:
         for line in dist.files.get("RECORD", b"").decode("utf-8", "replace").splitlines():
             parts = line.rsplit(",", 2)
             if len(parts) == 3 and parts[0]:
-                path = posixpath.normpath(posixpath.join(site, parts[0].strip('"')))
+                path = drift.installed_path(site, parts[0])
                 entry = owned.setdefault(path, integrity.Owned(name))
                 entry.records.add(dist.path + "/RECORD")
                 if parts[1].startswith("sha256="):

@@ -18,6 +18,7 @@ a change to it needs no layer read again.
 
 import fnmatch
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Protocol
@@ -98,8 +99,15 @@ def load_declarations(root: Path) -> dict[str, list[Declared]]:
         raise DeclarationError(one_line(path, exc, "see the file's header for the format")) from None
 
 
-def declared(path: str, layer: str, declarations: dict[str, list[Declared]]) -> bool:
-    return any(fnmatch.fnmatchcase(path, d.path) for d in declarations.get(layer, ()))
+def matcher(declarations: dict[str, list[Declared]]) -> Callable[[str, str], bool]:
+    """declared(path, layer name): whether a pattern that layer declares matches the path (one regex per layer)."""
+    patterns = {layer: re.compile("|".join(fnmatch.translate(d.path) for d in entries))
+                for layer, entries in declarations.items() if entries}
+
+    def declared(path: str, layer: str) -> bool:
+        pattern = patterns.get(layer)
+        return pattern is not None and pattern.match(path) is not None
+    return declared
 
 
 # ---- the judgement ----------------------------------------------------------------------------------------------
@@ -229,42 +237,41 @@ def check(layers: list[Layer], facts: list[LayerFacts], records: dict[str, Owned
         return bytecode.Source(path, seen.layer.index, seen.mtime, seen.size) if seen and seen.type == "file" \
             else None
 
+    declared = matcher(declarations)
     for path, seen in sorted(final.items()):
         layer = seen.layer
-        ours = declared(path, layer.name, declarations)
-        if ours:
+        if declared(path, layer.name):
             continue
-        trust = trust_of(path, seen.setuid)
         if seen.type == "pyc":
             verdict = bytecode.judge(path, bytes.fromhex(seen.digest), layer.index, source, install_layers)
             if verdict is not None:
-                findings.append(_finding(path, trust_of(verdict.source or path) or trust, "bytecode-unaccounted",
-                                         None, verdict.what, layer.where))
+                findings.append(_finding(path, trust_of(verdict.source or path) or trust_of(path, seen.setuid),
+                                         "bytecode-unaccounted", None, verdict.what, layer.where))
             continue
         package, md5 = dpkg.entry(path)
         owned = records.get(path)
         if package is not None:
             changed = _dpkg_file(path, seen, md5) or \
                 (_dpkg_link(path, seen, dpkg.installed_in.get(package), facts) if seen.type == "symlink" else None)
-            if changed and (trust or changed[0] != "package-file-unverifiable"):
+            if changed and ((trust := trust_of(path, seen.setuid)) or changed[0] != "package-file-unverifiable"):
                 what = changed[1].replace("the file its package installed", "its package's conffile") \
                     if path in dpkg.conffiles else changed[1]
                 findings.append(_finding(path, trust, changed[0], package, what, layer.where))
             continue
         if owned is not None:
             changed = _record_file(seen, owned, path)
-            if changed and (trust or changed[0] != "package-file-unverifiable"):
+            if changed and ((trust := trust_of(path, seen.setuid)) or changed[0] != "package-file-unverifiable"):
                 findings.append(_finding(path, trust, changed[0], owned.dist, changed[1], layer.where))
             continue
         if base_trusted and layer.name == hooks.BASE:
             continue
         what = f"a symlink to {seen.link}" if seen.type == "symlink" else "a file"
-        findings.append(_finding(path, trust, "unowned-file", None,
+        findings.append(_finding(path, trust_of(path, seen.setuid), "unowned-file", None,
                                  f"{what} that no package installed and no layer of ours declares", layer.where))
     for path, layer in sorted(deleted.items()):
         package, _md5 = dpkg.entry(path)
         trust = trust_of(path)
-        if package is None or trust is None or declared(path, layer.name, declarations):
+        if package is None or trust is None or declared(path, layer.name):
             continue
         findings.append(_finding(path, trust, "package-file-removed", package, "removed from the image",
                                  layer.where))

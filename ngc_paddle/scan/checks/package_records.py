@@ -59,6 +59,8 @@ class Records:
 
     def entry(self, path: str) -> tuple[str | None, str | None]:
         """(package, md5 it recorded) under any name dpkg may know the path by (before /usr was merged)."""
+        if path in self.owner or path in self.md5 or not path.startswith("/usr/"):
+            return self.owner.get(path), self.md5.get(path)
         for name in dpkg_names(path):
             key = "/" + name
             if key in self.owner or key in self.md5:
