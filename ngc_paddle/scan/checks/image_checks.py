@@ -188,15 +188,12 @@ def owned_by_dists(dists: list[drift.DistInfo]) -> dict[str, integrity.Owned]:
     owned: dict[str, integrity.Owned] = {}
     for dist in dists:
         name = posixpath.basename(dist.path).removesuffix(".dist-info")
-        site = posixpath.dirname(dist.path)
-        for line in dist.files.get("RECORD", b"").decode("utf-8", "replace").splitlines():
-            parts = line.rsplit(",", 2)
-            if len(parts) == 3 and parts[0]:
-                path = drift.installed_path(site, parts[0])
-                entry = owned.setdefault(path, integrity.Owned(name))
-                entry.records.add(dist.path + "/RECORD")
-                if parts[1].startswith("sha256="):
-                    entry.sha256.add(parts[1].removeprefix("sha256="))
+        record = dist.path + "/RECORD"
+        for path, digest in dist.record_lines():
+            entry = owned.setdefault(path, integrity.Owned(name))
+            entry.records.add(record)
+            if digest:
+                entry.sha256.add(digest)
     return owned
 
 
