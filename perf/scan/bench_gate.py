@@ -159,6 +159,7 @@ def main() -> None:
              "| round | trivy alone (save + trivy) | gate cold | gate/trivy | rescan after a top-layer change "
              "| layers read cold / rescan |", "| --- | --- | --- | --- | --- | --- |"]
     for name in names[1:]:
+        who = Path(name.removeprefix("gate ")).name  # which checkout's gate, where several ran (--repo)
         ratios = [r[name]["ratio"] for r in runs]
         cpu = [r[name]["cpu_ratio"] for r in runs]
         rescans = [r[name]["rescan"]["total"] for r in runs]
@@ -168,12 +169,15 @@ def main() -> None:
               f"{statistics.median(rescans):.1f} s; target about 5 to {RESCAN_TARGET_S:.0f} s")
         for i, r in enumerate(runs, 1):
             g = r[name]
-            lines.append(f"| {i} | {r['trivy']['total']:.1f} s ({r['trivy']['save']:.1f} + {r['trivy']['trivy']:.1f}) "
+            label = f"{i}" if len(names) == 2 else f"{i} (gate of {who})"
+            trivy = r["trivy"]
+            lines.append(f"| {label} | {trivy['total']:.1f} s ({trivy['save']:.1f} + {trivy['trivy']:.1f}) "
                          f"| {g['total']:.1f} s | {g['ratio']:.2f} | {g['rescan']['total']:.1f} s | "
                          f"{g['layers_read']} of {g['layers']} / {g['rescan']['layers_read']} of "
                          f"{g['rescan']['layers']} |")
-        lines += ["", f"Median gate/trivy {statistics.median(ratios):.2f} (target < {COLD_TARGET:.1f}: below docker "
-                      f"save + trivy); median rescan {statistics.median(rescans):.1f} s (target about 5 to "
+        lines += ["", f"{'' if len(names) == 2 else f'Gate of {who}: '}Median gate/trivy "
+                      f"{statistics.median(ratios):.2f} (target < {COLD_TARGET:.1f}: below docker save + trivy); "
+                      f"median rescan {statistics.median(rescans):.1f} s (target about 5 to "
                       f"{RESCAN_TARGET_S:.0f} s). Cold gate phases of the last round (s): "
                       + ", ".join(f"{p} {runs[-1][name]['phases'][p]:.1f}" for p in PHASES
                                   if p in runs[-1][name]["phases"]) + "."]
