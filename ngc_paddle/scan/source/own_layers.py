@@ -24,10 +24,10 @@ from ngc_common.errors import InputError, OneLineError
 from ngc_paddle import engine
 from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.layers import LAYER_ORDER
+from ngc_paddle.scan.checks.hooks import BASE  # what layer_names calls an image's imported first layer
 from ngc_paddle.scan.source.image_release import RELEASE_LABEL, UnknownRelease, image_flavor
 from ngc_paddle.scan.source.saved_image import Layer, step_text
 
-BASE = "base"  # what layer_names calls an image's imported first layer (checks/hooks.BASE)
 REPORT = "build/reports/{release}-{flavor}/build.json"  # ngc_paddle/image_build/pipeline.py writes it
 Inspect = Callable[[list[str]], dict[str, dict]]  # engine.inspect_images: ref -> `docker image inspect` object
 
