@@ -12,6 +12,7 @@ which the harness reports as `efficiency_failure`, a probe failure). Needs pydan
 
 import math
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -37,6 +38,21 @@ EFFICIENCIES = {"efficiency", "efficiency_paddle"}  # never above 1.0: such a fi
 TRAIN_PRECISIONS = ("fp32", "tf32", "amp", "amp-o2", "bf16")  # results.train.<precision> (and the --precision choices)
 INFER_PRECISIONS = ("fp32", "fp16", "int8")  # results.infer.<backend>.<precision>.bsN
 BATCH_RE = re.compile(r"bs[1-9][0-9]{0,5}")
+# What the harness writes, where it knows every name: a baseline with any other name there (a renamed
+# efficiency, latency_ms or percentile, peak dtype or back end) would be compared on nothing, without a word.
+# results.infer.<backend> (benchmarks/*/spec.py backends_cpu/gpu, checked by tests/unit/test_bench_harness.py)
+INFER_BACKENDS = ("paddle-inference", "paddle-trt", "tensorrt", "onnxruntime")
+PEAK_DTYPES = ("float32", "float16", "bfloat16")  # results.peak.<dtype> (harness/efficiency.probe_dtype)
+LATENCY_KEYS = ("mean", "p50", "p90", "p95", "p99")  # figures' latency_ms (harness/timing.Timing.latency_ms)
+# Every name a figure (results.train.<precision>, results.infer.<backend>.<precision>.bsN) may carry: the
+# timing summary, training's losses and schedule, the engine of an inference figure, efficiency.annotate's.
+FIGURE_KEYS = frozenset({
+    "ips", "batch", "steps", "latency_ms",  # timing.Timing.summary
+    "loss_first", "loss_last", "loss_finite", "losses", "world_size", "lr_peak", "lr_warmup_steps",
+    "lr_total_steps", "lr_last", "input",  # training.train, runner.train_all
+    "engine", "timed", "layer_precisions",  # inference.py
+    "flops_per_sample", "achieved_tflops", "peak_tflops", "paddle_peak_tflops", "mfu",  # efficiency.annotate
+    *EFFICIENCIES, *(f"{name}_failure" for name in EFFICIENCIES)})
 MAX_RESULTS_DEPTH = 8  # results.infer.<backend>.<precision>.bsN.latency_ms.p99 is 6 levels
 
 
@@ -187,11 +203,32 @@ def _depth(node: Any) -> int:
     return deepest
 
 
+def _unknown(where: str, keys: Any, known: Iterable[str], what: str) -> tuple[str, str] | None:
+    """(field, what is wrong) for the first key of `keys` that the harness never writes there."""
+    known = tuple(known)
+    unknown = next((key for key in keys if key not in known), None)
+    if unknown is None:
+        return None
+    return f"{where}.{unknown}"[:200], f"is not {what} the harness writes ({', '.join(sorted(known))[:300]})"
+
+
 def _figures_problem(where: str, figures: Any) -> tuple[str, str] | None:
     if not isinstance(figures, dict):
         return where, f"must be a mapping of figures, not a {type(figures).__name__}"
     if "ips" not in figures:
         return where, "has no 'ips' (renamed or missing): the throughput the regression gate compares"
+    if problem := _unknown(where, figures, FIGURE_KEYS, "a figure"):
+        return problem
+    latency = figures.get("latency_ms")
+    if not isinstance(latency, dict) or set(latency) != set(LATENCY_KEYS):
+        if isinstance(latency, dict) and (problem := _unknown(f"{where}.latency_ms", latency, LATENCY_KEYS,
+                                                               "a latency figure")):
+            return problem
+        return f"{where}.latency_ms", f"must map each of {', '.join(LATENCY_KEYS)} to milliseconds (renamed or missing)"
+    for name in EFFICIENCIES:  # annotate writes the peak beside the efficiency, or why there is no figure
+        peak = "peak_tflops" if name == "efficiency" else "paddle_peak_tflops"
+        if peak in figures and name not in figures and f"{name}_failure" not in figures:
+            return f"{where}.{name}", f"is missing beside {peak} (renamed?): the figure the regression gate compares"
     return None
 
 
@@ -200,6 +237,12 @@ def _shape_problem(results: dict[str, Any]) -> tuple[str, str] | None:
     would make the regression gate compare nothing without a word, and deep nesting is no figure at all."""
     if _depth(results) > MAX_RESULTS_DEPTH:
         return "results", f"nests deeper than {MAX_RESULTS_DEPTH} levels (a result nests 6)"
+    peaks = results.get("peak", {})
+    if problem := _unknown("results.peak", peaks, PEAK_DTYPES, "a dtype whose peak"):
+        return problem
+    for dtype, entry in peaks.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("peak_flops"), int | float):
+            return f"results.peak.{dtype}.peak_flops", "is missing (renamed?): the peak that tells the load apart"
     for precision, figures in results.get("train", {}).items():
         where = f"results.train.{precision}"
         if precision == "summary":
@@ -211,6 +254,9 @@ def _shape_problem(results: dict[str, Any]) -> tuple[str, str] | None:
     for backend, by_precision in results.get("infer", {}).items():
         if backend in ("summary", "agreement"):
             continue
+        if backend not in INFER_BACKENDS:
+            return f"results.infer.{backend}"[:200], (f"{backend[:40]!r} is not an inference back end "
+                                                       f"({', '.join(INFER_BACKENDS)})")
         if not isinstance(by_precision, dict):
             return f"results.infer.{backend}", "must be a mapping of precisions"
         for precision, by_batch in by_precision.items():

@@ -20,9 +20,14 @@ from ngc_common import credential_files, token_rules
 
 # A PEM / OpenSSH / PGP private key: the armour line followed by key material. An armour line alone
 # (libcrypto's PEM strings, "-----BEGIN RSA PRIVATE KEY-----\n...\n" in documentation) is not a key.
+# As trivy's built-in rule `private-key` (checked against trivy 0.76's own findings, tests/unit/test_scan_classes.py):
+# in any case ("-----begin rsa private key-----"), with spaces inside the dashes, and with the line breaks as
+# written in JSON, .env files and string literals (a literal backslash-n), or none at all; unlike trivy's, no END
+# line is needed (a truncated key is still a key).
+_BREAK = rb"(?:\s|\\[rn])"  # a real line break or blank, or an escaped one (\n, \r\n) as in JSON and .env files
 PRIVATE_KEY = re.compile(
-    rb"-----BEGIN (?:[A-Z0-9_-]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----\r?\n"
-    rb"(?:[A-Za-z-]+: [^\r\n]*\r?\n)*(?:\r?\n)?[A-Za-z0-9+/=]{20,}")
+    rb"(?i)-----\s{0,4}BEGIN[ A-Z0-9_-]{0,40}?PRIVATE KEY(?: BLOCK)?\s{0,4}-----" + _BREAK + rb"{0,8}"
+    rb"(?:[A-Za-z-]{1,40}: [^\r\n\\]{0,200}(?:\r?\n|\\r\\n|\\n))*" + _BREAK + rb"{0,8}[A-Za-z0-9+/=]{20,}")
 
 # (rule, pattern) over file content, ENV values, labels and the image history; rule ids are the findings' ids.
 AWS_KEY_ID = re.compile(rb"A(?<!\wA)(?:3T[A-Z0-9]|KIA|GPA|IDA|ROA|IPA|NPA|NVA|SIA)[A-Z0-9]{16}\b")
@@ -99,10 +104,15 @@ LABEL_SECRET_NAME = re.compile(r"(?i)(password|passwd|secret|token|api[_-]?key|a
 # A value that points to a secret instead of holding it: a BuildKit secret mount, a file the runtime mounts.
 SECRET_REFERENCE = re.compile(r"^(/run/secrets/|/var/run/secrets/|\$\{?[A-Za-z_])")
 # A whole key block, to know a key by its content: sha256 of the bytes from "-----BEGIN" to the END line's "-----".
-KEY_BLOCK = re.compile(rb"-----BEGIN ([A-Z0-9_ -]{0,30})PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s:,.()-]{20,8192}?"
-                       rb"-----END \1PRIVATE KEY(?: BLOCK)?-----")
+KEY_BLOCK = re.compile(rb"(?i)-----BEGIN ([A-Z0-9_ -]{0,30})PRIVATE KEY(?: BLOCK)?-----"
+                       rb"[A-Za-z0-9+/=\s:,.()\\-]{20,8192}?-----END \1PRIVATE KEY(?: BLOCK)?-----")
 CHUNK = 1 << 20
 OVERLAP = 4096  # a match may straddle two chunks; every pattern's match is shorter than this
+
+
+def has_private_key(data: bytes) -> bool:
+    """A private key in `data` (PRIVATE_KEY), after a memchr-speed look for its dashes."""
+    return b"-----" in data and PRIVATE_KEY.search(data) is not None
 
 
 def url_credentials(data: bytes) -> bool:
@@ -114,7 +124,7 @@ def content_hits(data: bytes, path: str = "") -> set[str]:
     and the rules of a known credential file (.netrc, .docker/config.json, kubeconfig, ...) holding a secret."""
     hits = {"url-credentials"} if CONFIG_FILE.search(path) and url_credentials(data) else set()
     hits |= credential_files.hits(path, data)
-    if b"-----BEGIN" in data and PRIVATE_KEY.search(data):
+    if has_private_key(data):
         hits.add("private-key")
     return hits | token_hits(data)
 
@@ -141,7 +151,7 @@ def token_hits(data: bytes) -> set[str]:
 def key_digests(data: bytes) -> set[str]:
     """sha256 of each whole private-key block in a buffer: how the policy's key_fixtures name a known test key
     (Debian's libgnutls30 compiles its self-test keys in); independent of the file that carries it."""
-    if b"-----BEGIN" not in data:
+    if b"-----" not in data:
         return set()
     return {hashlib.sha256(m.group(0)).hexdigest() for m in KEY_BLOCK.finditer(data)}
 
@@ -157,10 +167,10 @@ def binary_hits(data: bytes, path: str = "") -> set[str]:
     """The rules that matter inside a binary (a key or an access key id pasted into it), at memchr speed:
     like trivy and gitleaks, the text rules (URLs, passwords) are not run over compiled code. Compiled Python
     (.pyc) gets every token rule over its string constants (pyc_text), as trivy does."""
-    hits = {"private-key"} if b"-----BEGIN" in data and PRIVATE_KEY.search(data) else set()
+    hits = {"private-key"} if has_private_key(data) else set()
     text = pyc_text(data) if path.endswith(".pyc") else None
     if text is not None:
-        hits |= token_hits(text) | ({"private-key"} if b"-----BEGIN" in text and PRIVATE_KEY.search(text) else set())
+        hits |= token_hits(text) | ({"private-key"} if has_private_key(text) else set())
     elif (b"AKIA" in data or b"ASIA" in data) and AWS_KEY_ID.search(data):  # the long-term and temporary ids
         hits.add("aws-access-key-id")
     return hits

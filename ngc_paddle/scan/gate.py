@@ -25,7 +25,7 @@ from ngc_paddle.scan.checks import image_checks, layer_checks
 from ngc_paddle.scan.checks.layer_cache import LayerCache, default_folder
 from ngc_paddle.scan.checks.layer_facts import LayerFacts, scan_layer
 from ngc_paddle.scan.findings import Finding, dedupe, severity_rank
-from ngc_paddle.scan.source import image_release, layer_source
+from ngc_paddle.scan.source import image_release, layer_source, own_layers
 from ngc_paddle.scan.source.saved_image import Layer
 from ngc_paddle.scan.vulnerabilities import freshness, scanners, sources
 
@@ -153,6 +153,9 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
         with tempfile.TemporaryDirectory(prefix="ngc-scan-") as tmp:
             say(f"==> scan {image}")
             source, how = _timed(timings, "fetch", layer_source.open_image, image, Path(tmp), say)
+            # which layers are our build's (their diff ids, as this host recorded them): names the layers
+            attribution = own_layers.attribute(source.layers, source.labels, root, resolved)
+            say(f"    own layers: {attribution.line}")
             # trivy reads the same image (the registry reference, or the saved tar) in its own process while
             # this one reads the layers (two cores busy instead of one after the other); the thread only waits.
             cache = sources.trivy_cache()  # where an air-gapped host keeps a pre-populated database
@@ -226,6 +229,7 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             "secret_scan": secret_scan(scanned),
             "lock": {"status": whole.lock_status, "detail": whole.lock_why},
             "read_from": how,
+            "own_layers": attribution.as_dict(),
             "layers": layer_report,
         }
         timings["report"] = time.perf_counter() - mark
@@ -254,6 +258,11 @@ def not_run_parts(report: dict) -> list[str]:
     secrets = report.get("secret_scan") or {}
     if secrets.get("status") == "NOT RUN":
         parts.append(f"secrets: NOT RUN ({secrets['detail']})")
+    own = report.get("own_layers") or {}
+    if own.get("missing"):
+        parts.append(f"own layers: NOT RUN (the image names {own.get('claims')}, and this host has no record of "
+                     f"that build: {own.get('source')}; its layers' declared files were judged as anyone's; fix: "
+                     "scan it where it was built, or build it here first)")
     lock = report.get("lock") or {}
     if lock.get("status") == "NOT RUN":
         parts.append(f"lock: NOT RUN (the image was not compared with a lock: {lock.get('detail')})")

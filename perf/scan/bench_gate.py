@@ -1,11 +1,11 @@
 """The whole scan gate against trivy's own secret scan on the same image, side by side in one run: a cold scan,
 a rescan after a change to the top layer, and trivy alone.
 
-Why: the gate wraps trivy and adds its own layer checks and SBOM; its targets are a cold scan at most 1.5x
-as long as trivy alone (docker save + `trivy image --input TAR --scanners secret`) and a rescan after a
-change to the top layer within 20 s (it reads only that layer: the per-layer caches of the gate and of
-trivy hold the others). On a shared machine only figures measured in one run, alternating, mean anything,
-so this prints each round, the ratio, and the gate's phases (from the `timings_s` of its scan.json).
+Why: the gate wraps trivy and adds its own layer checks and SBOM; its targets (issue 30) are a cold scan
+shorter than trivy alone on the same image (docker save + `trivy image --input TAR --scanners secret`), and
+a rescan after a change to the top layer of about 5 to 7 s (it reads only that layer: the per-layer caches
+of the gate and of trivy hold the others). On a shared machine only figures measured in one run, alternating,
+mean anything, so this prints each round, the ratio, and the gate's phases (from the `timings_s` of its scan.json).
 The cold runs start cold: each trivy run gets a fresh cache folder, the gate a fresh HOME (trivy's cache)
 and a fresh per-layer cache; the rescan reuses the cold run's caches on an image whose top layer differs
 (the image plus one small layer, built here and removed after). Figures go to docs/measurements.md.
@@ -37,6 +37,8 @@ from ngc_paddle import engine  # noqa: E402
 from ngc_paddle.scan.vulnerabilities.scanners import tool_binary  # noqa: E402  (the trivy the gate itself runs)
 from perf.measurements import record  # noqa: E402
 
+COLD_TARGET = 1.0  # the gate's cold time / trivy alone's: below it
+RESCAN_TARGET_S = 7.0  # a rescan after a change to the top layer: about 5 to 7 s
 PHASES = ("fetch", "save", "layers", "checks", "sbom", "freshness", "trivy", "trivy_wait", "hadolint", "report")
 
 
@@ -157,20 +159,26 @@ def main() -> None:
              "| round | trivy alone (save + trivy) | gate cold | gate/trivy | rescan after a top-layer change "
              "| layers read cold / rescan |", "| --- | --- | --- | --- | --- | --- |"]
     for name in names[1:]:
+        who = Path(name.removeprefix("gate ")).name  # which checkout's gate, where several ran (--repo)
         ratios = [r[name]["ratio"] for r in runs]
         cpu = [r[name]["cpu_ratio"] for r in runs]
         rescans = [r[name]["rescan"]["total"] for r in runs]
         print(f"{name}: median gate/trivy {statistics.median(ratios):.2f} wall (runs "
-              f"{', '.join(f'{x:.2f}' for x in ratios)}), {statistics.median(cpu):.2f} CPU; target <= 1.5 wall; "
-              f"rescan after a top-layer change median {statistics.median(rescans):.1f} s; target <= 20 s")
+              f"{', '.join(f'{x:.2f}' for x in ratios)}), {statistics.median(cpu):.2f} CPU; target < "
+              f"{COLD_TARGET:.1f} wall (below docker save + trivy); rescan after a top-layer change median "
+              f"{statistics.median(rescans):.1f} s; target about 5 to {RESCAN_TARGET_S:.0f} s")
         for i, r in enumerate(runs, 1):
             g = r[name]
-            lines.append(f"| {i} | {r['trivy']['total']:.1f} s ({r['trivy']['save']:.1f} + {r['trivy']['trivy']:.1f}) "
+            label = f"{i}" if len(names) == 2 else f"{i} (gate of {who})"
+            trivy = r["trivy"]
+            lines.append(f"| {label} | {trivy['total']:.1f} s ({trivy['save']:.1f} + {trivy['trivy']:.1f}) "
                          f"| {g['total']:.1f} s | {g['ratio']:.2f} | {g['rescan']['total']:.1f} s | "
                          f"{g['layers_read']} of {g['layers']} / {g['rescan']['layers_read']} of "
                          f"{g['rescan']['layers']} |")
-        lines += ["", f"Median gate/trivy {statistics.median(ratios):.2f} (target <= 1.5); median rescan "
-                      f"{statistics.median(rescans):.1f} s (target <= 20 s). Cold gate phases of the last round (s): "
+        lines += ["", f"{'' if len(names) == 2 else f'Gate of {who}: '}Median gate/trivy "
+                      f"{statistics.median(ratios):.2f} (target < {COLD_TARGET:.1f}: below docker save + trivy); "
+                      f"median rescan {statistics.median(rescans):.1f} s (target about 5 to "
+                      f"{RESCAN_TARGET_S:.0f} s). Cold gate phases of the last round (s): "
                       + ", ".join(f"{p} {runs[-1][name]['phases'][p]:.1f}" for p in PHASES
                                   if p in runs[-1][name]["phases"]) + "."]
     if args.json:

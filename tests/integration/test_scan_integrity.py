@@ -1,14 +1,18 @@
 """Issue 30 on real images: one planted image FROM the built cpu image, each change in a layer of its own.
 
-Integrity: fourteen changes under the paths that decide trust (most named nowhere in the gate's rules), each
-blocked as `integrity` naming the file; one change elsewhere only listed; the clean release image has no
-integrity finding at all. Secrets without trivy: tokens of kinds only trivy used to find (a Hugging Face token,
-each GitHub prefix, vendor tokens, a GitHub token in compiled bytecode) give the same blocking findings with
-trivy removed as with it. One image, two scans of it plus one of the release image (its layers cached): about
-one cold scan of a small layer stack.
+Integrity: fifteen changes under the paths that decide trust (most named nowhere in the gate's rules; two in
+steps whose text once named them `suite` and `os`), each blocked as `integrity` naming the file; a package's
+file and a pip module swapped for symlinks, a path appended to a package's file list, a compiled module that
+Python would run instead of its source, and a home's pip.conf, each blocked with what changed; one change
+elsewhere only listed; the clean release images (cpu, gpu-cu118) have no integrity finding at all. Secrets
+without trivy: tokens of kinds only trivy used to find (a Hugging Face token, each GitHub prefix, vendor tokens,
+a GitHub token in compiled bytecode, private keys in lower case and escaped in JSON) give the same blocking
+findings with trivy removed as with it. One image, two scans of it plus one of each release image (the cpu
+one's layers cached): about one cold scan of a small layer stack, and a cold scan of gpu-cu118.
 """
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,8 +30,12 @@ TRUST_CHANGES = [
     ("RUN sed -i '1i auth sufficient pam_permit.so' /etc/pam.d/su", "/etc/pam.d/su"),
     ("RUN mkdir -p /etc/sudoers.d && echo 'nobody ALL=(ALL) ALL' > /etc/sudoers.d/ops && chmod 440 /etc/sudoers.d/ops",
      "/etc/sudoers.d/ops"),
-    ("RUN sed -i 's#^daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin#daemon:x:1:1:daemon:/usr/sbin:/bin/bash#' "
+    # mentions /opt/ngc-paddle, which once named the step `suite`, whose declarations cover /etc/passwd
+    ("RUN test -d /opt/ngc-paddle && sed -i "
+     "'s#^daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin#daemon:x:1:1:daemon:/usr/sbin:/bin/bash#' "
      "/etc/passwd && grep -q '^daemon:.*/bin/bash$' /etc/passwd", "/etc/passwd"),
+    # copies from layers/os/, which once named the step `os`, whose declarations cover the apt sources
+    ("COPY layers/os/sources.list /etc/apt/sources.list", "/etc/apt/sources.list"),
     ("RUN echo 'deb [trusted=yes] http://apt.example.invalid/ stable main' > /etc/apt/sources.list.d/extra.list",
      "/etc/apt/sources.list.d/extra.list"),
     ("RUN printf -- '-----BEGIN PGP PUBLIC KEY BLOCK-----\\nmQINBF\\n-----END PGP PUBLIC KEY BLOCK-----\\n' "
@@ -43,9 +51,27 @@ TRUST_CHANGES = [
     ("RUN cp /usr/bin/true /usr/bin/false", "/usr/bin/false"),
     (f"RUN echo '# changed' >> {SITE}/yaml/__init__.py", f"{SITE}/yaml/__init__.py"),
 ]
+# (Dockerfile step, the file, the finding's id, what its title says): links, records, compiled code, a home's config.
+SWAPS = [
+    ("RUN ln -sf /tmp/evil /usr/bin/su", "/usr/bin/su", "package-file-changed", "a symlink to /tmp/evil"),
+    ("RUN ln -sf /tmp/pam-other /etc/pam.d/other", "/etc/pam.d/other", "package-file-changed", "a symlink to"),
+    (f"RUN ln -sf /tmp/evil.py {SITE}/yaml/composer.py", f"{SITE}/yaml/composer.py", "package-file-changed",
+     "where its RECORD lists a regular file"),
+    ("RUN echo /etc/ld.so.preload >> /var/lib/dpkg/info/login.list", "/var/lib/dpkg/info/login.list",
+     "package-record-changed", "gained 1 path(s) without a reinstall: /etc/ld.so.preload"),
+    # a compiled module whose header carries its source's mtime and size: Python runs it instead of nodes.py
+    ("RUN python3 -c \"import importlib.util as u, marshal, os, struct; s = '" + SITE + "/yaml/nodes.py'; "
+     "st = os.stat(s); open('" + SITE + "/yaml/__pycache__/nodes.cpython-311.pyc', 'wb').write(u.MAGIC_NUMBER + "
+     "struct.pack('<III', 0, int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF) + "
+     "marshal.dumps(compile('import os', s, 'exec')))\"",
+     f"{SITE}/yaml/__pycache__/nodes.cpython-311.pyc", "bytecode-unaccounted", "instead of"),
+    ("RUN mkdir -p /root/.config/pip && printf '[global]\\nindex-url = http://pypi.example.invalid/simple\\n' "
+     "> /root/.config/pip/pip.conf", "/root/.config/pip/pip.conf", "unowned-file", "package sources and keys"),
+]
 LISTED_CHANGE = ("RUN echo notes > /usr/share/doc/planted-notes.txt", "/usr/share/doc/planted-notes.txt")
 # Token files, copied from the build context (no token in a RUN line), and one compiled in the image.
 GH = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+KEY_BODY = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0"
 TOKENS = {
     "srv/app/settings.py": (f"HF_HOME_TOKEN = 'hf_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM'\n"
                             f"GITHUB = 'gho_{'Zx9' * 12}'\n"
@@ -53,12 +79,17 @@ TOKENS = {
                             "HOOK = 'https://hooks.slack.com/services/T00000000/B00000000/" + "X" * 24 + "'\n"),
     "srv/app/deploy.env": "SENDGRID=SG." + "a1B2c3D4e5" * 6 + "x_y-z.\nPULUMI=pul-" + "0123456789" * 4 + "\n",
     "srv/app/compiled_src.py": f"TOKEN = '{GH}'\n",
+    # private keys as trivy's rule finds them beyond openssl's PEM: lower case, and escaped in a JSON value
+    "srv/app/lower.pem": f"-----begin rsa private key-----\n{KEY_BODY}\n-----end rsa private key-----\n",
+    "srv/app/service.json": ('{"private_key": "-----BEGIN PRIVATE KEY-----\\n' + KEY_BODY
+                             + '\\n-----END PRIVATE KEY-----"}\n'),
 }
 OURS = ("layers", "config")
+CONTEXT_FILES = {"layers/os/sources.list": "deb [trusted=yes] http://apt.example.invalid/ stable main\n"}
 
 
 def dockerfile(base: str) -> str:
-    steps = [step for step, _ in TRUST_CHANGES] + [LISTED_CHANGE[0]]
+    steps = [step for step, _ in TRUST_CHANGES] + [step for step, *_ in SWAPS] + [LISTED_CHANGE[0]]
     steps += ["COPY srv /srv",
               "RUN python3 -m py_compile /srv/app/compiled_src.py && rm /srv/app/compiled_src.py"]
     return f"FROM {base}\nUSER root\n" + "\n".join(steps) + "\nUSER 1000:1000\n"
@@ -67,7 +98,7 @@ def dockerfile(base: str) -> str:
 @pytest.fixture(scope="module")
 def planted(built: Built, tmp_path_factory: pytest.TempPathFactory) -> str:
     context = tmp_path_factory.mktemp("planted")
-    for name, text in TOKENS.items():
+    for name, text in {**TOKENS, **CONTEXT_FILES}.items():
         (context / name).parent.mkdir(parents=True, exist_ok=True)
         (context / name).write_text(text)
     (context / "Dockerfile").write_text(dockerfile(built.image))
@@ -97,10 +128,29 @@ def with_trivy(planted: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     return scan(planted, tmp_path_factory.mktemp("with-trivy"))
 
 
+def integrity_findings(report: dict) -> list[dict]:
+    return [f for f in report["blocking"] + report["informational"] if f["kind"].startswith("integrity")]
+
+
 def test_the_clean_release_image_has_no_integrity_finding(built: Built, tmp_path: Path) -> None:
     _proc, report = scan(built.image, tmp_path)
-    found = [f for f in report["blocking"] + report["informational"] if f["kind"].startswith("integrity")]
-    assert found == [], found
+    own = report["own_layers"]
+    assert own["ours"] == own["layers"] and not own["missing"], own  # every layer by the build's diff ids
+    assert integrity_findings(report) == []
+
+
+def test_the_clean_gpu_cu118_image_has_no_integrity_finding(built_cu118: str, tmp_path: Path) -> None:
+    """The GPU flavor built from PyPI alone: its CUDA, DALI and TensorRT layers' files are their wheels' and
+    packages' own or declared (layers/declared-files.yaml). Read through docker save, so that its 8 GB stay
+    out of the local registry the gate pushes to by default."""
+    proc = subprocess.run([sys.executable, "-m", "ngc_paddle.cli", "--root", str(REPO), "scan", built_cu118,
+                           "--output", str(tmp_path)], capture_output=True, text=True, timeout=1800, cwd=REPO,
+                          env={**os.environ, "NGC_PADDLE_SCAN_REGISTRY": "save"})
+    assert (tmp_path / "scan.json").exists(), proc.stdout[-2000:] + proc.stderr
+    report = json.loads((tmp_path / "scan.json").read_text())
+    own = report["own_layers"]
+    assert own["ours"] == own["layers"] and not own["missing"], own
+    assert integrity_findings(report) == []
 
 
 def test_each_trust_change_blocks_naming_the_file(with_trivy) -> None:
@@ -117,6 +167,10 @@ def test_each_trust_change_blocks_naming_the_file(with_trivy) -> None:
     assert changed["installed"] == "coreutils" and "dpkg recorded" in changed["title"], changed
     assert blocked["/etc/ld.so.preload"]["installed"] == "no package"
     assert "pyyaml" in blocked[f"{SITE}/yaml/__init__.py"]["installed"].lower()
+    for step, path, rule, what in SWAPS:
+        found = [f for f in report["blocking"] if f["package"] == path and f["id"] == rule]
+        assert found and found[0]["kind"] == "integrity" and what in found[0]["title"], (path, found)
+        assert step[:30] in found[0]["location"], found[0]
     listed = [f for f in report["informational"] if f["package"] == LISTED_CHANGE[1]]
     assert [f["kind"] for f in listed] == ["integrity-other"], listed  # outside the trust paths: listed only
 
@@ -129,7 +183,8 @@ def test_planted_tokens_give_the_same_blocking_findings_without_trivy(with_trivy
                 if f["source"] == "trivy" and f["kind"] == "secret"}
     ours_with = {(f["kind"], f["id"], f["package"]) for f in report["blocking"] if f["source"] in OURS}
     pyc = next(p for _r, p in by_trivy if p.endswith(".pyc"))
-    assert {("hugging-face-access-token", "/srv/app/settings.py"), ("github-token", pyc)} <= by_trivy, by_trivy
+    assert {("hugging-face-access-token", "/srv/app/settings.py"), ("github-token", pyc),
+            ("private-key", "/srv/app/lower.pem"), ("private-key", "/srv/app/service.json")} <= by_trivy, by_trivy
     proc, alone = scan(planted, tmp_path, without_trivy=True)
     assert alone["secret_scan"]["status"] == "NOT RUN" and proc.returncode == 1
     assert not [f for f in alone["blocking"] if f["source"] == "trivy"]

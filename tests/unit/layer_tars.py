@@ -16,6 +16,7 @@ class Member:
     mode: int = 0o644
     caps: bytes | None = None  # the security.capability value
     link: str = ""  # a symlink's target
+    mtime: int = 0
 
 
 def layer_tar(members: list[Member]) -> bytes:
@@ -23,7 +24,7 @@ def layer_tar(members: list[Member]) -> bytes:
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for m in members:
             info = tarfile.TarInfo(m.path.lstrip("/"))
-            info.mode = m.mode
+            info.mode, info.mtime = m.mode, m.mtime
             if m.caps is not None:
                 info.pax_headers = {CAPABILITY_HEADER: m.caps.decode("utf-8", "surrogateescape")}
             if m.link:

@@ -325,3 +325,19 @@ def test_the_planted_slowdown_hook_doubles_every_timed_step(monkeypatch) -> None
         monkeypatch.setenv(PLANTED_SLOWDOWN_ENV, bad)
         with pytest.raises(InputError, match=PLANTED_SLOWDOWN_ENV):
             StepTimer(0, 1, 1, phase="train")
+
+
+def test_the_result_schema_knows_every_back_end_dtype_and_percentile_the_harness_writes() -> None:
+    """The baseline reader refuses names it does not know (ngc_common/bench_result.py): its lists must hold every
+    name the harness can write, or a real result would be refused."""
+    from benchmarks.harness import efficiency, run_config, timing
+    from benchmarks.harness.registry import models
+    from ngc_common import bench_result
+
+    backends = {b for spec in models().values() for b in (*spec.backends_cpu, *spec.backends_gpu)}
+    assert backends | set(run_config.BACKEND_NEEDS) <= set(bench_result.INFER_BACKENDS)
+    dtypes = {efficiency.probe_dtype(p) for p in (*bench_result.TRAIN_PRECISIONS, *bench_result.INFER_PRECISIONS)}
+    assert dtypes | {"float16"} <= set(bench_result.PEAK_DTYPES)
+    assert set(Timing(8, [0.1, 0.2]).latency_ms()) == set(bench_result.LATENCY_KEYS)
+    assert set(Timing(8, [0.1]).summary()) <= bench_result.FIGURE_KEYS
+    assert {f"p{q}" for q in timing.PERCENTILES} < set(bench_result.LATENCY_KEYS)

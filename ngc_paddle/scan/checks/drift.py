@@ -14,7 +14,7 @@ kept it (direct_url.json), the wheel's own sha256 against the locked one. Debian
 
 import json
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from debian.debian_support import Version as DebVersion
@@ -44,6 +44,20 @@ class DistInfo:
     path: str  # /opt/venv/lib/python3.11/site-packages/numpy-2.4.6.dist-info
     files: dict[str, bytes]  # file name -> content
     where: str
+    _lines: list[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
+
+    def record_lines(self) -> list[tuple[str, str]]:
+        """(absolute path, RECORD-style sha256 or '' where the RECORD gives none) of each entry of its RECORD,
+        parsed once (the drift, hook and integrity checks all read it)."""
+        if self._lines is None:
+            site = posixpath.dirname(self.path)
+            self._lines = []
+            for line in self.files.get("RECORD", b"").decode("utf-8", "replace").splitlines():
+                parts = line.rsplit(",", 2)
+                if len(parts) == 3 and parts[0]:
+                    digest = parts[1].removeprefix("sha256=") if parts[1].startswith("sha256=") else ""
+                    self._lines.append((installed_path(site, parts[0]), digest))
+        return self._lines
 
 
 def _direction(kind: str, image: str, locked: str) -> str:
@@ -135,15 +149,14 @@ def _installed_tags(wheel: bytes) -> set[str]:
 
 def record_entries(dist: DistInfo) -> list[tuple[str, str]]:
     """(absolute path, RECORD-style sha256) of each hashed file the RECORD lists."""
-    site = posixpath.dirname(dist.path)
-    entries = []
-    for line in dist.files.get("RECORD", b"").decode("utf-8", "replace").splitlines():
-        parts = line.rsplit(",", 2)
-        if len(parts) != 3 or not parts[1].startswith("sha256="):
-            continue
-        name = parts[0].strip('"')
-        entries.append((posixpath.normpath(posixpath.join(site, name)), parts[1].removeprefix("sha256=")))
-    return entries
+    return [(path, digest) for path, digest in dist.record_lines() if digest]
+
+
+def installed_path(site: str, name: str) -> str:
+    """The absolute path of a RECORD entry (relative to site-packages; a script's is ../../../bin/NAME)."""
+    name = name.strip('"')
+    path = f"{site}/{name}"
+    return posixpath.normpath(path) if name.startswith(("/", ".")) or "/." in name or "//" in name else path
 
 
 def check_builds(dists: list[DistInfo], packages: list[Package], lock: Lock, hashes: dict[str, str]) -> list[Finding]:

@@ -25,7 +25,8 @@ HOOK_PATHS = re.compile(
     r"|^/etc/(profile\.d|init\.d|cron\.[a-z]+|systemd/system|xdg/autostart)/"
     r"|^/(usr/)?lib/systemd/system/|^/var/spool/cron/"
     r"|^/opt/ngc-paddle/entrypoint(\.sh$|\.d/)|^/(docker-entrypoint|entrypoint)\.d/"
-    r"|^/(root|home/[^/]+)/\.(bashrc|profile|bash_profile|bash_login|zshrc)$"
+    r"|^/(root|home/[^/]+)/\.(bashrc|profile|bash_profile|bash_login|bash_logout|zshrc|zshenv|zprofile|zlogin"
+    r"|pam_environment)$"
     r"|/(sitecustomize|usercustomize)\.py$|^/etc/python3[^/]*/sitecustomize\.py$"
     r"|/(site|dist)-packages/[^/]+\.pth$")
 OWN_PARTS = {"/opt/ngc-paddle/entrypoint.sh": "image/entrypoint.sh"}  # + /opt/ngc-paddle/entrypoint.d/* below

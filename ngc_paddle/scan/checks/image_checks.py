@@ -180,9 +180,7 @@ def check(layers: list[Layer], facts: list[LayerFacts], view: FinalView, config_
     skel = {p.removeprefix("/etc/skel/"): f.content for p, f in files.items()
             if p.startswith("/etc/skel/") and f.content is not None}
     result.findings += hooks.check(hook_files, dpkg_md5, record_hashes, hooks.own_parts(root), skel)
-    dpkg_files = {p: f.content for p, f in files.items() if p.startswith(integrity.DPKG_INFO)}
-    result.findings += integrity.check(layers, facts, dpkg_files, inventory.conffiles(), _owned_by_dists(dists),
-                                       integrity.load_declarations(root))
+    result.findings += integrity.check(layers, facts, owned_by_dists(dists), integrity.load_declarations(root))
     if release.lock is None:
         result.lock_why = release.why_no_lock or "no lock"
     else:
@@ -195,20 +193,19 @@ def check(layers: list[Layer], facts: list[LayerFacts], view: FinalView, config_
     return result
 
 
-def _owned_by_dists(dists: list[drift.DistInfo]) -> dict[str, tuple[str, set[str]]]:
-    """path -> (distribution, the RECORD sha256s it may have: several where distributions share a file, none
-    where the RECORD gives no hash) of every installed dist-info."""
-    owned: dict[str, tuple[str, set[str]]] = {}
+def owned_by_dists(dists: list[drift.DistInfo]) -> dict[str, integrity.Owned]:
+    """path -> what the RECORDs of the installed dist-infos say of it: the first distribution listing it, the
+    sha256s it may have (several where distributions share a file, none where a RECORD gives no hash) and the
+    RECORDs that list it (their layers are the layers that installed it)."""
+    owned: dict[str, integrity.Owned] = {}
     for dist in dists:
         name = posixpath.basename(dist.path).removesuffix(".dist-info")
-        site = posixpath.dirname(dist.path)
-        for line in dist.files.get("RECORD", b"").decode("utf-8", "replace").splitlines():
-            parts = line.rsplit(",", 2)
-            if len(parts) == 3 and parts[0]:
-                path = posixpath.normpath(posixpath.join(site, parts[0].strip('"')))
-                entry = owned.setdefault(path, (name, set()))
-                if parts[1].startswith("sha256="):
-                    entry[1].add(parts[1].removeprefix("sha256="))
+        record = dist.path + "/RECORD"
+        for path, digest in dist.record_lines():
+            entry = owned.setdefault(path, integrity.Owned(name))
+            entry.records.add(record)
+            if digest:
+                entry.sha256.add(digest)
     return owned
 
 

@@ -10,14 +10,15 @@ dist-info's RECORD with the sha256 of each file), the base layer (the locked roo
 names), and the project's own layers, which declare what they add beyond packages (layers/declared-files.yaml:
 the venv, the entrypoint parts, the banner, the suite, the generated caches and account entries). Anything else
 is a finding naming the file, its package or "no package", and what changed: `integrity` (blocks) under the
-paths that decide trust, `integrity-other` (listed) elsewhere. The per-layer part (each file's md5 or sha256,
-type and link) is gathered in the layer walk and cached with the layer's facts; the judgement here is made on
-the final file system each scan (whiteouts in later layers remove what lower layers had).
+paths that decide trust, `integrity-other` (listed) elsewhere. The per-layer part (file_scope.py: each file's
+md5 or sha256, type and link) is gathered in the layer walk and cached with the layer's facts; the judgement
+here is made on the final file system each scan (whiteouts in later layers remove what lower layers had), so
+a change to it needs no layer read again.
 """
 
 import fnmatch
-import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Protocol
@@ -26,27 +27,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
-from ngc_common.secret_patterns import dpkg_names, parse_md5sums
 from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.scan.checks import hooks
+from ngc_paddle.scan.checks import bytecode, hooks, package_records
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.source.saved_image import Layer
 
 
-class LayerFacts(Protocol):
+class LayerFacts(package_records.Facts, Protocol):
     """What integrity reads of a layer's facts (layer_facts.LayerFacts, which imports this module)."""
 
-    removed: list[list]
     special: list[dict]
     integrity: dict[str, list]
 
-DPKG_INFO = "/var/lib/dpkg/info/"
 DECLARED_FILE = Path("layers/declared-files.yaml")
-# The system's paths: where packages install and what runs. Data folders (/var/lib, /var/cache, /var/log),
-# /tmp, /workspace and homes (but their shell start files) are the running image's, not its software.
-ROOTS = re.compile(r"^/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|opt|var/spool/cron)/"
-                   r"|^/(root|home/[^/]+)/\.(bashrc|profile|bash_profile|bash_login|zshrc|pam_environment)$")
-VENV_TREES = ("/opt/",)  # pip's side: sha256 (RECORD's hash) instead of md5 (dpkg's)
 # What decides trust, by category: a finding here blocks.
 TRUST: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("dynamic loader", re.compile(r"^/etc/ld\.so\.(preload|conf)$|^/etc/ld\.so\.conf\.d/"
@@ -56,32 +49,16 @@ TRUST: tuple[tuple[str, re.Pattern[str]], ...] = (
                                      r"|login\.defs|subuid|subgid|nsswitch\.conf|shells|securetty|doas\.conf)$"
                                      r"|^/etc/sudoers\.d/")),
     ("package sources and keys", re.compile(r"^/etc/apt/|^/usr/share/keyrings/|^/etc/(pip\.conf|npmrc)$"
-                                            r"|^/etc/xdg/pip/|/pip\.conf$|/\.npmrc$|^/usr/(local/)?etc/npmrc$"
-                                            r"|^/etc/gpg/|^/usr/share/debian-archive-keyring")),
+                                            r"|^/etc/xdg/pip/|/pip\.(conf|ini)$|/\.npmrc$|^/usr/(local/)?etc/npmrc$"
+                                            r"|^/etc/gpg/|^/usr/share/debian-archive-keyring"
+                                            r"|/\.(yarnrc|condarc|pydistutils\.cfg|gitconfig)$|/\.config/(uv/uv\.toml|git/config)$")),
     ("CA store", re.compile(r"^/etc/ssl/|^/etc/ca-certificates(\.conf|/)|^/usr/(local/)?share/ca-certificates/"
                             r"|/certifi/cacert\.pem$|/pki/")),
     ("startup", hooks.HOOK_PATHS),
     ("commands", re.compile(r"^/(usr/)?(local/)?s?bin/|^/opt/[^/]+/bin/")),
-    ("Python code", re.compile(r"/(site|dist)-packages/.+\.(py|so|pth)$|/python3[.0-9]*/[^/]+\.py$")),
+    ("Python code", re.compile(r"/(site|dist)-packages/.+\.(py|pyc|so|pth)$|/python3[.0-9]*/[^/]+\.py$")),
+    ("package records", re.compile(r"^/var/lib/dpkg/(info/|status$)|\.dist-info/RECORD$")),
 )
-
-
-def in_scope(path: str) -> bool:
-    return bool(ROOTS.search(path)) and "/__pycache__/" not in path
-
-
-def wants_md5(path: str) -> bool:
-    """A file dpkg may own (its md5sums give md5); pip's trees are compared by sha256 (layer_facts.hashes)."""
-    return in_scope(path) and not path.startswith(VENV_TREES)
-
-
-def wants_sha256(path: str) -> bool:
-    return in_scope(path) and path.startswith(VENV_TREES)
-
-
-def captured(path: str) -> bool:
-    """dpkg's records of what each package owns (the md5sums are captured already, the status by the inventory)."""
-    return (path.startswith(DPKG_INFO) and path.endswith(".list")) or path == "/var/lib/dpkg/diversions"
 
 
 def trust_of(path: str, setuid: bool = False) -> str | None:
@@ -122,60 +99,30 @@ def load_declarations(root: Path) -> dict[str, list[Declared]]:
         raise DeclarationError(one_line(path, exc, "see the file's header for the format")) from None
 
 
-def declared(path: str, layer: str, declarations: dict[str, list[Declared]]) -> bool:
-    return any(fnmatch.fnmatchcase(path, d.path) for d in declarations.get(layer, ()))
+def matcher(declarations: dict[str, list[Declared]]) -> Callable[[str, str], bool]:
+    """declared(path, layer name): whether a pattern that layer declares matches the path (one regex per layer)."""
+    patterns = {layer: re.compile("|".join(fnmatch.translate(d.path) for d in entries))
+                for layer, entries in declarations.items() if entries}
+
+    def declared(path: str, layer: str) -> bool:
+        pattern = patterns.get(layer)
+        return pattern is not None and pattern.match(path) is not None
+    return declared
 
 
 # ---- the judgement ----------------------------------------------------------------------------------------------
-
-@dataclass
-class Record:
-    """What the packages' records hold: path -> package that owns it, expected digest ('' when none recorded)."""
-
-    owner: dict[str, str] = field(default_factory=dict)
-    md5: dict[str, str] = field(default_factory=dict)
-    conffiles: set[str] = field(default_factory=set)
-    sha256: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (distribution, RECORD hash)
-
-    def dpkg_entry(self, path: str) -> tuple[str | None, str | None]:
-        """(package, md5 it recorded) under any name dpkg may know the path by (before /usr was merged)."""
-        for name in dpkg_names(path):
-            key = "/" + name
-            if key in self.owner or key in self.md5:
-                return self.owner.get(key), self.md5.get(key)
-        return None, None
-
-
-def dpkg_records(files: dict[str, bytes | None], conffiles: dict[str, str]) -> Record:
-    """`files`: the final image's captured dpkg files (path -> content): .list and .md5sums per package."""
-    record = Record()
-    for path, content in files.items():
-        if content is None or not path.startswith(DPKG_INFO):
-            continue
-        package = posixpath.basename(path).rsplit(".", 1)[0].split(":", 1)[0]
-        if path.endswith(".list"):
-            for line in content.decode("utf-8", "replace").splitlines():
-                if line.startswith("/"):
-                    record.owner.setdefault(posixpath.normpath(line), package)
-        elif path.endswith(".md5sums"):
-            for name, digest in parse_md5sums(content).items():
-                record.md5["/" + name] = digest
-                record.owner.setdefault("/" + name, package)
-    for path, digest in conffiles.items():
-        record.md5[path] = digest
-        record.conffiles.add(path)
-    return record
-
 
 @dataclass
 class Seen:
     """A file of the final image: the layer whose copy it is, its type, digest and link target."""
 
     layer: Layer
-    type: str
-    digest: str
+    type: str  # file | symlink | pyc
+    digest: str  # md5 or RECORD-style sha256; a .pyc's header as hex
     link: str
     setuid: bool = False
+    mtime: int = 0  # a Python source's (what its compiled module's header must match)
+    size: int = 0
 
 
 def final_files(layers: list[Layer], facts: list[LayerFacts]) -> tuple[dict[str, Seen], dict[str, Layer]]:
@@ -191,11 +138,11 @@ def final_files(layers: list[Layer], facts: list[LayerFacts]) -> tuple[dict[str,
                 deleted[key] = layer
                 del final[key]
         special = {s["path"] for s in f.special if s["type"] == "file" and (s["mode"] & 0o6000 or s["caps"])}
-        for path, (kind, digest, link) in f.integrity.items():
+        for path, (kind, digest, link, *stat) in f.integrity.items():
             if kind == "hardlink":  # the same bytes as its target, as dpkg's tar writes duplicates
                 target = final.get("/" + link.lstrip("/"))
                 kind, digest = "file", target.digest if target else ""
-            final[path] = Seen(layer, kind, digest, link, path in special)
+            final[path] = Seen(layer, kind, digest, link, path in special, *stat)
             deleted.pop(path, None)
     return final, deleted
 
@@ -207,45 +154,124 @@ def _finding(path: str, trust: str | None, rule: str, package: str | None, what:
                    package=path, installed=owner, location=where, source="integrity")
 
 
-def check(layers: list[Layer], facts: list[LayerFacts], dpkg_files: dict[str, bytes | None],
-          conffiles: dict[str, str], records: dict[str, tuple[str, set[str]]], declarations: dict[str, list[Declared]],
-          base_trusted: bool = True) -> list[Finding]:
+@dataclass
+class Owned:
+    """What the installed distributions' RECORDs say of one path (image_checks.owned_by_dists)."""
+
+    dist: str  # the first distribution listing it
+    sha256: set[str] = field(default_factory=set)  # the hashes it may have (none: listed without one)
+    records: set[str] = field(default_factory=set)  # the RECORD files listing it
+
+
+def _dpkg_file(path: str, seen: Seen, md5: str | None) -> tuple[str, str] | None:
+    """(rule, what changed) of a package's regular file or symlink against its install's checksum."""
+    if md5 and seen.type == "symlink":
+        return "package-file-changed", f"a symlink to {seen.link} where its package installed a regular file"
+    if md5 and seen.digest != md5:
+        return "package-file-changed", f"differs from the file its package installed (md5 {seen.digest[:12]}, dpkg " \
+            f"recorded {md5[:12]})"
+    if not md5 and seen.type == "file":
+        return "package-file-unverifiable", "owned but unverifiable: its package lists it with no checksum"
+    return None
+
+
+def _dpkg_link(path: str, seen: Seen, installed: int | None, facts: list[LayerFacts]) -> tuple[str, str] | None:
+    """A symlink a package lists (dpkg records no target): as the layer that installed the package wrote it.
+    One written by a later layer that differs from that install's is a change; one from an earlier layer is
+    the folder or link the package installed into (merged /usr's /bin)."""
+    if installed is None or seen.layer.index <= installed:
+        return None
+    then = facts[installed].integrity.get(path)
+    if then is not None and then[0] == "symlink" and then[2] == seen.link:
+        return None
+    had = f"a symlink to {then[2]}" if then is not None and then[0] == "symlink" else "no symlink"
+    return "package-file-changed", (f"a symlink to {seen.link} written after its package's install in layer "
+                                    f"{installed} ({had} there)")
+
+
+def _record_file(seen: Seen, owned: Owned, path: str) -> tuple[str, str] | None:
+    if owned.sha256 and seen.type == "symlink":
+        return "package-file-changed", f"a symlink to {seen.link} where its RECORD lists a regular file"
+    if owned.sha256 and seen.digest not in owned.sha256:
+        return "package-file-changed", (f"differs from its RECORD (sha256 {seen.digest[:12]}, recorded "
+                                        f"{sorted(owned.sha256)[0][:12]})")
+    if not owned.sha256 and seen.type == "file" and not path.endswith("/RECORD"):
+        return "package-file-unverifiable", "owned but unverifiable: its RECORD lists it with no hash"
+    return None
+
+
+def _rewritten_records(final: dict[str, Seen], records: dict[str, Owned]) -> list[Finding]:
+    """A RECORD rewritten in a later layer than its distribution's METADATA: pip writes both in one install."""
+    findings = []
+    for record in sorted({r for owned in records.values() for r in owned.records}):
+        seen, metadata = final.get(record), final.get(record.rsplit("/", 1)[0] + "/METADATA")
+        if seen is not None and metadata is not None and seen.layer.index > metadata.layer.index:
+            findings.append(_finding(record, trust_of(record), "package-record-changed", record.split("/")[-2],
+                                     f"its RECORD was rewritten in a later layer than its install (layer "
+                                     f"{metadata.layer.index})", seen.layer.where))
+    return findings
+
+
+def check(layers: list[Layer], facts: list[LayerFacts], records: dict[str, Owned],
+          declarations: dict[str, list[Declared]], base_trusted: bool = True) -> list[Finding]:
     """Every file of the final image in scope against dpkg's and pip's records and the layers' declarations.
 
-    `records`: path -> (distribution, the RECORD sha256s it may have) of every installed dist-info; `base_trusted`: the
-    first layer is the os component's base (its files that no package lists are the distribution's own, as the
-    maintainer scripts of the bootstrap wrote them)."""
-    dpkg = dpkg_records(dpkg_files, conffiles)
+    `records`: path -> what the installed dist-infos' RECORDs say of it; `base_trusted`: the first layer is the
+    os component's base (its files that no package lists are the distribution's own, as the maintainer scripts
+    of the bootstrap wrote them). A layer's name is ours only where own_layers matched it to our build's chain."""
+    dpkg = package_records.dpkg(layers, facts)
     final, deleted = final_files(layers, facts)
-    findings = []
+    findings = [_finding(p.path, "package records", "package-record-changed", p.package, p.what, p.layer.where)
+                for p in dpkg.problems]
+    findings += _rewritten_records(final, records)
+
+    def install_layers(path: str) -> set[int]:
+        package, _md5 = dpkg.entry(path)
+        if package is not None and package in dpkg.installed_in:
+            return {dpkg.installed_in[package]}
+        owned = records.get(path)
+        return {final[r].layer.index for r in owned.records if r in final} if owned else set()
+
+    def source(path: str) -> bytecode.Source | None:
+        seen = final.get(path)
+        return bytecode.Source(path, seen.layer.index, seen.mtime, seen.size) if seen and seen.type == "file" \
+            else None
+
+    declared = matcher(declarations)
     for path, seen in sorted(final.items()):
         layer = seen.layer
-        trust = trust_of(path, seen.setuid)
-        ours = declared(path, layer.name, declarations)
-        package, md5 = dpkg.dpkg_entry(path)
-        dist, sha = records.get(path, (None, set()))
+        if declared(path, layer.name):
+            continue
+        if seen.type == "pyc":
+            verdict = bytecode.judge(path, bytes.fromhex(seen.digest), layer.index, source, install_layers)
+            if verdict is not None:
+                findings.append(_finding(path, trust_of(verdict.source or path) or trust_of(path, seen.setuid),
+                                         "bytecode-unaccounted", None, verdict.what, layer.where))
+            continue
+        package, md5 = dpkg.entry(path)
+        owned = records.get(path)
         if package is not None:
-            if md5 and seen.type == "file" and seen.digest != md5 and not ours:
-                kind = "its package's conffile" if path in dpkg.conffiles else "the file its package installed"
-                findings.append(_finding(path, trust, "package-file-changed", package,
-                                         f"differs from {kind} (md5 {seen.digest[:12]}, dpkg recorded {md5[:12]})",
-                                         layer.where))
+            changed = _dpkg_file(path, seen, md5) or \
+                (_dpkg_link(path, seen, dpkg.installed_in.get(package), facts) if seen.type == "symlink" else None)
+            if changed and ((trust := trust_of(path, seen.setuid)) or changed[0] != "package-file-unverifiable"):
+                what = changed[1].replace("the file its package installed", "its package's conffile") \
+                    if path in dpkg.conffiles else changed[1]
+                findings.append(_finding(path, trust, changed[0], package, what, layer.where))
             continue
-        if dist is not None:
-            if sha and seen.type == "file" and seen.digest not in sha and not path.endswith(".pyc") and not ours:
-                findings.append(_finding(path, trust, "package-file-changed", dist,
-                                         f"differs from its RECORD (sha256 {seen.digest[:12]}, recorded "
-                                         f"{sorted(sha)[0][:12]})", layer.where))
+        if owned is not None:
+            changed = _record_file(seen, owned, path)
+            if changed and ((trust := trust_of(path, seen.setuid)) or changed[0] != "package-file-unverifiable"):
+                findings.append(_finding(path, trust, changed[0], owned.dist, changed[1], layer.where))
             continue
-        if ours or (base_trusted and layer.name == hooks.BASE):
+        if base_trusted and layer.name == hooks.BASE:
             continue
         what = f"a symlink to {seen.link}" if seen.type == "symlink" else "a file"
-        findings.append(_finding(path, trust, "unowned-file", None,
+        findings.append(_finding(path, trust_of(path, seen.setuid), "unowned-file", None,
                                  f"{what} that no package installed and no layer of ours declares", layer.where))
     for path, layer in sorted(deleted.items()):
-        package, _md5 = dpkg.dpkg_entry(path)
+        package, _md5 = dpkg.entry(path)
         trust = trust_of(path)
-        if package is None or trust is None or declared(path, layer.name, declarations):
+        if package is None or trust is None or declared(path, layer.name):
             continue
         findings.append(_finding(path, trust, "package-file-removed", package, "removed from the image",
                                  layer.where))

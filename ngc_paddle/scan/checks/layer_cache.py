@@ -26,7 +26,7 @@ DIFF_ID = re.compile(r"sha256:[0-9a-f]{64}")
 _SCAN = Path(__file__).resolve().parents[1]
 # The code whose output the cache keeps: the rules, the credential files, archives, what is captured.
 SOURCES = [_SCAN / "checks" / n for n in ("layer_facts.py", "archives.py", "accounts.py", "hooks.py",
-                                                        "integrity.py")] + \
+                                                        "file_scope.py")] + \
           [_SCAN / "source" / n for n in ("inventory.py", "saved_image.py", "layer_tar.py", "layer_source.py")] + \
           [_SCAN.parents[1] / "ngc_common" / n for n in ("secret_patterns.py", "credential_files.py",
                                                                 "token_rules.py")]

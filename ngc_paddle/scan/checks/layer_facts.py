@@ -23,7 +23,7 @@ from typing import IO
 import ahocorasick_rs
 
 from ngc_common import secret_patterns as patterns
-from ngc_paddle.scan.checks import accounts, archives, hooks, integrity
+from ngc_paddle.scan.checks import accounts, archives, file_scope, hooks
 from ngc_paddle.scan.source import inventory
 from ngc_paddle.scan.source.inventory import record_hash
 from ngc_paddle.scan.source.saved_image import Entry, Layer, entry_of
@@ -33,6 +33,7 @@ SMALL = 256 * 1024  # files up to this size are read whole; larger ones in chunk
 CAPTURE_LIMIT = 4 * 1024 * 1024  # a captured file (dpkg status, RECORD, hooks) larger than this keeps no content
 PYTHON_TREES = ("/site-packages/", "/dist-packages/")
 DIST_INFO_FILES = ("/RECORD", "/WHEEL", "/INSTALLER", "/direct_url.json")
+HEAD = 16  # the header of a compiled module (PEP 552): what the integrity check reads of a .pyc
 
 
 def captured(path: str) -> bool:
@@ -40,7 +41,7 @@ def captured(path: str) -> bool:
     account files, startup hooks)."""
     return (inventory.wants_content(path, 0) or (path.startswith("/var/lib/dpkg/info/") and path.endswith(".md5sums"))
             or (".dist-info/" in path and path.endswith(DIST_INFO_FILES)) or accounts.wants(path)
-            or hooks.wants(path) or path.startswith("/etc/skel/") or integrity.captured(path))
+            or hooks.wants(path) or path.startswith("/etc/skel/") or file_scope.captured(path))
 
 
 @dataclass
@@ -52,8 +53,9 @@ class LayerFacts:
     removed: list[list] = field(default_factory=list)  # [whiteout | opaque, path]
     hashes: dict[str, str] = field(default_factory=dict)  # installed Python file -> RECORD-style sha256
     archives: list[dict] = field(default_factory=list)  # path, bomb, unreadable
-    # every file and link under the system's paths (integrity.in_scope) -> [file | symlink | hardlink, md5 (dpkg's
-    # trees) or RECORD-style sha256 (pip's), link target]
+    # every file and link under the system's paths (file_scope.in_scope) -> file_scope.entry: [file | symlink |
+    # hardlink | pyc, md5 (dpkg's trees) or RECORD-style sha256 (pip's) or a .pyc's header, link target] and, for
+    # a Python source, [.., mtime, size] (what a compiled module's header must match to be loaded instead)
     integrity: dict[str, list] = field(default_factory=dict)
     entries: int = 0
     size: int = 0  # bytes of its regular files
@@ -97,19 +99,16 @@ def scan_layer(layer: Layer, tar: tarfile.TarFile) -> LayerFacts:
             continue
         keep = captured(e.path)
         special = _special(e)
-        md5 = None
+        md5, head = None, b""
         if e.type == "file":
             facts.size += e.size
-            md5, content = _read(e, facts, special or integrity.wants_md5(e.path), keep)
+            md5, content, head = _read(e, facts, special or file_scope.wants_md5(e.path), keep)
             if keep:
                 facts.files[e.path] = _file(e, content)
         elif keep:
             facts.files[e.path] = _file(e, None)
-        if integrity.in_scope(e.path):
-            if e.type == "file":
-                facts.integrity[e.path] = ["file", md5 or facts.hashes.get(e.path, ""), ""]
-            elif e.type == "symlink" or (e.type == "other" and e.link):
-                facts.integrity[e.path] = ["symlink" if e.type == "symlink" else "hardlink", "", e.link]
+        if file_scope.in_scope(e.path) and (kept := file_scope.entry(e, md5 or facts.hashes.get(e.path, ""), head)):
+            facts.integrity[e.path] = kept
         if special:
             facts.special.append({"path": e.path, "type": e.type, "mode": e.mode, "md5": md5 or "",
                                   "caps": e.caps.hex() if e.caps is not None else ""})
@@ -123,10 +122,11 @@ def _file(e: Entry, content: bytes | None) -> dict:
             "content": base64.b64encode(kept).decode() if kept is not None else None}
 
 
-def _read(e: Entry, facts: LayerFacts, special: bool, keep: bool) -> tuple[str | None, bytes | None]:
+def _read(e: Entry, facts: LayerFacts, special: bool, keep: bool) -> tuple[str | None, bytes | None, bytes]:
     """Run the rules over one file and hash it as needed; (its md5 when special or dpkg's, its content when
-    captured)."""
-    python = any(tree in e.path for tree in PYTHON_TREES) or integrity.wants_sha256(e.path)
+    captured, its first bytes: a compiled module's header). A .pyc gets no sha256: RECORDs list none for them."""
+    python = (any(tree in e.path for tree in PYTHON_TREES) or file_scope.wants_sha256(e.path)) \
+        and not e.path.endswith(".pyc")
     archive = archives.is_archive(e.path)
     if e.content is not None:
         data = e.content
@@ -137,15 +137,17 @@ def _read(e: Entry, facts: LayerFacts, special: bool, keep: bool) -> tuple[str |
         if archive:
             _archive(e.path, io.BytesIO(data), len(data), facts)
         _hits(facts, e.path, hits, keys)
-        return (hashlib.md5(data).hexdigest() if special else None), data
+        return (hashlib.md5(data).hexdigest() if special else None), data, data[:HEAD]
     if e.stream is None:
-        return None, None
+        return None, None, b""
     wanted = (["md5"] if special else []) + (["sha256"] if python else [])
     check = patterns.StreamScan(e.path, wanted)
     whole = io.BytesIO() if keep and e.size <= CAPTURE_LIMIT else None
     spooled = archive and e.size <= archives.SPOOL_LIMIT
+    head = b""
     with tempfile.SpooledTemporaryFile(archives.MEMORY_SPOOL) if spooled else contextlib.nullcontext() as spool:
         while chunk := e.stream.read(patterns.CHUNK):
+            head = head or chunk[:HEAD]
             check.feed(chunk)
             for sink in (whole, spool):
                 if sink is not None:
@@ -160,7 +162,7 @@ def _read(e: Entry, facts: LayerFacts, special: bool, keep: bool) -> tuple[str |
                 spool.seek(0)
                 _archive(e.path, spool, e.size, facts)
     _hits(facts, e.path, check.hits, check.keys)
-    return check.digest("md5"), whole.getvalue() if whole is not None else None
+    return check.digest("md5"), whole.getvalue() if whole is not None else None, head
 
 
 def _hits(facts: LayerFacts, path: str, hits: set[str], keys: set[str]) -> None:

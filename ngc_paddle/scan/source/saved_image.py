@@ -51,6 +51,7 @@ class Entry:
     uid: int = 0
     gid: int = 0
     link: str = ""  # a symlink's or hard link's target
+    mtime: int = 0  # whole seconds, as the file system has it (a compiled module's header records its source's)
 
     def hides(self, path: str, layer_index: int) -> bool:
         """Whether this whiteout hides `path` as a layer below it had it.
@@ -267,4 +268,4 @@ def entry_of(layer: Layer, inner: tarfile.TarFile, item: tarfile.TarInfo, limit:
     caps = item.pax_headers.get(CAPABILITY_HEADER)
     return Entry(layer, path, item.mode, item.size, kind, content, stream,
                  caps.encode("utf-8", "surrogateescape") if caps is not None else None, item.uid, item.gid,
-                 item.linkname if item.issym() or item.islnk() else "")
+                 item.linkname if item.issym() or item.islnk() else "", int(item.mtime))

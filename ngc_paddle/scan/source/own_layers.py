@@ -1,0 +1,174 @@
+"""Which layers of a scanned image are the project's own: the bottom of its layer chain that is, diff id for diff
+id, the chain our build recorded for the release and flavor the image names.
+
+Why: what the integrity check forgives in a layer (layers/declared-files.yaml: the venv, the accounts useradd
+writes, the CA bundle update-ca-certificates rebuilds) must be forgiven only in the layers our build made.
+The image history's text cannot tell them: any image derived from ours can run a step that mentions
+/opt/ngc-paddle or `COPY layers/os/...` and would be named `suite` or `os` by it (saved_image.layer_names),
+inheriting those layers' declarations. A layer's diff id (the sha256 of its content) cannot be faked: a layer
+is ours only where the image's diff ids, from the bottom, are those of the layer images this host's build made
+(the image ids its build report records, build/reports/<release>-<flavor>/build.json, or the flavor's layer
+image tags on this engine), each named by the layer that added it; nothing above the release's top layer is
+ever ours. The release and flavor come from the image's labels (or the release run that resolved it): a
+label a derived image copies or forges only picks which recorded chain is compared.
+"""
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ngc_common import bounded_read
+from ngc_common.errors import InputError, OneLineError
+from ngc_paddle import engine
+from ngc_paddle.flavor import ResolvedFlavor
+from ngc_paddle.layers import LAYER_ORDER
+from ngc_paddle.scan.checks.hooks import BASE  # what layer_names calls an image's imported first layer
+from ngc_paddle.scan.source.image_release import RELEASE_LABEL, UnknownRelease, image_flavor
+from ngc_paddle.scan.source.saved_image import Layer, step_text
+
+REPORT = "build/reports/{release}-{flavor}/build.json"  # ngc_paddle/image_build/pipeline.py writes it
+Inspect = Callable[[list[str]], dict[str, dict]]  # engine.inspect_images: ref -> `docker image inspect` object
+
+
+class _ReportLayer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    layer: str
+    image_id: str | None = None
+
+
+class _Report(BaseModel):
+    """The part of the build report (image_build/report.BuildReport) that names the images each layer made."""
+
+    model_config = ConfigDict(extra="ignore")
+    base_image: str
+    layers: list[_ReportLayer]
+
+
+@dataclass(frozen=True)
+class Chain:
+    layers: tuple[tuple[str, str], ...]  # (diff id, our layer that added it), bottom first
+    source: str  # what recorded it, for the report
+
+
+@dataclass
+class Attribution:
+    """How many layers from the bottom are ours, and what that rests on."""
+
+    ours: int
+    total: int
+    claims: str | None  # "RELEASE FLAVOR" the image names, None when it names none
+    source: str  # the recorded chain it matched, or why there is none
+    missing: bool = False  # the image names a release of ours but this host has no record of that build
+
+    def as_dict(self) -> dict:
+        return {"ours": self.ours, "layers": self.total, "claims": self.claims, "source": self.source,
+                "missing": self.missing}
+
+    @property
+    def line(self) -> str:
+        if self.claims is None:
+            return "none (the image names no release of ours)"
+        return f"{self.ours} of {self.total} layers are the build's of {self.claims} ({self.source})"
+
+
+def _diff_ids(info: dict | None) -> list[str] | None:
+    layers = ((info or {}).get("RootFS") or {}).get("Layers")
+    return [str(d) for d in layers] if isinstance(layers, list) else None
+
+
+def chain_of(base: list[str], layer_images: list[tuple[str, list[str] | None]], source: str) -> Chain | None:
+    """The chain of a base's diff ids and each layer image's (bottom first): a layer image's own layers are
+    its diff ids beyond the previous one's; it stops at a missing image or one that does not extend the last."""
+    found = [(d, BASE) for d in base]
+    previous = base
+    for name, ids in layer_images:
+        if ids is None or ids[: len(previous)] != previous:
+            break
+        found += [(d, name) for d in ids[len(previous):]]
+        previous = ids
+    return Chain(tuple(found), source) if len(found) > len(base) else None
+
+
+def _report(root: Path, flavor: ResolvedFlavor) -> tuple[_Report | None, str]:
+    path = root / REPORT.format(release=flavor.release, flavor=flavor.name)
+    if not path.is_file():
+        return None, f"no {path.relative_to(root)}"
+    try:
+        return _Report.model_validate(bounded_read.load_json(path, InputError, 4 * 1024 * 1024)), str(path)
+    except (OneLineError, ValidationError) as exc:
+        return None, f"{path.relative_to(root)} unreadable ({str(exc).splitlines()[0][:120]})"
+
+
+def recorded_chains(flavor: ResolvedFlavor, root: Path, inspect: Inspect = engine.inspect_images
+                    ) -> tuple[list[Chain], list[str]]:
+    """The chains this host recorded for `flavor`: from its build report's image ids and from its layer image
+    tags (one `docker image inspect` for all); with what was looked for and not found."""
+    report, report_where = _report(root, flavor)
+    base = flavor.lock.base if flavor.lock else None
+    tags = [flavor.layer_tags[layer] for layer in flavor.spec.layers]
+    refs = [r for r in [base.image if base else None, report.base_image if report else None, *tags,
+                        *((entry.image_id for entry in report.layers if entry.image_id) if report else ())] if r]
+    infos = inspect(sorted(set(refs))) if refs else {}
+    base_ids = (_diff_ids(infos.get(report.base_image)) if report else None) or \
+        (_diff_ids(infos.get(base.image)) if base else None) or \
+        ([f"sha256:{base.rootfs_sha256}"] if base and base.rootfs_sha256 else None)
+    if base_ids is None:
+        return [], [f"the base image of {flavor.release} {flavor.name} is not on this engine"]
+    chains, missing = [], []
+    if report is not None:
+        images = [(entry.layer, _diff_ids(infos.get(entry.image_id or ""))) for entry in report.layers]
+        chain = chain_of(base_ids, images, f"its build report {report_where}")
+        chains += [chain] if chain else []
+        missing += [] if chain else [f"the images {report_where} names"]
+    else:
+        missing.append(report_where)
+    chain = chain_of(base_ids, [(layer, _diff_ids(infos.get(tag))) for layer, tag in zip(
+        flavor.spec.layers, tags, strict=True)], f"its layer images {tags[0].rsplit(':', 1)[0]}:...")
+    chains += [chain] if chain else []
+    missing += [] if chain else [f"its layer images ({tags[0]}, ...)"]
+    return chains, missing
+
+
+def _flavor(labels: Mapping[str, str], root: Path, resolved: ResolvedFlavor | None) -> tuple[
+        ResolvedFlavor | None, str | None, str]:
+    if resolved is not None:
+        return resolved, f"{resolved.release} {resolved.name}", ""
+    if not labels.get(RELEASE_LABEL):
+        return None, None, "the image names no release of ours"
+    claims = f"{labels.get(RELEASE_LABEL)} {labels.get('ngc-paddle.flavor', '?')}"
+    try:
+        return image_flavor(labels, None, root, {}), claims, ""
+    except UnknownRelease as exc:
+        return None, claims, f"not a release of this checkout ({str(exc)[:160]})"
+
+
+def attribute(layers: list[Layer], labels: Mapping[str, str], root: Path, resolved: ResolvedFlavor | None = None,
+              inspect: Inspect = engine.inspect_images) -> Attribution:
+    """Name the image's layers by what they are: the bottom ones that match a recorded chain by the layer of
+    ours that added each; any other that its history text named as one of ours by its own step (a derived
+    image's `RUN ... /opt/ngc-paddle ...` is that step, never `suite`)."""
+    flavor, claims, why = _flavor(labels, root, resolved)
+    chains, missing = recorded_chains(flavor, root, inspect) if flavor is not None else ([], [])
+    ours, best = 0, None
+    for chain in chains:
+        matched = 0
+        for layer, (diff_id, _name) in zip(layers, chain.layers, strict=False):
+            if layer.diff_id != diff_id:
+                break
+            matched += 1
+        if matched > ours:
+            ours, best = matched, chain
+    if best is not None:
+        source = best.source
+    elif chains:
+        source = "its layers differ from every recorded chain (" + "; ".join(c.source for c in chains) + ")"
+    else:
+        source = why or ("no record of its build on this host: " + "; ".join(missing))
+    for layer in layers:
+        if best is not None and layer.index < ours:
+            layer.name = best.layers[layer.index][1]
+        elif layer.name in LAYER_ORDER or (layer.name == BASE and layer.index > 0):
+            layer.name = step_text(layer.created_by) or "unknown"
+    return Attribution(ours, len(layers), claims, source, missing=flavor is not None and not chains)
