@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ngc_paddle import engine, outputs
+from ngc_paddle.lock.archive_lock import lock_archives
 from ngc_paddle.lock.base import base_facts
 from ngc_paddle.lock.base_image import ensure_base_image
 from ngc_paddle.lock.check import lock_inputs, without_layers
@@ -34,6 +35,10 @@ def build_lock(manifest: Manifest, flavor_name: str, root: Path, say: Callable[[
     say(f"[{flavor_name}] resolving the Python set (pip --dry-run --report, wheels for the image's platform)")
 
     pip = lock_pip(manifest, flavor_name, root=root)
+    archives = lock_archives(manifest, flavor_name, root)
+    for entry in archives:
+        say(f"[{flavor_name}] archive {entry.file} ({entry.sha256[:12]}): libraries {entry.libraries}, wheel "
+            f"{entry.wheel.name} {entry.wheel.version}")
     say(f"[{flavor_name}] {len(pip)} distributions; resolving the os layer's Debian packages on the base")
     engine.ensure_engine()
     debian_source = manifest.sources[flavor.components["python"].source]
@@ -42,7 +47,7 @@ def build_lock(manifest: Manifest, flavor_name: str, root: Path, say: Callable[[
     return Lock(lock_version=LOCK_VERSION, release=manifest.release, flavor=flavor_name,
                 generated_by=f"ngc-paddle lock {manifest.release} --flavor {flavor_name}",
                 inputs=lock_inputs(manifest, flavor_name), base=base_facts(base_ref, debian_source, base_packages),
-                debian=debian, pip=pip, pending_layers=pending)
+                debian=debian, pip=pip, archives=archives, pending_layers=pending)
 
 
 def lock_text(lock: Lock) -> str:

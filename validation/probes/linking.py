@@ -1,17 +1,22 @@
-"""Resolve every shared object of the given distributions with the dynamic loader (JSON).
+"""Resolve every shared object of the given distributions or library folders as the dynamic loader would (JSON).
 
-Usage: linking.py DIST [DIST...]. For each distribution, every ELF shared object in its RECORD is
-run through ldd. A dependency counts as missing when ldd cannot find it AND no file with that
-soname exists in site-packages or the loader cache: wheels load their bundled siblings by soname
-(paddle/libs, nvidia/*/lib), which a per-file ldd does not see. A library that is really absent
-(deleted, or built for another major version such as libnvinfer.so.8 beside TensorRT 10) stays
-missing. Driver libraries that the NVIDIA container toolkit mounts at run time are not counted.
+Usage: linking.py TARGET [TARGET...]; a TARGET is a distribution name (every ELF shared object its RECORD lists)
+or an absolute folder (every ELF shared object in it: a vendor archive's libraries, e.g. /opt/tensorrt/lib).
+
+Each file goes through ldd, which resolves its DT_NEEDED entries the way ld.so does for that file: its own
+DT_RPATH/DT_RUNPATH, LD_LIBRARY_PATH, the ld.so cache, the default folders. What that proves: the file loads on
+its own. One more case loads at run time and is counted, named, as `preloaded`: a dependency that ldd does not
+find for the file alone but that another shared object of the same target resolves (through its own RUNPATH),
+which loads it first and so satisfies the name (ld.so matches an already loaded object by its soname): numpy's
+auditwheel'd libgfortran needs libquadmath, which the extension module that loads both finds; Paddle's
+libmklml_intel.so needs libiomp5.so, which libphi.so (which dlopen()s MKL) loads first. A name that no object of
+the target resolves stays unresolved, even where a file of that name lies elsewhere (libnvinfer.so.8 beside
+TensorRT 10 is missing). Driver libraries, which the NVIDIA container toolkit mounts at run time, are not counted.
 """
 
 import importlib.metadata as md
 import json
 import os
-import site
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -28,45 +33,54 @@ def is_elf(path: str) -> bool:
         return False
 
 
-def shipped_names() -> set[str]:
-    names = set()
-    for folder in site.getsitepackages():
-        for _root, _dirs, files in os.walk(folder):
-            names.update(f for f in files if ".so" in f)
-    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
-    names.update(line.split()[0] for line in out.splitlines()[1:] if line.strip())
-    return names
-
-
-def shared_objects(dist_name: str) -> tuple[list[str], list[str]]:
-    """(ELF shared objects on disk, shared objects the RECORD lists but the disk lacks)."""
-    dist = md.distribution(dist_name)
-    listed = [str(dist.locate_file(f)) for f in dist.files or [] if ".so" in f.name]
-    absent = sorted(f for f in listed if not os.path.lexists(f))
+def shared_objects(target: str) -> tuple[list[str], list[str]]:
+    """(ELF shared objects on disk, shared objects listed but missing from disk) of a distribution or a folder."""
+    if target.startswith("/"):
+        if not os.path.isdir(target):
+            raise FileNotFoundError(target)
+        names = sorted(os.listdir(target))
+        listed = [os.path.join(target, n) for n in names if n.startswith("lib") and ".so" in n]
+        absent = []
+    else:
+        dist = md.distribution(target)
+        listed = [str(dist.locate_file(f)) for f in dist.files or [] if ".so" in f.name]
+        absent = sorted(f for f in listed if not os.path.lexists(f))
     return sorted(f for f in listed if os.path.isfile(f) and not os.path.islink(f) and is_elf(f)), absent
 
 
-def not_found(path: str) -> list[str]:
+def ldd(path: str) -> tuple[set[str], set[str]]:
+    """(the names ldd resolves for this file, the names it does not find)."""
     out = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
-    return sorted({line.split("=>")[0].strip() for line in out.splitlines() if "not found" in line})
+    found, missing = set(), set()
+    for line in out.splitlines():
+        name, arrow, rest = line.strip().partition("=>")
+        if not arrow:
+            continue
+        (missing if "not found" in rest else found).add(name.strip())
+    return found, missing
+
+
+def resolve(target: str) -> dict:
+    try:
+        files, absent = shared_objects(target)
+    except (md.PackageNotFoundError, FileNotFoundError):
+        return {"installed": False, "checked": 0, "absent": [], "unresolved": {}, "preloaded": {}}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = dict(zip(files, pool.map(ldd, files), strict=True))
+    unresolved, preloaded = {}, {}
+    for path, (_found, missing) in results.items():
+        for name in sorted(missing - DRIVER_LIBS):
+            loader = next((other for other, (found, _m) in results.items() if other != path and name in found), None)
+            if loader is None:
+                unresolved.setdefault(path, []).append(name)
+            else:
+                preloaded.setdefault(path, []).append(f"{name} (loaded first by {os.path.basename(loader)})")
+    return {"installed": True, "checked": len(files), "absent": absent, "unresolved": unresolved,
+            "preloaded": preloaded}
 
 
 def main() -> None:
-    available = shipped_names()
-    report = {}
-    for dist_name in sys.argv[1:]:
-        try:
-            files, absent = shared_objects(dist_name)
-        except md.PackageNotFoundError:
-            report[dist_name] = {"installed": False, "checked": 0, "absent": [], "unresolved": {}}
-            continue
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            missing = dict(zip(files, pool.map(not_found, files), strict=True))
-        unresolved = {f: [lib for lib in libs if lib not in available and lib not in DRIVER_LIBS]
-                      for f, libs in missing.items()}
-        report[dist_name] = {"installed": True, "checked": len(files), "absent": absent,
-                             "unresolved": {f: libs for f, libs in unresolved.items() if libs}}
-    print(json.dumps(report))
+    print(json.dumps({target: resolve(target) for target in sys.argv[1:]}))
 
 
 if __name__ == "__main__":
