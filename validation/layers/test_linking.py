@@ -12,43 +12,9 @@ manifest puts that component in (see conftest.check_layer).
 
 import pytest
 
+from ngc_common.paddle_dlopen import UNVERSIONED, paddle_opens, paddle_uses_pip_cuda
+
 pytestmark = pytest.mark.fast
-
-# The names Paddle's loader opens per component (paddle/phi/backends/dynload/dynamic_loader.cc, tensorrt.cc):
-# a Paddle built without pip's CUDA libraries (Paddle 2.6: its paddle.version has no with_pip_cuda_libraries)
-# opens the unversioned development names; one built with them (WITH_PIP_CUDA_LIBRARIES, Paddle 3's Linux x86_64
-# GPU wheels, which depend on NVIDIA's nvidia-*-cuXX wheels) opens their sonames for its CUDA major. TensorRT is
-# libnvinfer.so and libnvinfer_plugin.so either way; nvrtc is libnvrtc.so either way.
-UNVERSIONED = {
-    "cudnn": ("libcudnn.so",), "cublas": ("libcublas.so", "libcublasLt.so"), "nccl": ("libnccl.so",),
-    "curand": ("libcurand.so",), "cusolver": ("libcusolver.so",), "cusparse": ("libcusparse.so",),
-    "cufft": ("libcufft.so",), "cuda-nvrtc": ("libnvrtc.so",),
-    "tensorrt": ("libnvinfer.so", "libnvinfer_plugin.so"),
-}
-PIP_CUDA = {  # CUDA major -> component -> sonames
-    11: {"cudnn": ("libcudnn.so.8",), "cublas": ("libcublas.so.11", "libcublasLt.so.11"), "nccl": ("libnccl.so.2",),
-         "curand": ("libcurand.so.10",), "cusolver": ("libcusolver.so.11",), "cusparse": ("libcusparse.so.11",),
-         "cufft": ("libcufft.so.10",)},
-    12: {"cudnn": ("libcudnn.so.9",), "cublas": ("libcublas.so.12", "libcublasLt.so.12"), "nccl": ("libnccl.so.2",),
-         "curand": ("libcurand.so.10",), "cusolver": ("libcusolver.so.11",), "cusparse": ("libcusparse.so.12",),
-         "cufft": ("libcufft.so.11",)},
-}
-FIRST_PIP_CUDA_PADDLE = 3  # WITH_PIP_CUDA_LIBRARIES reached Paddle's wheels after 2.6 (PaddlePaddle/Paddle#61235)
-
-
-def paddle_uses_pip_cuda(manifest: dict) -> bool:
-    """Whether the flavor's Paddle opens NVIDIA's wheels by their sonames (decided from the manifest: a layer image
-    below the paddle layer has no Paddle to ask; where Paddle is installed, the check also asks it)."""
-    paddle = manifest["components"].get("paddle")
-    return bool(manifest.get("cuda")) and paddle is not None and \
-        int(paddle["version"].split(".")[0]) >= FIRST_PIP_CUDA_PADDLE
-
-
-def paddle_opens(manifest: dict, component: str) -> tuple[str, ...]:
-    if paddle_uses_pip_cuda(manifest):
-        major = int(manifest["cuda"]["version"].split(".")[0])
-        return PIP_CUDA.get(major, {}).get(component) or UNVERSIONED[component]
-    return UNVERSIONED[component]
 
 
 def native_layers(manifest: dict) -> set[str]:
@@ -116,7 +82,7 @@ def test_paddle_opens_the_runtime_library(runtime_lib, components, manifest, ope
     assert installed is None or (installed == "ON") == uses_pip, (
         f"expected the installed Paddle {'with' if uses_pip else 'without'} pip's CUDA libraries (it opens "
         f"{'versioned' if uses_pip else 'unversioned'} names), found paddle.version.with_pip_cuda_libraries "
-        f"{installed}; fix: FIRST_PIP_CUDA_PADDLE in validation/layers/test_linking.py")
+        f"{installed}; fix: FIRST_PIP_CUDA_PADDLE in ngc_common/paddle_dlopen.py")
     package = components[runtime_lib]["package"]
     for name in paddle_opens(manifest, runtime_lib):
         result = opened["libraries"][name]

@@ -5,13 +5,16 @@ or an absolute folder (every ELF shared object in it: a vendor archive's librari
 
 Each file goes through ldd, which resolves its DT_NEEDED entries the way ld.so does for that file: its own
 DT_RPATH/DT_RUNPATH, LD_LIBRARY_PATH, the ld.so cache, the default folders. What that proves: the file loads on
-its own. One more case loads at run time and is counted, named, as `preloaded`: a dependency that ldd does not
-find for the file alone but that another shared object of the same target resolves (through its own RUNPATH),
-which loads it first and so satisfies the name (ld.so matches an already loaded object by its soname): numpy's
+its own. A dependency ldd does not find for the file alone is counted, named, as `preloaded` in two cases where it
+loads at run time because the object that provides the name is loaded first (ld.so matches an already loaded
+object by its soname): (1) another shared object of the same target resolves it through its own RUNPATH (numpy's
 auditwheel'd libgfortran needs libquadmath, which the extension module that loads both finds; Paddle's
-libmklml_intel.so needs libiomp5.so, which libphi.so (which dlopen()s MKL) loads first. A name that no object of
-the target resolves stays unresolved, even where a file of that name lies elsewhere (libnvinfer.so.8 beside
-TensorRT 10 is missing). Driver libraries, which the NVIDIA container toolkit mounts at run time, are not counted.
+libmklml_intel.so needs libiomp5.so, which libphi.so, which dlopen()s MKL, loads first); (2) another installed
+distribution ships a shared object of that name, which its own Python import loads (paddle2onnx's extension needs
+libpaddle.so, Paddle's, and imports paddle first). So (2) proves the file loads once that import ran, not that any
+import order works. Any other name stays unresolved (libnvinfer.so.8 beside TensorRT 10 is missing; the ld.so
+cache is what ldd already asked). Driver libraries, which the NVIDIA container toolkit mounts at run time, are not
+counted.
 """
 
 import importlib.metadata as md
@@ -60,7 +63,17 @@ def ldd(path: str) -> tuple[set[str], set[str]]:
     return found, missing
 
 
-def resolve(target: str) -> dict:
+def distribution_libraries() -> dict[str, str]:
+    """Shared object file name -> the installed distribution that ships it (its RECORD), for case (2)."""
+    shipped = {}
+    for dist in md.distributions():
+        for f in dist.files or []:
+            if f.name.startswith("lib") and ".so" in f.name:
+                shipped.setdefault(f.name, dist.metadata["Name"])
+    return shipped
+
+
+def resolve(target: str, shipped: dict[str, str]) -> dict:
     try:
         files, absent = shared_objects(target)
     except (md.PackageNotFoundError, FileNotFoundError):
@@ -71,16 +84,19 @@ def resolve(target: str) -> dict:
     for path, (_found, missing) in results.items():
         for name in sorted(missing - DRIVER_LIBS):
             loader = next((other for other, (found, _m) in results.items() if other != path and name in found), None)
-            if loader is None:
-                unresolved.setdefault(path, []).append(name)
-            else:
+            if loader is not None:
                 preloaded.setdefault(path, []).append(f"{name} (loaded first by {os.path.basename(loader)})")
+            elif name in shipped and shipped[name] != target:
+                preloaded.setdefault(path, []).append(f"{name} (shipped by {shipped[name]}, loaded by its import)")
+            else:
+                unresolved.setdefault(path, []).append(name)
     return {"installed": True, "checked": len(files), "absent": absent, "unresolved": unresolved,
             "preloaded": preloaded}
 
 
 def main() -> None:
-    print(json.dumps({target: resolve(target) for target in sys.argv[1:]}))
+    shipped = distribution_libraries()
+    print(json.dumps({target: resolve(target, shipped) for target in sys.argv[1:]}))
 
 
 if __name__ == "__main__":
