@@ -81,23 +81,28 @@ def fetch(spec: dict, archive: dict) -> Path:
     return target
 
 
-def library_members(tar: tarfile.TarFile, folder: str) -> list[tarfile.TarInfo]:
-    """The shared objects directly in `folder` (files, and links to a name beside them): lib*.so*."""
-    chosen = []
-    for member in tar.getmembers():
-        path = PurePosixPath(member.name)
-        if str(path.parent) != folder or not (path.name.startswith("lib") and ".so" in path.name):
+def is_library(member: tarfile.TarInfo, folder: str) -> bool:
+    """A shared object directly in `folder` (a file, or a link to a name beside it): lib*.so*."""
+    path = PurePosixPath(member.name)
+    if str(path.parent) != folder or not (path.name.startswith("lib") and ".so" in path.name):
+        return False
+    return member.isfile() or (member.issym() and "/" not in member.linkname and member.linkname not in ("", ".."))
+
+
+def extract(tar: tarfile.TarFile, archive: dict, into: Path, wheel_dir: Path) -> tuple[int, Path | None]:
+    """One pass over the archive (a gzip stream of gigabytes is read once): the libraries of its library folder into
+    `into`, its locked wheel into `wheel_dir`. Returns (libraries extracted, the wheel's path or None)."""
+    into.mkdir(parents=True, exist_ok=True)
+    count, wheel = 0, None
+    for member in tar:
+        if member.name == archive["wheel"]["member"] and member.isfile():
+            wheel = wheel_dir / PurePosixPath(member.name).name
+            with tar.extractfile(member) as src, wheel.open("wb") as out:  # type: ignore[union-attr]
+                shutil.copyfileobj(src, out, CHUNK)
+        if not is_library(member, archive["libraries"]):
             continue
-        if member.isfile() or (member.issym() and "/" not in member.linkname and member.linkname not in ("", "..")):
-            chosen.append(member)
-    return chosen
-
-
-def extract_libraries(tar: tarfile.TarFile, folder: str, target: Path) -> int:
-    target.mkdir(parents=True, exist_ok=True)
-    members = library_members(tar, folder)
-    for member in members:
-        dest = target / PurePosixPath(member.name).name
+        dest = into / PurePosixPath(member.name).name
+        count += 1
         if member.issym():
             dest.unlink(missing_ok=True)
             os.symlink(member.linkname, dest)
@@ -105,27 +110,24 @@ def extract_libraries(tar: tarfile.TarFile, folder: str, target: Path) -> int:
         with tar.extractfile(member) as src, dest.open("wb") as out:  # type: ignore[union-attr]
             shutil.copyfileobj(src, out, CHUNK)
         os.chmod(dest, 0o755 if member.mode & 0o111 else 0o644)  # no setuid/setgid or group/other write
-    return len(members)
+    return count, wheel
 
 
-def install_wheel(spec: dict, archive: dict, tar: tarfile.TarFile) -> None:
+def install_wheel(spec: dict, archive: dict, wheel: Path) -> None:
     """The archive's wheel, by its locked sha256, with the venv's pip from nowhere else."""
-    wheel = archive["wheel"]
-    with tempfile.TemporaryDirectory(prefix="ngc-archive-wheel-") as tmp:
-        member = tar.getmember(wheel["member"])
-        path = Path(tmp) / PurePosixPath(wheel["member"]).name
-        with tar.extractfile(member) as src, path.open("wb") as out:  # type: ignore[union-attr]
-            shutil.copyfileobj(src, out, CHUNK)
-        requirements = Path(tmp) / "requirements.txt"
-        requirements.write_text(f"{wheel['name']}=={wheel['version']} --hash=sha256:{wheel['sha256']}\n")
-        cmd = [*pip_layer.pip_launcher(spec), "install", "--progress-bar", "off", "--no-input", "--no-deps",
-               "--require-hashes", "--only-binary=:all:", "--no-index", "--find-links", tmp, "-r", str(requirements)]
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    locked = archive["wheel"]
+    requirements = wheel.parent / "requirements.txt"
+    requirements.write_text(f"{locked['name']}=={locked['version']} --hash=sha256:{locked['sha256']}\n")
+    cmd = [*pip_layer.pip_launcher(spec), "install", "--progress-bar", "off", "--no-input", "--no-deps",
+           "--require-hashes", "--only-binary=:all:", "--no-index", "--find-links", str(wheel.parent), "-r",
+           str(requirements)]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
     sys.stdout.write(proc.stdout)
     if proc.returncode != 0:
         mismatch = pip_layer.HASH_MISMATCH.search(proc.stdout)
-        reason = (f"its wheel {wheel['member']} differs from the lock (sha256 {mismatch.group(4)})" if mismatch
-                  else f"pip could not install its wheel {wheel['member']} (exit {proc.returncode}); see the log above")
+        reason = (f"its wheel {locked['member']} differs from the lock (sha256 {mismatch.group(4)})" if mismatch
+                  else f"pip could not install its wheel {locked['member']} (exit {proc.returncode}); see the log "
+                       "above")
         fail(spec, archive, reason)
 
 
@@ -139,14 +141,17 @@ def install(spec: dict, archive: dict) -> None:
              f"check it, and only if the change is wanted run ngc-paddle lock {spec['release']} --flavor "
              f"{spec['flavor']} and commit the new lock")
     into, record_file = Path(archive["into"]), Path(archive["record"])
-    try:
-        with tarfile.open(path, "r:*") as tar:
-            count = extract_libraries(tar, archive["libraries"], into)
-            if count == 0:
-                fail(spec, archive, f"it holds no shared library in {archive['libraries']}/")
-            install_wheel(spec, archive, tar)
-    except (tarfile.TarError, KeyError, OSError) as exc:
-        fail(spec, archive, f"it could not be read ({type(exc).__name__}: {exc})")
+    with tempfile.TemporaryDirectory(prefix="ngc-archive-wheel-") as tmp:
+        try:
+            with tarfile.open(path, "r:*") as tar:
+                count, wheel = extract(tar, archive, into, Path(tmp))
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            fail(spec, archive, f"it could not be read ({type(exc).__name__}: {exc})")
+        if count == 0:
+            fail(spec, archive, f"it holds no shared library in {archive['libraries']}/")
+        if wheel is None:
+            fail(spec, archive, f"it holds no {archive['wheel']['member']}")
+        install_wheel(spec, archive, wheel)
     record = {key: archive[key] for key in ("component", "version", "file", "sha256", "source")}
     record["wheel"] = {"name": archive["wheel"]["name"], "version": archive["wheel"]["version"]}
     record_file.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
