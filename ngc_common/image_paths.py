@@ -17,3 +17,9 @@ INIT = "/usr/bin/tini"  # PID 1, which runs ENTRYPOINT: Debian's tini (the manif
 # A layer image has no suite: the host copies the probes (and ngc_common beside them) here.
 # `docker cp` needs the parent (/opt) to exist, which every layer has.
 PROBES_IN_LAYER_IMAGE = "/opt/ngc-paddle-probes"
+# A vendor archive's shared libraries (kind `archive` components: TensorRT's tar in gpu-cu118), extracted by
+# layers/lib/install_archive_layer.py into /opt/<component>/lib and registered with the loader; beside them the
+# record of what was installed (the archive's file, sha256, version), which the checks and the release read back.
+ARCHIVE_HOME = "/opt/{component}"
+ARCHIVE_LIBS = f"{ARCHIVE_HOME}/lib"
+ARCHIVE_RECORD = f"{ARCHIVE_HOME}/ngc-archive.json"

@@ -27,6 +27,8 @@ IMAGE_NAME_RE = re.compile(_IMAGE_NAME)
 IMAGE_REF_RE = re.compile(rf"{_IMAGE_NAME}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?")
 TOKEN_RE = re.compile(r"[A-Za-z0-9._:+~/@-]{1,200}")  # ids, licenses, version prefixes: printable ASCII, no spaces
 REL_PATH_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,500}")
+# A vendor archive's file name (no folder): what a source of kind `archive` serves, e.g. TensorRT's tar.
+ARCHIVE_FILE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,250}\.(?:tar\.gz|tgz|tar\.xz|tar)")
 
 
 def _shown(value: str) -> str:
@@ -81,6 +83,7 @@ ImageRef = Annotated[str, _rule(IMAGE_REF_RE, "an image reference (e.g. debian:b
 Token = Annotated[str, _rule(TOKEN_RE, "a printable ASCII word without spaces")]
 RelPath = Annotated[str, AfterValidator(_rel_path)]
 Text = Annotated[str, AfterValidator(_text)]
+ArchiveFile = Annotated[str, _rule(ARCHIVE_FILE_RE, "an archive's file name without a folder (e.g. X-1.0.tar.gz)")]
 
 
 class Strict(BaseModel):

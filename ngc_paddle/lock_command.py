@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ngc_paddle import engine, outputs
 from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
+from ngc_paddle.lock.archive_lock import lock_archives
 from ngc_paddle.lock.base import base_facts
 from ngc_paddle.lock.base_image import ensure_base_image
 from ngc_paddle.lock.check import lock_inputs, without_layers
@@ -35,6 +36,10 @@ def build_lock(flavor: ResolvedFlavor, say: Callable[[str], None] = print) -> Lo
     say(f"[{name}] resolving the Python set (pip --dry-run --report, wheels for the image's platform)")
 
     pip = lock_pip(subject, root=root)
+    archives = lock_archives(subject, root)
+    for entry in archives:
+        say(f"[{name}] archive {entry.file} ({entry.sha256[:12]}): libraries {entry.libraries}, wheel "
+            f"{entry.wheel.name} {entry.wheel.version}")
     say(f"[{name}] {len(pip)} distributions; resolving the os layer's Debian packages on the base")
     engine.ensure_engine()
     debian_source = manifest.sources[spec.components["python"].source]
@@ -43,7 +48,7 @@ def build_lock(flavor: ResolvedFlavor, say: Callable[[str], None] = print) -> Lo
     return Lock(lock_version=LOCK_VERSION, release=manifest.release, flavor=name,
                 generated_by=f"ngc-paddle lock {manifest.release} --flavor {name}",
                 inputs=lock_inputs(subject), base=base_facts(base_ref, debian_source, base_packages),
-                debian=debian, pip=pip, pending_layers=pending)
+                debian=debian, pip=pip, archives=archives, pending_layers=pending)
 
 
 def lock_text(lock: Lock) -> str:

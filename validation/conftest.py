@@ -217,10 +217,11 @@ def dists(run_probe) -> dict:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrise checks over the manifest: `component` (pip components), `layer_package`."""
+    """Parametrise checks over the manifest: `pip_component` (the components pip installs: pip ones, and the
+    wheel a vendor archive carries), `any_component`."""
     m = metafunc.config._ngc_manifest
     if "pip_component" in metafunc.fixturenames:
-        names = sorted(n for n, c in m["components"].items() if c["kind"] == "pip")
+        names = sorted(n for n, c in m["components"].items() if c["kind"] in ("pip", "archive"))
         metafunc.parametrize("pip_component", names, ids=names)
     if "any_component" in metafunc.fixturenames:
         names = sorted(m["components"])

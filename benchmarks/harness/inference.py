@@ -42,23 +42,6 @@ def input_batch(batch: int, image_size: int, data_format: str, seed: int = 0) ->
 
 # ---- Paddle Inference and Paddle-TRT -------------------------------------------------------------
 
-def _trt_available(device: str) -> None:
-    import paddle
-
-    paddle_engines.trt_reasons(device, "Paddle-TRT")
-    try:
-        from paddle.inference import get_trt_compile_version, get_trt_runtime_version
-    except ImportError as exc:
-        raise NotAvailable("this Paddle build has no TensorRT support") from exc
-    compiled, runtime = tuple(get_trt_compile_version()), tuple(get_trt_runtime_version())
-    if not paddle.is_compiled_with_cuda() or compiled[0] == 0:
-        raise NotAvailable("this Paddle build has no TensorRT support")
-    if runtime[0] == 0:
-        raise NotAvailable(f"TensorRT runtime (libnvinfer.so.{compiled[0]}) not found in this image")
-    if runtime[0] != compiled[0]:
-        raise NotAvailable(f"Paddle is built for TensorRT {compiled[0]}.x but the image has {runtime[0]}.x")
-
-
 def _run_predictor(predictor, x: np.ndarray) -> np.ndarray:
     handle = predictor.get_input_handle(predictor.get_input_names()[0])
     handle.reshape(list(x.shape))
@@ -69,16 +52,17 @@ def _run_predictor(predictor, x: np.ndarray) -> np.ndarray:
 
 def calibrate_int8(chosen: paddle_engines.EnginePlan, files, bs: int, image_size: int, data_format: str,
                    threads: int, cache: Path, calibration: quantization.Calibration | None) -> Path:
-    """Legacy Paddle-TRT's calibrate-then-deploy: a calibration predictor sees CALIBRATION_BATCHES batches of real
-    images and writes its table (trt_calib_*) into `cache` when it is destroyed; a second predictor with the same
-    config finds the table there and builds its INT8 engine from it (that one is timed)."""
+    """Legacy Paddle-TRT's calibrate-then-deploy: a calibration predictor sees the calibration's images
+    (Calibration.images(), a fixed number whatever `bs`: ceil(images / bs) batches) and writes its table
+    (trt_calib_*) into `cache` when it is destroyed; a second predictor with the same config finds the table there
+    and builds its INT8 engine from it (that one is timed)."""
     import gc
 
     if calibration is None:
         raise NotAvailable(quantization.NO_IMAGES)
     calibrator = paddle_engines.predictor(chosen, files, bs, image_size, data_format, threads, cache, cache=cache)
     batches = calibration(bs)
-    for _ in range(quantization.CALIBRATION_BATCHES):
+    for _ in range(calibration.batches(bs)):
         _run_predictor(calibrator, next(batches))
     del calibrator
     gc.collect()
@@ -97,7 +81,7 @@ def paddle_backend(files, device: str, precision: str, trt: bool, batches: list[
         paddle_engines.trt_reasons(device, "Paddle-TRT")
     chosen = paddle_engines.plan(files[0], device, precision, trt)
     if chosen.trt:
-        _trt_available(device)
+        paddle_engines.paddle_trt_available(device)
     results = {}
     for bs in batches:
         x = input_batch(bs, image_size, data_format)
@@ -106,7 +90,7 @@ def paddle_backend(files, device: str, precision: str, trt: bool, batches: list[
             cache = files[0].parent / f"trt-int8-bs{bs}"
             table = calibrate_int8(chosen, files, bs, image_size, data_format, threads, cache, calibration)
             timed = f"the deployed INT8 predictor, loading calibration table {table.name} " \
-                    f"({quantization.CALIBRATION_BATCHES} batches of real images)"
+                    f"({calibration.described(bs)})"
         # Paddle-TRT loads trt_calib_* only with use_calib_mode on: the deployed predictor uses the same
         # config as the calibrating one and, finding the table in `cache`, builds the INT8 engine from it.
         legacy = chosen.engine == "paddle-trt-legacy"
@@ -114,6 +98,8 @@ def paddle_backend(files, device: str, precision: str, trt: bool, batches: list[
                                              cache=cache, min_batch=bs if fixed_batch else 1, inspect=legacy)
         timing = StepTimer(warmup, iters, bs, phase="infer").run(lambda _i, p=predictor, x=x: _run_predictor(p, x))
         results[f"bs{bs}"] = {**timing.summary(), "engine": chosen.label} | ({"timed": timed} if timed else {})
+        if chosen.calibrate and calibration is not None:  # how many real images the INT8 scales came from
+            results[f"bs{bs}"]["calibration_images"] = calibration.images()
         if legacy:  # what TensorRT built each layer in, from the engines the timed predictor serialized
             engines = paddle_engines.legacy_engine_dir(files[0].parent, precision, bs, cache)
             results[f"bs{bs}"]["layer_precisions"] = tensorrt_python.paddle_trt_layer_precisions(engines, precision)
@@ -202,10 +188,14 @@ def run_all(model, backends: list[str], precisions: list[str], batches: list[int
             for precision in precisions:
                 try:
                     if backend == "paddle-trt" and precision == "int8" and files[0].suffix == paddle_engines.PIR:
-                        _trt_available(device)  # before quantizing: nothing to do on a host that cannot run it
+                        # before quantizing: nothing to do on a host that cannot run it
+                        paddle_engines.paddle_trt_available(device)
                         programs = quantization.ptq_export(model, calibration, export, image_size, data_format,
                                                            folder, batches)
-                        result = {key: figures for bs in batches for key, figures in paddle_backend(
+                        quantized = {"calibration_images": calibration.images(),  # ptq_export refused None
+                                     "timed": f"a program PTQ-quantized on "
+                                              f"{calibration.described(quantization.PTQ_BATCH)}"}
+                        result = {key: figures | quantized for bs in batches for key, figures in paddle_backend(
                             programs[bs], device, precision, True, [bs], image_size, data_format, warmup, iters,
                             threads, fixed_batch=True).items()}
                     elif backend in ("paddle-inference", "paddle-trt"):
@@ -249,7 +239,7 @@ def agreement(files, folder: Path, backends: list[str], image_size: int, data_fo
                 found[backend] = rel_diff(reference, TensorRTEngine(onnx_model(files, folder), "fp32", 2,
                                                                     image_size, data_format)(x))
             elif backend == "paddle-trt" and device == "gpu":
-                _trt_available(device)
+                paddle_engines.paddle_trt_available(device)
                 found[backend] = rel_diff(reference, _run_predictor(paddle(True), x))
         except (NotAvailable, ImportError):
             continue

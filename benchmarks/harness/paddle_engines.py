@@ -60,6 +60,34 @@ def trt_reasons(device: str, what: str) -> None:
         raise NotAvailable("; ".join(reasons))
 
 
+def paddle_trt_available(device: str) -> None:
+    """NotAvailable, with the reason, unless Paddle has TensorRT support and finds a TensorRT of its major.
+
+    paddle.inference.get_trt_runtime_version() dlopen()s libnvinfer.so (paddle/phi/backends/dynload/tensorrt.cc)
+    and raises where the loader finds none (Paddle 2.6: RuntimeError "TensorRT dynamic library is not found"),
+    rather than answering 0: that is this path's "not available", never a traceback of the run."""
+    import paddle
+
+    trt_reasons(device, "Paddle-TRT")
+    try:
+        from paddle.inference import get_trt_compile_version, get_trt_runtime_version
+    except ImportError as exc:
+        raise NotAvailable("this Paddle build has no TensorRT support") from exc
+    compiled = tuple(get_trt_compile_version())
+    if not paddle.is_compiled_with_cuda() or compiled[0] == 0:
+        raise NotAvailable("this Paddle build has no TensorRT support")
+    try:
+        runtime = tuple(get_trt_runtime_version())
+    except Exception as exc:  # Paddle's loader found no libnvinfer.so
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise NotAvailable(f"Paddle finds no TensorRT runtime (libnvinfer.so): {' '.join(first.split())[:200]}") \
+            from exc
+    if runtime[0] == 0:
+        raise NotAvailable("Paddle finds no TensorRT runtime (libnvinfer.so)")
+    if runtime[0] != compiled[0]:
+        raise NotAvailable(f"Paddle is built for TensorRT {compiled[0]}.x but the image has {runtime[0]}.x")
+
+
 def is_quantized(model_file: Path) -> bool:
     """Does the program hold quantize/dequantize ops (a quantization-aware or post-training quantized model)?"""
     data = model_file.read_bytes()

@@ -4,9 +4,11 @@ GPU tensors; and the read-back of the engines Paddle-TRT (legacy) serialized, wi
 Why a module of its own: it is the one back end that is not Paddle's, and the only place that asks TensorRT's
 engine inspector which precision each layer was built in (trt_precision), so that a figure never carries a
 precision TensorRT did not use. One engine per sweep: an optimization profile from batch 1 to the sweep's
-largest (opt = max), its input shape set per batch. The TensorRT 8.5 (gpu-cu118, what Paddle 2.6 links) /
-TensorRT 10 (gpu) differences of this API are in `network_flags` alone. It imports nothing heavy at module level,
-so its decisions are unit-tested with a fake `tensorrt` on any host.
+largest (opt = max), its input shape set per batch. It runs with the name-based I/O API (set_input_shape,
+set_tensor_address, execute_async_v3), which TensorRT 8.5 introduced and TensorRT 10 keeps as the only one (the
+binding-index API, execute_async_v2 with a bindings list, is gone in 10): gpu-cu118 ships TensorRT 8.6.1, gpu
+TensorRT 10. Their one other difference here is ngc_common.tensorrt_api.network_flags. It imports nothing heavy at
+module level, so its decisions are unit-tested with a fake `tensorrt` on any host.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchmarks.harness import trt_precision
 from benchmarks.harness.paddle_engines import NotAvailable
+from ngc_common.tensorrt_api import NAMED_IO, network_flags, version_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,15 +32,10 @@ def import_tensorrt():
         import tensorrt as trt
     except ImportError as exc:
         raise NotAvailable("the TensorRT Python bindings are not in this image") from exc
+    if version_of(trt) < NAMED_IO:
+        raise NotAvailable(f"TensorRT {trt.__version__} predates the name-based I/O API (execute_async_v3, TensorRT "
+                           f"{NAMED_IO[0]}.{NAMED_IO[1]}) this path runs")
     return trt
-
-
-def network_flags(trt) -> int:
-    """TensorRT 8's ONNX parser needs an explicit-batch network (the flag); TensorRT 10 has only that kind and
-    deprecates the flag (0)."""
-    if int(str(getattr(trt, "__version__", "10")).split(".")[0]) >= 10:
-        return 0
-    return 1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)
 
 
 def layer_precisions(trt, engine, context, precision: str) -> dict[str, int]:
@@ -91,6 +89,9 @@ class TensorRTEngine:
         self.layer_precisions = layer_precisions(trt, self.engine, self.context, precision)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
+        """One batch through the engine by tensor name (set_input_shape, set_tensor_address, execute_async_v3 on
+        Paddle's current CUDA stream): the input copied to the GPU, the output a Paddle GPU tensor of the shape the
+        context resolves (the run's device is the GPU: hardware.use_device), read back after a synchronize."""
         import paddle
 
         self.context.set_input_shape(self.input_name, tuple(x.shape))
@@ -98,7 +99,8 @@ class TensorRTEngine:
         out = paddle.empty(list(self.context.get_tensor_shape(self.output_name)), dtype="float32")
         self.context.set_tensor_address(self.input_name, inp.data_ptr())
         self.context.set_tensor_address(self.output_name, out.data_ptr())
-        self.context.execute_async_v3(paddle.device.cuda.current_stream().cuda_stream)
+        if not self.context.execute_async_v3(paddle.device.cuda.current_stream().cuda_stream):
+            raise NotAvailable("TensorRT's execute_async_v3 refused the batch (see TensorRT's log above)")
         paddle.device.cuda.synchronize()
         return out.numpy()
 

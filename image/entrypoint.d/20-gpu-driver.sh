@@ -11,9 +11,8 @@ if [ -n "${NVIDIA_REQUIRE_CUDA:-}" ]; then
   for _n in /dev/nvidiactl /dev/dxg /dev/nvgpu; do [ -e "$_n" ] && _ngc_has_dev=1; done
   if [ "$_ngc_has_libcuda" = 0 ] || [ "$_ngc_has_dev" = 0 ]; then
     export NGC_PADDLE_CPU_ONLY=1
-    # Said once here: GPU Paddle repeats it at every `import paddle` (a UserWarning: "You are using GPU version
-    # Paddle, but your CUDA device is not set properly"), which only this case (no GPU visible) silences.
-    export PYTHONWARNINGS="${PYTHONWARNINGS:+$PYTHONWARNINGS,}ignore:You are using GPU version Paddle:UserWarning"
+    # Said once here: GPU Paddle would repeat it at every `import paddle` (a UserWarning: "You are using GPU version
+    # Paddle, but your CUDA device is not set properly"), which the image's PYTHONWARNINGS (Dockerfile) silences.
     if [ "${NGC_PADDLE_QUIET:-0}" != 1 ]; then
       cat >&2 <<'MSG'
 WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.

@@ -51,7 +51,7 @@ def lock_inputs(subject: LockSubject) -> Inputs:
         dependency_source=manifest.dependency_source,
         apt_packages=apt_packages(flavor),
         components={name: LockedComponent(package=str(c.package), version=c.version, source=c.source, layer=c.layer)
-                    for name, c in flavor.components.items() if c.kind == "pip"},
+                    for name, c in flavor.components.items() if c.kind in ("pip", "archive")},
     )
 
 
@@ -84,8 +84,14 @@ def mismatch(subject: LockSubject, lock: Lock) -> str | None:
     problem = _entries_fit(subject, lock)
     if problem:
         return problem
+    problem = _archives_fit(subject, lock)
+    if problem:
+        return problem
     by_name = {entry.name: entry for entry in lock.pip}
+    archives = {entry.component for entry in lock.archives}
     for name, comp in want.components.items():  # the entries themselves must carry the pins too
+        if name in archives:
+            continue
         entry = by_name.get(canonicalize_name(comp.package))
         if entry is None or entry.version != comp.version or entry.source != comp.source or entry.component != name:
             return f"pip.{canonicalize_name(comp.package)}: does not install component {name} " \
@@ -93,6 +99,27 @@ def mismatch(subject: LockSubject, lock: Lock) -> str | None:
         if LAYER_ORDER.index(entry.layer) > LAYER_ORDER.index(comp.layer):  # lower is fine: a lower layer needs it
             return (f"pip.{entry.name}.layer: component {name} sits in layer {entry.layer!r}, above "
                     f"{comp.layer!r} where the manifest puts it")
+    return None
+
+
+def _archives_fit(subject: LockSubject, lock: Lock) -> str | None:
+    """Each archive entry installs an archive component of the flavor, at its pin, from its source, in its layer;
+    and every archive component of the flavor (but those of the layers left pending) has its entry."""
+    flavor, flavor_name = subject.spec, subject.name
+    locked = {entry.component: entry for entry in lock.archives}
+    for name, entry in locked.items():
+        comp = flavor.components.get(name)
+        if comp is None or comp.kind != "archive":
+            return f"archives.{name}: {name!r} is not an archive component of flavor {flavor_name}"
+        for field, wanted in (("version", comp.version), ("source", comp.source), ("layer", comp.layer),
+                              ("file", comp.file)):
+            if getattr(entry, field) != wanted:
+                return f"archives.{name}.{field}: the manifest says {wanted}, the lock {getattr(entry, field)}"
+        if entry.wheel.name != canonicalize_name(str(comp.package)):
+            return f"archives.{name}.wheel.name: the manifest says {comp.package}, the lock {entry.wheel.name}"
+    absent = next((n for n, c in flavor.components.items() if c.kind == "archive" and n not in locked), None)
+    if absent:
+        return f"archives: component {absent} ({flavor.components[absent].file}) is not locked"
     return None
 
 

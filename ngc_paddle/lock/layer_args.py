@@ -10,8 +10,9 @@ import json
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
+from ngc_common.image_paths import ARCHIVE_LIBS, ARCHIVE_RECORD
 from ngc_paddle.layers import BASE_LAYER, TOP_LAYER
-from ngc_paddle.lock.model import Lock
+from ngc_paddle.lock.model import ArchiveEntry, Lock
 from ngc_paddle.lock.subject import LockSubject
 from ngc_paddle.manifest.schema import Flavor, Manifest
 
@@ -88,14 +89,30 @@ def os_args(manifest: Manifest, flavor: Flavor, base_image: str | None, lock: Lo
     }
 
 
+def _archive_spec(manifest: Manifest, entries: list[ArchiveEntry]) -> list[dict[str, Any]]:
+    """What install_archive_layer.py installs: each archive by file and sha256, where its source serves it, the
+    folder of libraries it extracts to, and its wheel (member, name, version, sha256)."""
+    specs = []
+    for e in entries:
+        source = manifest.sources[e.source]
+        specs.append({"component": e.component, "version": e.version, "file": e.file, "sha256": e.sha256,
+                      "source": e.source, "location": source.path or source.url, "libraries": e.libraries,
+                      "into": ARCHIVE_LIBS.format(component=e.component),
+                      "record": ARCHIVE_RECORD.format(component=e.component), "wheel": e.wheel.model_dump()})
+    return specs
+
+
 def _pip_spec(manifest: Manifest, flavor_name: str, layer: str, lock: Lock | None, pending: str) -> dict[str, Any]:
-    """What install_pip_layer.py installs: the lock's entries for this layer and where each source is."""
+    """What install_pip_layer.py (and install_archive_layer.py) install: the lock's entries for this layer and where
+    each source is."""
     entries = lock.layer_entries(layer) if lock is not None else []
+    archives = [e for e in lock.archives if e.layer == layer] if lock is not None else []
     sources = {}  # only those this layer installs from: a mirror for another source must not bust its cache
     for name in sorted({e.source for e in entries}):
         source = manifest.sources[name]
         sources[name] = {"kind": source.kind, "location": source.path if source.kind == "wheel-dir" else source.url}
-    return {
+    extra = {"archives": _archive_spec(manifest, archives)} if archives else {}  # absent where none: same spec
+    return {**extra,
         "release": manifest.release,
         "flavor": flavor_name,
         "layer": layer,

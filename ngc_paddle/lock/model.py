@@ -20,7 +20,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
 from ngc_paddle.errors import ManifestError
-from ngc_paddle.fields import DebianName, DebianSuite, ImageRef, PipName, Text, Token, Url, check
+from ngc_paddle.fields import ArchiveFile, DebianName, DebianSuite, ImageRef, PipName, Text, Token, Url, check
 from ngc_paddle.manifest.schema import DEBIAN_VERSION_RE, NAME_RE, RELEASE_RE, LayerName
 
 LOCK_VERSION = 2
@@ -85,6 +85,44 @@ class PipEntry(Strict):
         return self
 
 
+MEMBER_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+/-]{0,500}")
+
+
+def _member(value: str) -> str:
+    check(value, MEMBER_RE, "a relative path inside an archive")
+    if ".." in value.split("/"):
+        raise ValueError(f"{value[:60]!r} leaves the archive ('..')")
+    return value
+
+
+Member = Annotated[str, AfterValidator(_member)]
+
+
+class ArchiveWheel(Strict):
+    """The Python wheel an archive carries for the image's Python, as the archive holds it (installed with
+    `pip install --require-hashes`, like every other wheel)."""
+
+    name: PipName  # canonical
+    version: Pep440
+    member: Member  # its path inside the archive (TensorRT-8.6.1.6/python/tensorrt-8.6.1-cp311-none-...whl)
+    sha256: Sha256
+
+
+class ArchiveEntry(Strict):
+    """One vendor archive (a component of kind `archive`): which file, by hash, from which source, into which layer;
+    the folder of shared libraries it extracts and the wheel it installs."""
+
+    component: Name
+    version: Token  # the component's version, as the manifest pins it
+    layer: LayerName
+    source: Name
+    file: ArchiveFile
+    sha256: Sha256
+    url: Url  # where `ngc-paddle lock` found it (for people; the build asks the source again)
+    libraries: Member  # the archive's folder of shared libraries (TensorRT-8.6.1.6/lib)
+    wheel: ArchiveWheel
+
+
 class DebianEntry(Strict):
     package: DebianName
     version: DebianVersion
@@ -142,6 +180,7 @@ class Lock(Strict):
     base: Base
     debian: list[DebianEntry]  # every package the os layer installs, pinned pkg=version
     pip: list[PipEntry]
+    archives: list[ArchiveEntry] = Field(default_factory=list)  # vendor archives (kind `archive` components)
     # Optional layers of the flavor left out of this lock, and why (their source could not be reached when
     # it was made): the build makes them empty layers, and the image's manifest lists them as left out.
     pending_layers: dict[LayerName, Text] = Field(default_factory=dict)
@@ -165,11 +204,19 @@ class Lock(Strict):
         stray = next((e.name for e in self.pip if e.layer in self.pending_layers), None)
         if stray:
             raise ValueError(f"pip entry {stray!r} is in a layer the lock leaves pending")
+        stray = next((e.component for e in self.archives if e.layer in self.pending_layers), None)
+        if stray:
+            raise ValueError(f"archive entry {stray!r} is in a layer the lock leaves pending")
+        twice = next((e.wheel.name for e in self.archives if e.wheel.name in names), None)
+        if twice:
+            raise ValueError(f"archives install {twice!r}, which pip lists too")
         return self
 
     def python_versions(self) -> dict[str, str]:
-        """Every Python distribution the image gets (name -> version): what its validation holds it to."""
-        return {entry.name: entry.version for entry in self.pip}
+        """Every Python distribution the image gets (name -> version): what its validation holds it to (the pip
+        entries, and the wheels the archives carry)."""
+        return {**{entry.name: entry.version for entry in self.pip},
+                **{entry.wheel.name: entry.wheel.version for entry in self.archives}}
 
     def layer_entries(self, layer: str) -> list[PipEntry]:
         return [entry for entry in self.pip if entry.layer == layer]

@@ -113,17 +113,42 @@ def source_options(source: Source, only: bool, root: Path = Path(".")) -> list[s
     return ["--index-url", str(source.url)] if only else ["--extra-index-url", str(source.url)]
 
 
+def archive_url(source: Source, file: str) -> str:
+    """Where an archive source serves one file: URL/FILE."""
+    return str(source.url).rstrip("/") + "/" + file
+
+
 def probe(source_name: str, source: Source, package: str, timeout: float = 15) -> str | None:
-    """Why a pip-index source cannot be reached, or None when it answers for `package`."""
-    url = str(source.url).rstrip("/") + f"/{canonicalize_name(package)}/"
+    """Why a source cannot be reached, or None when it answers for `package` (a pip-index source: its project
+    page; an archive source: the archive file `package` names, asked with HEAD)."""
+    archive = source.kind == "archive"
+    url = archive_url(source, package) if archive else str(source.url).rstrip("/") + f"/{canonicalize_name(package)}/"
     context = ssl.create_default_context(cafile=str(CA_BUNDLE) if CA_BUNDLE.is_file() else None)
+    request = urllib.request.Request(url, headers={"User-Agent": "ngc-paddle-lock"},
+                                     method="HEAD" if archive else "GET")
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": "ngc-paddle-lock"}),
-                                    timeout=timeout, context=context) as resp:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as resp:
             resp.read(1)
         return None
     except Exception as exc:  # any network failure means the same: this host cannot use the source
         return f"{source.url} cannot be reached from this host ({type(exc).__name__})"
+
+
+def _what_to_ask(name: str, comp) -> str:
+    """What a source is asked for to see whether it answers: a pip component's package, an archive's file."""
+    return str(comp.file) if comp.kind == "archive" else str(comp.package or name)
+
+
+def _unreachable(source_name: str, source: Source, what: str, root: Path, prober) -> str | None:
+    """Why one source cannot serve `what` to this host (a folder source: the folder or the file is missing)."""
+    if source.kind == "wheel-dir":
+        return None if (root / str(source.path)).is_dir() else f"wheel folder {source.path} does not exist"
+    if source.kind == "archive" and source.path:
+        return None if (root / str(source.path) / what).is_file() else f"archive {what} is not in folder {source.path}"
+    return prober(source_name, source, what)
+
+
+FETCHED_KINDS = ("pip", "archive")  # component kinds `ngc-paddle lock` fetches from their sources
 
 
 def check_reachable(subject: LockSubject, releases_dir: Path, prober=probe, root: Path = Path(".")) -> None:
@@ -131,16 +156,12 @@ def check_reachable(subject: LockSubject, releases_dir: Path, prober=probe, root
     manifest, flavor, flavor_name = subject.manifest, subject.spec, subject.name
     needs: dict[str, list[str]] = {manifest.dependency_source: []}
     for name, comp in flavor.components.items():
-        if comp.kind == "pip":
+        if comp.kind in FETCHED_KINDS:
             needs.setdefault(comp.source, []).append(name)
     down = []
     for source_name, comps in needs.items():
-        package = next((str(flavor.components[c].package) for c in comps), "pip")
-        source = manifest.sources[source_name]
-        if source.kind == "wheel-dir":
-            why = None if (root / str(source.path)).is_dir() else f"wheel folder {source.path} does not exist"
-        else:
-            why = prober(source_name, source, package)
+        what = next((_what_to_ask(c, flavor.components[c]) for c in comps), "pip")
+        why = _unreachable(source_name, manifest.sources[source_name], what, root, prober)
         if why:
             used = ", ".join(comps) or "dependencies"
             down.append((source_name, f"sources.{source_name}: {why} (flavor {flavor_name}: {used})"))
@@ -158,16 +179,14 @@ def unreachable_optional_layers(subject: LockSubject, root: Path = Path("."), pr
     manifest, flavor, flavor_name = subject.manifest, subject.spec, subject.name
     pending = {}
     for layer, purpose in flavor.optional_layers.items():
-        comps = [(name, c) for name, c in flavor.components.items() if c.layer == layer and c.kind == "pip"]
+        comps = [(name, c) for name, c in flavor.components.items() if c.layer == layer and c.kind in FETCHED_KINDS]
         for source_name in sorted({c.source for _, c in comps}):
-            source = manifest.sources[source_name]
-            if source.kind == "wheel-dir":
-                why = None if (root / str(source.path)).is_dir() else f"wheel folder {source.path} does not exist"
-            else:
-                package = next(str(c.package) for _, c in comps if c.source == source_name)
-                why = prober(source_name, source, package)
+            what = next(_what_to_ask(name, c) for name, c in comps if c.source == source_name)
+            why = _unreachable(source_name, manifest.sources[source_name], what, root, prober)
             if why:
-                pending[layer] = (f"{purpose}: sources.{source_name}: {why}; fix: lock through a mirror: "
+                folder = " or a folder under wheelhouse/ holding the file" if manifest.sources[
+                    source_name].kind == "archive" else ""
+                pending[layer] = (f"{purpose}: sources.{source_name}: {why}; fix: lock through a mirror{folder}: "
                                   f"make lock FLAVOR={flavor_name} SOURCES=\"{source_name}=URL\"")
                 break
     return pending

@@ -16,6 +16,7 @@ SOURCE_KINDS_FOR: dict[str, tuple[str, ...]] = {
     "pip": ("pip-index", "wheel-dir"),
     "apt": ("debian",),
     "image": ("debian",),
+    "archive": ("archive",),
 }
 
 # Components whose versions follow the CUDA toolkit's own numbering (12.6.x ships with CUDA 12.6).
@@ -146,17 +147,27 @@ def _check_cuda(name: str, flavor: Flavor, where: str, comp_name: str, comp: Com
 
 
 def _check_built_against(flavor: Flavor, where: str, comp: Component) -> list[Problem]:
+    """Each dependency a component was built against is pinned at that version, or at the one `runs_with` gives
+    (with its reason), which must keep the major built against: the soname major (libnvinfer.so.8) is what the
+    loader asks for, and Paddle's own check of the TensorRT it finds compares with the one it was compiled against
+    (paddle/fluid/inference/analysis/ir_passes/tensorrt_subgraph_pass.cc: a warning on another major.minor)."""
     problems = []
     for dep, prefix in comp.built_against.items():
         other = flavor.components.get(dep)
+        runs = comp.runs_with.get(dep)
         if other is None:
             problems.append(Problem(where, f"built_against names {dep!r}, which this flavor does not pin",
                                     f"pin {dep!r} or drop it from built_against"))
-        elif not _version_has_prefix(other.version, prefix):
+        elif runs is not None and runs.version.split(".")[0] != prefix.split(".")[0]:
+            problems.append(Problem(f"{where}.runs_with.{dep}", f"{dep} {runs.version} is another major than the "
+                                    f"{prefix} {comp.package} is built against, which it cannot load",
+                                    f"pin {dep} {prefix.split('.')[0]}.x"))
+        elif not _version_has_prefix(other.version, runs.version if runs is not None else prefix):
+            wanted = runs.version if runs is not None else prefix
             problems.append(
-                Problem(where, f"{comp.package} {comp.version} is built against {dep} {prefix} but the flavor "
-                        f"pins {dep} {other.version}",
-                        f"pin {dep} {prefix}.x or a {comp.package} built for {dep} {other.version}")
+                Problem(where, f"{comp.package} {comp.version} is built against {dep} {prefix}"
+                        f"{f' (runs with {wanted})' if runs is not None else ''} but the flavor pins {dep} "
+                        f"{other.version}", f"pin {dep} {wanted}.x or a {comp.package} built for {dep} {other.version}")
             )
     return problems
 

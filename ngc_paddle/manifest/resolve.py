@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ngc_common.error_line import one_line
+from ngc_common.image_paths import ARCHIVE_LIBS
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import image_driver_facts
 from ngc_paddle.errors import ManifestError
@@ -19,7 +20,8 @@ from ngc_paddle.manifest.schema import Flavor, Manifest, Source
 
 
 def apply_source_overrides(manifest: Manifest, overrides: Mapping[str, str]) -> Manifest:
-    """Point named sources at a mirror (URL) or a wheel folder (path) for this build only."""
+    """Point named sources at a mirror (URL) or a wheel folder (path) for this build only; an archive source takes
+    either (a URL, or a folder under wheelhouse/)."""
     sources = dict(manifest.sources)
     for name, where in overrides.items():
         if name not in sources:
@@ -27,9 +29,11 @@ def apply_source_overrides(manifest: Manifest, overrides: Mapping[str, str]) -> 
                 f"--source {name}={where}: release {manifest.release} has no source {name!r}; "
                 f"fix: use one of {sorted(sources)}"
             )
-        field = "path" if sources[name].kind == "wheel-dir" else "url"
+        kind = sources[name].kind
+        field = "path" if kind == "wheel-dir" or (kind == "archive" and "://" not in where) else "url"
+        other = {"url": None, "path": None} if kind == "archive" else {}
         try:
-            sources[name] = Source.model_validate({**sources[name].model_dump(), field: where})
+            sources[name] = Source.model_validate({**sources[name].model_dump(), **other, field: where})
         except ValidationError as exc:
             fix = "give a plain http(s) URL or a relative path"
             raise ManifestError(one_line(f"--source {name}", exc, fix)) from None
@@ -49,6 +53,8 @@ def source_location(source: Source) -> str:
     """A human-readable place for error messages and the banner."""
     if source.kind == "wheel-dir":
         return f"wheel folder {source.path}"
+    if source.kind == "archive" and source.path:
+        return f"archive folder {source.path}"
     if source.kind == "debian":
         return f"{source.url} {source.suite}"
     return str(source.url)
@@ -77,6 +83,10 @@ def image_manifest(manifest: Manifest, flavor_name: str, locked_python: Mapping[
             "license": comp.license,
             "source": {"name": comp.source, "kind": source.kind, "location": source_location(source)},
         }
+        if comp.kind == "archive":  # where its libraries go (layers/lib/install_archive_layer.py)
+            into[name].update(file=comp.file, libraries=ARCHIVE_LIBS.format(component=name))
+        if comp.runs_with:  # a dependency pinned at another version than it was built against, and why
+            into[name]["runs_with"] = {dep: r.model_dump() for dep, r in comp.runs_with.items()}
     os_component = flavor.components["os"]
     distribution = from_base_image(os_component.image, os_component.version)  # Debian 12, Ubuntu 20.04
     cuda = None

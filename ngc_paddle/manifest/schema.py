@@ -13,6 +13,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from ngc_paddle.cuda import CudaSpec
 from ngc_paddle.fields import (
+    ArchiveFile,
     DebianName,
     DebianSuite,
     ImageName,
@@ -44,10 +45,15 @@ PACKAGE_KEY_RE = re.compile(r"^(pypi|deb):[a-z0-9][a-z0-9+._-]*$")  # as the SBO
 LayerName = Literal[LAYER_ORDER]  # the names of ngc_paddle/layers.py, in stacking order
 
 
-class Source(Strict):
-    """Where packages come from: a pip index, a folder of wheels, or a Debian archive."""
+# A folder source (wheel-dir, archive `path`) lies under this one: the pip layers bind-mount it at build time.
+BUILD_FOLDER = "wheelhouse"
 
-    kind: Literal["pip-index", "wheel-dir", "debian"]
+
+class Source(Strict):
+    """Where packages come from: a pip index, a folder of wheels, a Debian archive, or a vendor's archives (an
+    `archive` source: the files at URL/FILE, or in a folder under wheelhouse/, for components of kind `archive`)."""
+
+    kind: Literal["pip-index", "wheel-dir", "debian", "archive"]
     url: Url | None = None
     path: RelPath | None = None
     suite: DebianSuite | None = None
@@ -60,6 +66,13 @@ class Source(Strict):
             raise ValueError(f"a {self.kind} source needs a 'url'")
         if self.kind == "wheel-dir" and not self.path:
             raise ValueError("a wheel-dir source needs a 'path' (relative to the repository root)")
+        if self.kind == "archive":
+            if bool(self.url) == bool(self.path):
+                raise ValueError("an archive source needs a 'url' (the folder the archives are served from) or a "
+                                 f"'path' (a folder under {BUILD_FOLDER}/), not both")
+            if self.path and self.path.split("/")[0] != BUILD_FOLDER:
+                raise ValueError(f"an archive source's path {self.path!r} must lie under {BUILD_FOLDER}/, the folder "
+                                 "the layers mount at build time")
         if self.kind == "debian" and not self.suite:
             raise ValueError("a debian source needs a 'suite' (e.g. bookworm)")
         if self.kind != "debian" and (self.suite or self.security_url):
@@ -67,17 +80,31 @@ class Source(Strict):
         return self
 
 
+class RunsWith(Strict):
+    """A dependency pinned at another version than the one a component was built against, and why: only within the
+    major that was built against (the soname major, libnvinfer.so.8, is what the loader asks for)."""
+
+    version: VersionPrefix
+    why: Text
+
+
 class Component(Strict):
-    """One pinned piece of the stack and the layer that installs it."""
+    """One pinned piece of the stack and the layer that installs it.
+
+    kind `archive`: a vendor's archive (TensorRT's tar) from a source of kind `archive`, located by `file`; its
+    shared libraries go to /opt/<component>/lib and the Python wheel it carries for the image's Python (the
+    distribution named by `package`, in the archive's python/ folder) is installed, both locked by sha256."""
 
     layer: LayerName
-    kind: Literal["pip", "apt", "image"]
+    kind: Literal["pip", "apt", "image", "archive"]
     version: str
     source: Name
     package: Token | None = None  # pip distribution or Debian package; not used by kind=image
     image: ImageRef | None = None  # kind=image: the base image reference
     cuda: Annotated[int, Field(ge=10, le=99)] | None = None  # CUDA major; inferred from the package name if unset
     built_against: dict[Name, VersionPrefix] = Field(default_factory=dict)  # component -> version prefix
+    runs_with: dict[Name, RunsWith] = Field(default_factory=dict)  # a built_against dependency pinned otherwise
+    file: ArchiveFile | None = None  # kind=archive: the archive's file name at its source
     extra_packages: list[DebianName] = Field(default_factory=list)  # apt: more Debian packages, unpinned
     license: Token | None = None
     hold: Text | None = None  # why `release new` must not propose a newer version
@@ -86,13 +113,18 @@ class Component(Strict):
     def _fields_match_kind(self) -> "Component":
         if self.kind == "image" and not self.image:
             raise ValueError("a component of kind 'image' needs 'image' (e.g. debian:bookworm-slim)")
-        if self.kind in ("pip", "apt") and not self.package:
+        if self.kind in ("pip", "apt", "archive") and not self.package:
             raise ValueError(f"a component of kind {self.kind!r} needs 'package'")
         if self.kind != "image" and self.image:
             raise ValueError(f"a component of kind {self.kind!r} takes no 'image'")
         if self.kind != "apt" and self.extra_packages:
             raise ValueError("only a component of kind 'apt' takes 'extra_packages'")
-        if self.kind == "pip":
+        if (self.kind == "archive") != (self.file is not None):
+            raise ValueError("a component of kind 'archive' needs 'file' (the archive's file name); no other takes it")
+        stray = sorted(set(self.runs_with) - set(self.built_against))
+        if stray:
+            raise ValueError(f"runs_with names {stray}, which built_against does not")
+        if self.kind in ("pip", "archive"):
             pip_name(str(self.package))
         elif self.kind == "apt":
             debian_name(str(self.package))

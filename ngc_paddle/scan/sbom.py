@@ -2,7 +2,8 @@
 
 Components: every Debian package (from the dpkg database) and Python distribution (from its
 dist-info), each tagged with the build layer that brought it, plus the release manifest's
-components with the source each came from. The document is validated against the CycloneDX JSON
+components with the source each came from (a vendor archive, kind `archive`, as itself: its file, besides
+the wheel it carried). The document is validated against the CycloneDX JSON
 schema by the library before it is written.
 """
 
@@ -63,8 +64,9 @@ def build(image: str, release_manifest: dict | None, packages: list[Package], di
                 component.licenses.add(DisjunctiveLicense(name=p.license[:100]))
         bom.components.add(component)
     for name, comp in (release_manifest or {}).get("components", {}).items():
-        if name in used or comp["kind"] == "pip":
-            continue  # pip components are the distributions above; the rest (OS, Python) are described here
+        if comp["kind"] == "pip" or (name in used and comp["kind"] != "archive"):
+            continue  # pip components are the distributions above; the rest (OS, Python, an archive) are here
+        archive = [Property(name=f"{PROP}:archive", value=comp["file"])] if comp["kind"] == "archive" else []
         bom.components.add(Component(
             name=name, version=comp["version"], type=ComponentType.OPERATING_SYSTEM if name == "os"
             else ComponentType.APPLICATION, bom_ref=f"manifest:{name}",
@@ -72,7 +74,7 @@ def build(image: str, release_manifest: dict | None, packages: list[Package], di
                         Property(name=f"{PROP}:manifest-component", value=name),
                         Property(name=f"{PROP}:package", value=str(comp["package"])),
                         Property(name=f"{PROP}:source", value=comp["source"]["name"]),
-                        Property(name=f"{PROP}:source-location", value=comp["source"]["location"])]))
+                        Property(name=f"{PROP}:source-location", value=comp["source"]["location"]), *archive]))
     bom.register_dependency(root, list(bom.components))  # the image contains every component
     return bom
 

@@ -45,7 +45,7 @@ def test_its_smoke_run_feeds_training_through_dali_and_says_why_tensorrt_is_not_
                                                                                      tmp_path: Path) -> None:
     """gpu-cu118 ships DALI 1.34 (nvidia-dali-cuda110 from PyPI): --smoke trains on generated JPEGs through its CPU
     pipeline here; the TensorRT rows (Paddle-TRT, TensorRT's Python API) are N/A with the reasons: the lock left
-    the tensorrt layer out (NVIDIA's index unreachable where it was locked), and there is no GPU."""
+    the tensorrt layer out (NVIDIA's tar unreachable where it was locked), and there is no GPU."""
     proc, result = bench(built_cu118, tmp_path, "--smoke")
     assert proc.returncode == 0 and result["verdict"] == "SMOKE", proc.stderr[-2000:]
     assert result["environment"]["versions"]["dali"] == "1.34.0"
@@ -63,17 +63,21 @@ def test_its_smoke_run_feeds_training_through_dali_and_says_why_tensorrt_is_not_
 
 def test_its_stack_resolves_and_agrees_with_what_paddle_was_built_against(built_cu118: str, tmp_path: Path) -> None:
     """The library walk (every shared object of CUDA, cuDNN, NCCL, DALI and Paddle resolves its DT_NEEDED inside the
-    image), the versions, and Paddle's own report of its CUDA, cuDNN and TensorRT compile version, against the
-    manifest; the GPU checks are skipped with the reason, so the verdict is NOT PROVEN."""
+    image), the names Paddle 2.6 dlopen()s (libcudnn.so, libcublas.so... open), the versions, Paddle's own report of
+    its CUDA, cuDNN and TensorRT compile version, against the manifest, and DALI's CPU pipeline (DALI 1.34 here); the
+    GPU checks are skipped with the reason, so the verdict is NOT PROVEN."""
     tmp_path.chmod(0o777)
     proc = docker("run", "--rm", "--network", "none", "-e", "NGC_PADDLE_QUIET=1", "-v", f"{tmp_path}:/workspace/out",
-                  built_cu118, "validate", "--output", "/workspace/out", "-m", "fast or gpu", check=False, timeout=900)
+                  built_cu118, "validate", "--output", "/workspace/out", "-m", "fast or gpu or component_dali",
+                  check=False, timeout=900)
     assert proc.returncode == 3, proc.stdout[-3000:]
     report = json.loads((tmp_path / "validation.json").read_text())
     status = {c["id"]: c for c in report["checks"]}
     for check in ("link.cudnn", "link.nccl", "link.cublas", "link.dali", "link.paddle", "link.runtime.cudnn",
-                  "link.runtime.nccl", "version.dali", "version.paddle-cuda", "version.paddle-cudnn",
-                  "version.paddle-trt-compile", "func.dali-paddle-plugin"):
+                  "link.runtime.nccl", "link.runtime.cublas", "link.runtime.cufft", "link.runtime.curand",
+                  "link.runtime.cusolver", "link.runtime.cusparse", "link.runtime.cuda-nvrtc", "version.dali",
+                  "version.paddle-cuda", "version.paddle-cudnn", "version.paddle-trt-compile",
+                  "func.dali-paddle-plugin", "func.dali-cpu-pipeline"):
         assert status[check]["status"] == "passed", status.get(check)
     assert status["version.paddle-tensorrt"]["status"] == "skipped"
     assert "layer tensorrt left out of this image" in status["func.tensorrt-import"]["message"]

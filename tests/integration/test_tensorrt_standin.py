@@ -1,11 +1,16 @@
-"""gpu-cu118's TensorRT layer from `source: nvidia`, proven with a local PEP 503 index on 127.0.0.1 serving a small
-stand-in `tensorrt` wheel (NVIDIA's 8.5.3.1 is ~1 GB and only on NVIDIA's index, which this host cannot reach).
+"""gpu-cu118's TensorRT layer from its vendor archive (`source: nvidia-developer`, kind `archive`), proven with a small
+stand-in of NVIDIA's tar served from 127.0.0.1 (the real TensorRT-8.6.1.6.Linux.x86_64-gnu.cuda-11.8.tar.gz is ~2 GB
+and only on NVIDIA's developer downloads, which this host cannot reach).
 
-The stand-in is a real wheel of the pinned name and version: the Python package `tensorrt` (its __version__) and a
-real shared object with the soname libnvinfer.so.8 that exports getInferLibVersion() (what Paddle asks TensorRT),
-compiled here. The test locks the flavor through the index (`ngc-paddle lock --source nvidia=URL`: no layer left
-pending, the wheel locked by its sha256, from nvidia only), then builds the layers up to tensorrt on the cached
-os/cuda/dali layers (the stand-in layer is the only new one) and runs that layer image's checks.
+The stand-in is laid out as NVIDIA's tar: TensorRT-8.6.1.6/lib/ holds real shared objects compiled here with
+TensorRT's sonames (libnvinfer.so.8 -> libnvinfer.so.8.6.1, exporting getInferLibVersion() = 8601, what Paddle asks;
+libnvinfer_plugin.so.8, which needs libnvinfer.so.8), a static library and a stubs/ folder the layer must not
+extract; TensorRT-8.6.1.6/python/ holds the cp311 `tensorrt` wheel (the package and its __version__) beside decoys
+(a cp310 wheel, a tensorrt_lean wheel) the lock must not pick. The test locks the flavor through the mirror
+(`ngc-paddle lock --source nvidia-developer=URL`: nothing pending, the archive and its wheel locked by sha256), builds
+the layers up to tensorrt on the cached os/cuda/dali layers (the stand-in layer is the only new one) and runs that
+layer image's checks: the bindings import at the pin, libnvinfer.so and libnvinfer_plugin.so open by the names
+Paddle opens, libnvinfer reports the pinned version, every library resolves.
 """
 
 import base64
@@ -14,6 +19,7 @@ import http.server
 import json
 import shutil
 import subprocess
+import tarfile
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -32,8 +38,13 @@ from tests.integration.conftest import REPO, docker, run_cli
 
 IMAGE = "ngc-paddle-h29trt-itest"
 FLAVOR = "gpu-cu118"
-VERSION = "8.5.3.1"  # the manifest's pin (what Paddle 2.6.2 was compiled against)
-LIBNVINFER = "int getInferLibVersion(void) { return 8503; }\n"  # NV_TENSORRT_VERSION of 8.5.3
+PRODUCT = "8.6.1.6"  # the manifest's pin
+WHEEL_VERSION = "8.6.1"  # what NVIDIA's tar carries for it
+ARCHIVE = f"TensorRT-{PRODUCT}.Linux.x86_64-gnu.cuda-11.8.tar.gz"
+TOP = f"TensorRT-{PRODUCT}"
+LIBNVINFER = "int getInferLibVersion(void) { return 8601; }\n"  # NV_TENSORRT_VERSION of 8.6.1
+PLUGIN = "int getInferLibVersion(void);\nint initLibNvInferPlugins(void *logger, const char *ns) " \
+         "{ return getInferLibVersion() == 8601; }\n"
 
 
 def _record_line(name: str, data: bytes) -> str:
@@ -41,48 +52,60 @@ def _record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
-def standin_wheel(folder: Path) -> Path:
-    """tensorrt-8.5.3.1-py3-none-any.whl: the package and libnvinfer.so.8, as TensorRT 8.5's own wheel lays them."""
-    if shutil.which("gcc") is None:
-        pytest.skip("no C compiler (gcc) to build the stand-in libnvinfer.so.8; fix: apt-get install gcc")
-    source = folder / "nvinfer.c"
-    source.write_text(LIBNVINFER)
-    library = folder / "libnvinfer.so.8"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libnvinfer.so.8", "-o", str(library), str(source)],
-                   check=True)
-    dist = f"tensorrt-{VERSION}.dist-info"
+def wheel(folder: Path, name: str, tag: str) -> Path:
+    """A real wheel of `name` 8.6.1 with tag `tag`: its package and __version__."""
+    dist = f"{name}-{WHEEL_VERSION}.dist-info"
     files = {
-        "tensorrt/__init__.py": (f'"""Stand-in for TensorRT {VERSION} (ngc-paddle tests)."""\n'
-                                 f'__version__ = "{VERSION}"\n').encode(),
-        "tensorrt/libnvinfer.so.8": library.read_bytes(),
-        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: tensorrt\nVersion: {VERSION}\n".encode(),
-        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: ngc-paddle-tests\nRoot-Is-Purelib: false\n"
-                         b"Tag: py3-none-any\n",
+        f"{name}/__init__.py": f'"""Stand-in for TensorRT {WHEEL_VERSION} (ngc-paddle tests)."""\n'
+                               f'__version__ = "{WHEEL_VERSION}"\n'.encode(),
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {WHEEL_VERSION}\n".encode(),
+        f"{dist}/WHEEL": f"Wheel-Version: 1.0\nGenerator: ngc-paddle-tests\nRoot-Is-Purelib: false\nTag: {tag}\n"
+                         .encode(),
     }
     record = "\n".join([*(_record_line(n, d) for n, d in files.items()), f"{dist}/RECORD,,"]) + "\n"
-    wheel = folder / f"tensorrt-{VERSION}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in {**files, f"{dist}/RECORD": record.encode()}.items():
-            zf.writestr(name, data)
-    return wheel
+    path = folder / f"{name}-{WHEEL_VERSION}-{tag}.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for member, data in {**files, f"{dist}/RECORD": record.encode()}.items():
+            zf.writestr(member, data)
+    return path
+
+
+def standin_archive(folder: Path) -> Path:
+    """TensorRT-8.6.1.6.Linux.x86_64-gnu.cuda-11.8.tar.gz as NVIDIA lays it out, small."""
+    if shutil.which("gcc") is None:
+        pytest.skip("no C compiler (gcc) to build the stand-in libnvinfer.so.8; fix: apt-get install gcc")
+    lib, python = folder / TOP / "lib", folder / TOP / "python"
+    (lib / "stubs").mkdir(parents=True)
+    python.mkdir()
+    (folder / "nvinfer.c").write_text(LIBNVINFER)
+    (folder / "plugin.c").write_text(PLUGIN)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libnvinfer.so.8", "-o", str(lib / "libnvinfer.so.8.6.1"),
+                    str(folder / "nvinfer.c")], check=True)
+    (lib / "libnvinfer.so.8").symlink_to("libnvinfer.so.8.6.1")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libnvinfer_plugin.so.8", "-o",
+                    str(lib / "libnvinfer_plugin.so.8.6.1"), str(folder / "plugin.c"), "-L", str(lib),
+                    "-l:libnvinfer.so.8"], check=True)
+    (lib / "libnvinfer_plugin.so.8").symlink_to("libnvinfer_plugin.so.8.6.1")
+    (lib / "libnvinfer_static.a").write_bytes(b"!<arch>\n")  # not extracted: no static libraries
+    shutil.copy(lib / "libnvinfer.so.8.6.1", lib / "stubs" / "libnvinfer.so")  # not extracted: stubs
+    wheel(python, "tensorrt", "cp311-none-linux_x86_64")
+    wheel(python, "tensorrt", "cp310-none-linux_x86_64")  # another Python: not locked
+    wheel(python, "tensorrt_lean", "cp311-none-linux_x86_64")  # another distribution: not locked
+    path = folder / "serve" / ARCHIVE
+    path.parent.mkdir()
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(folder / TOP, arcname=TOP)
+    return path
 
 
 @pytest.fixture
-def nvidia_index(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """A PEP 503 simple index on 127.0.0.1 (an ephemeral port) serving the stand-in: (its URL, the wheel)."""
-    root = tmp_path / "index"
-    project = root / "simple" / "tensorrt"
-    project.mkdir(parents=True)
-    wheel = standin_wheel(tmp_path)
-    shutil.copy(wheel, project / wheel.name)
-    sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
-    (project / "index.html").write_text(f'<html><body><a href="{wheel.name}#sha256={sha}">{wheel.name}</a>'
-                                        "</body></html>\n")
-    (root / "simple" / "index.html").write_text('<html><body><a href="tensorrt/">tensorrt</a></body></html>\n')
+def nvidia_mirror(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A folder of NVIDIA's tars on 127.0.0.1 (an ephemeral port) serving the stand-in: (its URL, the archive)."""
+    archive = standin_archive(tmp_path)
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, directory=str(root), **kwargs)
+            super().__init__(*args, directory=str(archive.parent), **kwargs)
 
         def log_message(self, *args) -> None:
             pass
@@ -91,40 +114,44 @@ def nvidia_index(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/simple", wheel
+        yield f"http://127.0.0.1:{server.server_address[1]}", archive
     finally:
         server.shutdown()
         server.server_close()
 
 
-def test_tensorrt_layer_locks_and_builds_from_an_nvidia_mirror(tmp_path: Path, nvidia_index) -> None:
-    url, wheel = nvidia_index
+def test_tensorrt_layer_locks_and_builds_from_a_mirror_of_nvidias_tar(tmp_path: Path, nvidia_mirror) -> None:
+    url, archive = nvidia_mirror
     repo = scratch_copy(REPO, tmp_path / "repo", IMAGE)
     lock_file = repo / "releases" / f"26.12-{FLAVOR}.lock.json"
     committed = json.loads(lock_file.read_text())
     assert list(committed["pending_layers"]) == ["tensorrt"]
 
-    # 1. Locked through the mirror: nothing pending, the stand-in pinned by its hash, from nvidia alone.
-    proc = run_cli("lock", "26.12", "--flavor", FLAVOR, "--source", f"nvidia={url}", root=repo, timeout=1800)
+    # 1. Locked through the mirror: nothing pending, the archive pinned by its hash with the cp311 tensorrt wheel.
+    proc = run_cli("lock", "26.12", "--flavor", FLAVOR, "--source", f"nvidia-developer={url}", root=repo, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     assert "left out of the lock" not in proc.stdout
     locked = read_lock(lock_file)
     assert locked.pending_layers == {}
-    entry = next(e for e in locked.pip if e.name == "tensorrt")
-    assert (entry.version, entry.layer, entry.source, entry.component) == (VERSION, "tensorrt", "nvidia", "tensorrt")
-    assert entry.sha256 == hashlib.sha256(wheel.read_bytes()).hexdigest() and entry.url.startswith(url)
+    (entry,) = locked.archives
+    assert (entry.component, entry.version, entry.layer, entry.source, entry.file) == (
+        "tensorrt", PRODUCT, "tensorrt", "nvidia-developer", ARCHIVE)
+    assert entry.sha256 == hashlib.sha256(archive.read_bytes()).hexdigest() and entry.url == f"{url}/{ARCHIVE}"
+    assert entry.libraries == f"{TOP}/lib"
+    assert (entry.wheel.name, entry.wheel.version, entry.wheel.member) == (
+        "tensorrt", WHEEL_VERSION, f"{TOP}/python/tensorrt-{WHEEL_VERSION}-cp311-none-linux_x86_64.whl")
+    assert not [e for e in locked.pip if e.layer == "tensorrt"]
 
     # The layers below keep the committed lock's entries (PyPI or Debian may have moved on since it was made; the
-    # cached os/cuda/dali images are those of the committed lock): only the tensorrt layer and the inputs are new.
+    # cached os/cuda/dali images are those of the committed lock): only the archive and the inputs are new.
     fresh = json.loads(lock_file.read_text())
-    committed.update(inputs=fresh["inputs"], pending_layers={},
-                     pip=committed["pip"] + [e for e in fresh["pip"] if e["layer"] == "tensorrt"])
+    committed.update(inputs=fresh["inputs"], pending_layers={}, archives=fresh["archives"])
     lock_file.write_text(json.dumps(committed, indent=1) + "\n")
     check = run_cli("manifest", "check", "26.12", root=repo)
     assert check.returncode == 0 and f"{FLAVOR} locked" in check.stdout, check.stdout + check.stderr
 
-    # 2. Built up to the tensorrt layer with the mirror: pip installs the stand-in from the index alone.
-    resolved = resolve(repo, "26.12", FLAVOR, {"nvidia": url})
+    # 2. Built up to the tensorrt layer with the mirror: the archive fetched, checked, extracted, its wheel installed.
+    resolved = resolve(repo, "26.12", FLAVOR, {"nvidia-developer": url})
     spec = resolved.spec
     lock = resolved.build_lock()
     base = ensure_base_image(spec.components["os"], resolved.manifest.sources[spec.components["python"].source],
@@ -141,17 +168,24 @@ def test_tensorrt_layer_locks_and_builds_from_an_nvidia_mirror(tmp_path: Path, n
             assert built.returncode == 0, built.stderr[-3000:]
             tags.append(printed["target"][target]["tags"][0])
         log = built.stderr
-        assert f"[tensorrt] pip install 1 locked wheel(s) from nvidia: tensorrt=={VERSION}" in log, log[-3000:]
-        assert "[tensorrt] registered 1 library folder(s) with the loader" in log, log[-3000:]
+        assert f"[tensorrt] archive {ARCHIVE}: 4 libraries into /opt/tensorrt/lib, wheel tensorrt {WHEEL_VERSION}" \
+            in log, log[-3000:]
+        assert "[tensorrt] registered 1 library folder(s) with the loader, 2 unversioned name(s) linked" in log, \
+            log[-3000:]
+        listing = docker("run", "--rm", "--network", "none", "--entrypoint", "ls", tags[-1], "/opt/tensorrt/lib").stdout
+        assert sorted(listing.split()) == ["libnvinfer.so", "libnvinfer.so.8", "libnvinfer.so.8.6.1",
+                                           "libnvinfer_plugin.so", "libnvinfer_plugin.so.8",
+                                           "libnvinfer_plugin.so.8.6.1"]  # no static library, no stubs
 
-        # 3. The layer image's checks (and those of the layers below): the bindings import at the pin, libnvinfer.so.8
-        # is on the loader path and resolves.
+        # 3. The layer image's checks (and those of the layers below).
         out = tmp_path / "checks"
         proc = run_cli("validate", tags[-1], "--output", str(out), root=repo, timeout=900)
         report = json.loads((out / "validation.json").read_text())
-        status = {c["id"]: c["status"] for c in report["checks"]}
-        for check_id in ("func.tensorrt-import", "version.tensorrt", "link.tensorrt", "link.runtime.tensorrt"):
-            assert status.get(check_id) == "passed", (check_id, status.get(check_id), proc.stdout[-2000:])
+        status = {c["id"]: c for c in report["checks"]}
+        for check_id in ("func.tensorrt-import", "version.tensorrt", "version.tensorrt-library", "link.tensorrt",
+                         "link.runtime.tensorrt", "link.runtime.cudnn", "link.runtime.cublas"):
+            assert status.get(check_id, {}).get("status") == "passed", (check_id, status.get(check_id),
+                                                                        proc.stdout[-2000:])
         assert proc.returncode in (0, 3), proc.stdout[-2000:]
     finally:
         for tag in tags:

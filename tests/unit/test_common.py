@@ -23,7 +23,7 @@ from ngc_paddle.errors import BuildError, ManifestError, NgcPaddleError, NotProv
 REPO = Path(__file__).resolve().parents[2]
 # Modules the image loads where pydantic may be missing (a layer image, the installer at build time).
 STDLIB_ONLY = ("__init__", "exit_codes", "errors", "crash", "error_line", "pep503", "secret_patterns", "image_paths",
-               "credential_files", "token_rules")
+               "credential_files", "token_rules", "tensorrt_api", "paddle_dlopen")
 # Both sides have these: the image's suite layer installs PyYAML and pydantic for the benchmarks and the suite.
 ALLOWED = {"pydantic", "yaml", "ngc_common"}
 # Exit codes other than 0 and 1 (also counts and flags): written as a number, they are a copy of the enum.

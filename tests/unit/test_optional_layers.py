@@ -1,4 +1,4 @@
-"""An optional layer (gpu-cu118's TensorRT, from NVIDIA's index) that the lock leaves pending where its source
+"""An optional layer (gpu-cu118's TensorRT, from NVIDIA's tar) that the lock leaves pending where its source
 cannot be reached: recorded in the lock, built empty with one line, and absent in the image's manifest, banner
 and notes; locked and installed like any layer when the source answers."""
 
@@ -37,9 +37,10 @@ def test_an_unreachable_optional_layer_is_left_pending_with_the_mirror_fix() -> 
     m = manifest()
     pending = unreachable_optional_layers(ManifestFlavor(m, FLAVOR), REPO, prober=down)
     assert list(pending) == ["tensorrt"]
-    assert "sources.nvidia: https://pypi.nvidia.com cannot be reached" in pending["tensorrt"]
-    assert 'make lock FLAVOR=gpu-cu118 SOURCES="nvidia=URL"' in pending["tensorrt"]
-    assert unreachable_optional_layers(ManifestFlavor(m, FLAVOR), REPO, prober=lambda *a: None) == {}  # a mirror
+    assert "sources.nvidia-developer: https://developer.nvidia.com/" in pending["tensorrt"]
+    assert "cannot be reached" in pending["tensorrt"]
+    assert 'make lock FLAVOR=gpu-cu118 SOURCES="nvidia-developer=URL"' in pending["tensorrt"]
+    assert unreachable_optional_layers(ManifestFlavor(m, FLAVOR), REPO, prober=lambda *a: None) == {}  # a mirror answers
     narrowed = without_layers(ManifestFlavor(m, FLAVOR), pending)
     assert "tensorrt" not in narrowed.spec.components
     assert narrowed.spec.layers == m.flavors[FLAVOR].layers  # the layer stays, built empty
@@ -77,7 +78,8 @@ def test_a_complete_lock_must_install_the_optional_layer_once_it_is_no_longer_pe
     complete = Lock.model_validate({**lock.model_dump(), "pending_layers": {}})
     assert "inputs.components.tensorrt" in (mismatch(ManifestFlavor(m, FLAVOR), complete) or "")
     relocked = complete.model_copy(update={"inputs": lock_inputs(ManifestFlavor(m, FLAVOR))})
-    assert "pip.tensorrt: does not install component tensorrt" in (mismatch(ManifestFlavor(m, FLAVOR), relocked) or "")
+    assert "archives: component tensorrt (TensorRT-8.6.1.6.Linux.x86_64-gnu.cuda-11.8.tar.gz) is not locked" in (
+        mismatch(ManifestFlavor(m, FLAVOR), relocked) or "")
 
 
 def test_optional_layers_must_be_layers_of_the_flavor() -> None:
@@ -96,7 +98,7 @@ def test_the_left_out_layer_installs_nothing_and_the_image_manifest_says_why() -
     assert spec["packages"] == [] and spec["left_out"] == lock.pending_layers["tensorrt"]
     carried = resolved.image_manifest
     assert "tensorrt" not in carried["components"] and "tensorrt" in carried["layers"]
-    assert carried["left_out"]["tensorrt"]["components"]["tensorrt"]["version"] == "8.5.3.1"
+    assert carried["left_out"]["tensorrt"]["components"]["tensorrt"]["version"] == "8.6.1.6"
     assert carried["left_out"]["tensorrt"]["reason"] == lock.pending_layers["tensorrt"]
     suite = json.loads(layer_args(resolved, "suite")["MANIFEST_JSON"])
     assert suite == carried  # what the image carries

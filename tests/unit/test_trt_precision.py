@@ -160,13 +160,13 @@ def test_tensorrt_engine_that_kept_every_layer_fp32_is_not_an_fp16_figure(tmp_pa
 
 
 def with_trt8(trt: types.ModuleType) -> types.ModuleType:
-    """The fake as TensorRT 8.5 (gpu-cu118: what Paddle 2.6.2 is built against): its explicit-batch network flag."""
-    trt.__version__ = "8.5.3.1"
+    """The fake as TensorRT 8.6 (what gpu-cu118 ships): its explicit-batch network flag."""
+    trt.__version__ = "8.6.1"
     trt.NetworkDefinitionCreationFlag = types.SimpleNamespace(EXPLICIT_BATCH=0)
     return trt
 
 
-@pytest.mark.parametrize("version, flags", [("10.5.0", 0), ("8.5.3.1", 1)])
+@pytest.mark.parametrize("version, flags", [("10.5.0", 0), ("8.6.1", 1)])
 def test_the_onnx_network_is_explicit_batch_in_tensorrt_8_and_10(tmp_path: Path, monkeypatch, version: str,
                                                                  flags: int) -> None:
     onnx = tmp_path / "model.onnx"
@@ -216,3 +216,79 @@ def test_paddle_trt_engines_are_read_back_with_the_inspector(tmp_path: Path, mon
     assert ("input", "x", (8, 3, 64, 64)) in calls and ("inspected", "JSON", True) in calls
     with pytest.raises(NotAvailable, match="TensorRT built no INT8 compute layer"):
         paddle_trt_layer_precisions(tmp_path, "int8")
+
+
+class NamedIOContext:
+    """An IExecutionContext of TensorRT 8.6 (what gpu-cu118 ships) / 10 as far as a batch needs it: the name-based
+    I/O API only (no execute_async_v2, no bindings list, which TensorRT 10 removed)."""
+
+    def __init__(self, calls: list, ok: bool = True) -> None:
+        self.calls, self.ok, self.shapes = calls, ok, {}
+
+    def set_input_shape(self, name: str, shape: tuple) -> bool:
+        self.shapes[name] = shape
+        self.calls.append(("set_input_shape", name, shape))
+        return True
+
+    def get_tensor_shape(self, name: str) -> tuple:
+        return (self.shapes["x"][0], 1000)
+
+    def set_tensor_address(self, name: str, address: int) -> bool:
+        self.calls.append(("set_tensor_address", name, address))
+        return True
+
+    def execute_async_v3(self, stream_handle: int) -> bool:
+        self.calls.append(("execute_async_v3", stream_handle))
+        return self.ok
+
+
+def fake_paddle_gpu(calls: list) -> types.ModuleType:
+    """paddle as far as TensorRTEngine.__call__ uses it: GPU tensors with a data pointer, the current stream (arrays
+    stand in as objects with a shape: NumPy is not on this host)."""
+
+    class Tensor:
+        def __init__(self, shape: tuple, where: str) -> None:
+            self.shape, self.where = tuple(shape), where
+
+        def data_ptr(self) -> int:
+            return 0x1000 if self.where == "input" else 0x2000
+
+        def numpy(self):
+            return types.SimpleNamespace(shape=self.shape)
+
+    paddle = types.ModuleType("paddle")
+    paddle.CUDAPlace = lambda device: ("gpu", device)
+    paddle.to_tensor = lambda x, place: calls.append(("to_tensor", place)) or Tensor(x.shape, "input")
+    paddle.empty = lambda shape, dtype: Tensor(shape, "output")
+    paddle.device = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        current_stream=lambda: types.SimpleNamespace(cuda_stream=77), synchronize=lambda: calls.append(("sync",))))
+    return paddle
+
+
+def test_a_batch_runs_by_tensor_name_on_paddles_stream(monkeypatch) -> None:
+    """TensorRTEngine.__call__: the batch's shape set, both buffers by tensor name (Paddle's GPU pointers), the
+    engine enqueued on Paddle's current stream with execute_async_v3, synchronized before the output is read."""
+    calls: list = []
+    monkeypatch.setitem(sys.modules, "paddle", fake_paddle_gpu(calls))
+    engine = TensorRTEngine.__new__(TensorRTEngine)  # the built engine's state, without building one
+    engine.context, engine.input_name, engine.output_name = NamedIOContext(calls), "x", "out"
+    out = engine(types.SimpleNamespace(shape=(4, 3, 8, 8)))
+    assert out.shape == (4, 1000)
+    assert calls == [("set_input_shape", "x", (4, 3, 8, 8)), ("to_tensor", ("gpu", 0)),
+                     ("set_tensor_address", "x", 0x1000), ("set_tensor_address", "out", 0x2000),
+                     ("execute_async_v3", 77), ("sync",)]
+    engine.context = NamedIOContext([], ok=False)
+    with pytest.raises(NotAvailable, match="execute_async_v3 refused the batch"):
+        engine(types.SimpleNamespace(shape=(1, 3, 8, 8)))
+
+
+def test_a_tensorrt_without_the_named_io_api_is_not_run(monkeypatch) -> None:
+    from benchmarks.harness.tensorrt_python import import_tensorrt
+
+    old = types.ModuleType("tensorrt")
+    old.__version__ = "8.4.3.1"
+    monkeypatch.setitem(sys.modules, "tensorrt", old)
+    with pytest.raises(NotAvailable, match=r"TensorRT 8.4.3.1 predates the name-based I/O API"):
+        import_tensorrt()
+    old.__version__ = "8.6.1"
+    assert import_tensorrt() is old

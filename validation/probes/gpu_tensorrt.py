@@ -9,17 +9,20 @@ from pathlib import Path
 
 import numpy as np
 
+from ngc_common.tensorrt_api import network_flags  # the TensorRT 8/10 differences, shared with the benchmarks
+
 SHAPE = [1, 3, 16, 16]
 
 
 def tensorrt_engine() -> dict:
-    """A one-layer network (y = relu(x)) built into an engine and run with Paddle-allocated buffers."""
+    """A one-layer network (y = relu(x)) built into an engine and run with Paddle-allocated buffers: an
+    explicit-batch network (what execute_async_v3 runs; TensorRT 8's create_network(0) would be implicit-batch)."""
     import paddle
     import tensorrt as trt
 
     logger = trt.Logger(trt.Logger.WARNING)
     builder = trt.Builder(logger)
-    network = builder.create_network(0)
+    network = builder.create_network(network_flags(trt))
     x = network.add_input("x", trt.float32, (4, 16))
     relu = network.add_activation(x, trt.ActivationType.RELU)
     network.mark_output(relu.get_output(0))

@@ -1,17 +1,25 @@
-"""Resolve every shared object of the given distributions with the dynamic loader (JSON).
+"""Resolve every shared object of the given distributions or library folders as the dynamic loader would (JSON).
 
-Usage: linking.py DIST [DIST...]. For each distribution, every ELF shared object in its RECORD is
-run through ldd. A dependency counts as missing when ldd cannot find it AND no file with that
-soname exists in site-packages or the loader cache: wheels load their bundled siblings by soname
-(paddle/libs, nvidia/*/lib), which a per-file ldd does not see. A library that is really absent
-(deleted, or built for another major version such as libnvinfer.so.8 beside TensorRT 10) stays
-missing. Driver libraries that the NVIDIA container toolkit mounts at run time are not counted.
+Usage: linking.py TARGET [TARGET...]; a TARGET is a distribution name (every ELF shared object its RECORD lists)
+or an absolute folder (every ELF shared object in it: a vendor archive's libraries, e.g. /opt/tensorrt/lib).
+
+Each file goes through ldd, which resolves its DT_NEEDED entries the way ld.so does for that file: its own
+DT_RPATH/DT_RUNPATH, LD_LIBRARY_PATH, the ld.so cache, the default folders. What that proves: the file loads on
+its own. A dependency ldd does not find for the file alone is counted, named, as `preloaded` in two cases where it
+loads at run time because the object that provides the name is loaded first (ld.so matches an already loaded
+object by its soname): (1) another shared object of the same target resolves it through its own RUNPATH (numpy's
+auditwheel'd libgfortran needs libquadmath, which the extension module that loads both finds; Paddle's
+libmklml_intel.so needs libiomp5.so, which libphi.so, which dlopen()s MKL, loads first); (2) another installed
+distribution ships a shared object of that name, which its own Python import loads (paddle2onnx's extension needs
+libpaddle.so, Paddle's, and imports paddle first). So (2) proves the file loads once that import ran, not that any
+import order works. Any other name stays unresolved (libnvinfer.so.8 beside TensorRT 10 is missing; the ld.so
+cache is what ldd already asked). Driver libraries, which the NVIDIA container toolkit mounts at run time, are not
+counted.
 """
 
 import importlib.metadata as md
 import json
 import os
-import site
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -28,45 +36,67 @@ def is_elf(path: str) -> bool:
         return False
 
 
-def shipped_names() -> set[str]:
-    names = set()
-    for folder in site.getsitepackages():
-        for _root, _dirs, files in os.walk(folder):
-            names.update(f for f in files if ".so" in f)
-    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
-    names.update(line.split()[0] for line in out.splitlines()[1:] if line.strip())
-    return names
-
-
-def shared_objects(dist_name: str) -> tuple[list[str], list[str]]:
-    """(ELF shared objects on disk, shared objects the RECORD lists but the disk lacks)."""
-    dist = md.distribution(dist_name)
-    listed = [str(dist.locate_file(f)) for f in dist.files or [] if ".so" in f.name]
-    absent = sorted(f for f in listed if not os.path.lexists(f))
+def shared_objects(target: str) -> tuple[list[str], list[str]]:
+    """(ELF shared objects on disk, shared objects listed but missing from disk) of a distribution or a folder."""
+    if target.startswith("/"):
+        if not os.path.isdir(target):
+            raise FileNotFoundError(target)
+        names = sorted(os.listdir(target))
+        listed = [os.path.join(target, n) for n in names if n.startswith("lib") and ".so" in n]
+        absent = []
+    else:
+        dist = md.distribution(target)
+        listed = [str(dist.locate_file(f)) for f in dist.files or [] if ".so" in f.name]
+        absent = sorted(f for f in listed if not os.path.lexists(f))
     return sorted(f for f in listed if os.path.isfile(f) and not os.path.islink(f) and is_elf(f)), absent
 
 
-def not_found(path: str) -> list[str]:
+def ldd(path: str) -> tuple[set[str], set[str]]:
+    """(the names ldd resolves for this file, the names it does not find)."""
     out = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
-    return sorted({line.split("=>")[0].strip() for line in out.splitlines() if "not found" in line})
+    found, missing = set(), set()
+    for line in out.splitlines():
+        name, arrow, rest = line.strip().partition("=>")
+        if not arrow:
+            continue
+        (missing if "not found" in rest else found).add(name.strip())
+    return found, missing
+
+
+def distribution_libraries() -> dict[str, str]:
+    """Shared object file name -> the installed distribution that ships it (its RECORD), for case (2)."""
+    shipped = {}
+    for dist in md.distributions():
+        for f in dist.files or []:
+            if f.name.startswith("lib") and ".so" in f.name:
+                shipped.setdefault(f.name, dist.metadata["Name"])
+    return shipped
+
+
+def resolve(target: str, shipped: dict[str, str]) -> dict:
+    try:
+        files, absent = shared_objects(target)
+    except (md.PackageNotFoundError, FileNotFoundError):
+        return {"installed": False, "checked": 0, "absent": [], "unresolved": {}, "preloaded": {}}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = dict(zip(files, pool.map(ldd, files), strict=True))
+    unresolved, preloaded = {}, {}
+    for path, (_found, missing) in results.items():
+        for name in sorted(missing - DRIVER_LIBS):
+            loader = next((other for other, (found, _m) in results.items() if other != path and name in found), None)
+            if loader is not None:
+                preloaded.setdefault(path, []).append(f"{name} (loaded first by {os.path.basename(loader)})")
+            elif name in shipped and shipped[name] != target:
+                preloaded.setdefault(path, []).append(f"{name} (shipped by {shipped[name]}, loaded by its import)")
+            else:
+                unresolved.setdefault(path, []).append(name)
+    return {"installed": True, "checked": len(files), "absent": absent, "unresolved": unresolved,
+            "preloaded": preloaded}
 
 
 def main() -> None:
-    available = shipped_names()
-    report = {}
-    for dist_name in sys.argv[1:]:
-        try:
-            files, absent = shared_objects(dist_name)
-        except md.PackageNotFoundError:
-            report[dist_name] = {"installed": False, "checked": 0, "absent": [], "unresolved": {}}
-            continue
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            missing = dict(zip(files, pool.map(not_found, files), strict=True))
-        unresolved = {f: [lib for lib in libs if lib not in available and lib not in DRIVER_LIBS]
-                      for f, libs in missing.items()}
-        report[dist_name] = {"installed": True, "checked": len(files), "absent": absent,
-                             "unresolved": {f: libs for f, libs in unresolved.items() if libs}}
-    print(json.dumps(report))
+    shipped = distribution_libraries()
+    print(json.dumps({target: resolve(target, shipped) for target in sys.argv[1:]}))
 
 
 if __name__ == "__main__":

@@ -45,15 +45,26 @@ def run(resolved: ResolvedFlavor, opts: ReleaseOptions, say: Callable[[str], Non
 
 
 def read_back(image: str, flavor: Flavor) -> dict[str, str]:
-    """Each component's version as installed in the image (pip distributions, Debian packages, Python, OS release)."""
+    """Each component's version as installed in the image (pip distributions, Debian packages, Python, OS release, a
+    vendor archive's install record)."""
     debs = sorted({str(c.package) for c in flavor.components.values() if c.kind == "apt" and c.package})
     dpkg = f"dpkg-query -W -f='${{Package}} ${{Version}}\\n' {' '.join(debs)} 2>/dev/null; " if debs else ""
+    archives = [name for name, c in flavor.components.items() if c.kind == "archive"]
+    records = "".join(f"echo \"archive {name} $(tr -d '\\n' 2>/dev/null "
+                      f"< {image_paths.ARCHIVE_RECORD.format(component=name)})\"; " for name in archives)
     proc = engine.run(image, "bash", "-c",
-                      f"{dpkg}python {PROBE}; . /etc/os-release; echo \"$VERSION_ID\"",
+                      f"{dpkg}{records}python {PROBE}; . /etc/os-release; echo \"$VERSION_ID\"",
                       flags=("--network", "none", "-e", "NGC_PADDLE_QUIET=1"), check=True)
     lines = proc.stdout.strip().splitlines()
     dists, os_version = json.loads(lines[-2]), lines[-1]
-    installed_debs = dict(line.split(" ", 1) for line in lines[:-2] if line.count(" ") == 1)
+    installed_archives = {}  # component -> the version its install record says ("missing" without one)
+    for line in lines[:-2]:
+        if line.startswith("archive "):
+            _, name, *record = line.split(" ", 2)
+            installed_archives[name] = json.loads(record[0]).get("version", "missing") if record and record[0] \
+                else "missing"
+    installed_debs = dict(line.split(" ", 1) for line in lines[:-2]
+                          if line.count(" ") == 1 and not line.startswith("archive "))
     found = {}
     for name, comp in flavor.components.items():
         if comp.kind == "pip":
@@ -65,6 +76,8 @@ def read_back(image: str, flavor: Flavor) -> dict[str, str]:
             found[name] = os_version
         elif comp.kind == "apt" and comp.package:
             found[name] = installed_debs.get(str(comp.package), "missing")
+        elif comp.kind == "archive":
+            found[name] = installed_archives.get(name, "missing")
     return found
 
 

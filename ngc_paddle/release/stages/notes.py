@@ -175,9 +175,15 @@ def notes_text(release: ResolvedRelease, flavors: dict[str, dict], known_issues:
             mark = "" if agrees else " (MISMATCH)"
             source = manifest.sources[comp.source]
             where = source.url or source.path
-            out.append(f"| {LABELS.get(cname, cname)} | {comp.package or comp.image} | {comp.version} | "
+            package = f"{comp.file} (libraries, {comp.package} wheel)" if comp.kind == "archive" else \
+                comp.package or comp.image
+            out.append(f"| {LABELS.get(cname, cname)} | {package} | {comp.version} | "
                        f"{table_cell(found)}{mark} | {comp.source} ({where}) |")
         out.append("")
+        out += [f"{LABELS.get(cname, cname)} {comp.version} is built against {dep} {comp.built_against[dep]} and runs "
+                f"with {dep} {runs.version}: {table_cell(runs.why)}" for cname, comp in flavor.components.items()
+                for dep, runs in comp.runs_with.items()]
+        out += [""] if any(comp.runs_with for comp in flavor.components.values()) else []
         out += [f"Layer {layer} is not in this image: {table_cell(why)}" for layer, why in absent.items()]
         out += [""] if absent else []
     out += ["## Driver Requirements", ""]

@@ -376,7 +376,9 @@ def check_python(flavor: ResolvedFlavor, installed: list[Package]) -> tuple[int,
     manifest = flavor.manifest
     in_image = {canonicalize_name(p.name): p.version for p in installed if p.ecosystem == "pypi"}
     by_source: dict[str, list[tuple[str, str]]] = {}
-    for comp in flavor.installed_components().values():  # a left-out layer's pins are not in the image
+    # A left-out layer's pins are not in the image. A vendor archive (kind `archive`) is no index release that can be
+    # yanked: nothing to ask (not applicable, unlike a wheel folder's pins), its file is pinned by the lock's sha256.
+    for comp in flavor.installed_components().values():
         if comp.kind == "pip":
             version = in_image.get(canonicalize_name(str(comp.package)), comp.version)
             by_source.setdefault(comp.source, []).append((str(comp.package), version))
