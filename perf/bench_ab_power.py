@@ -182,7 +182,7 @@ def run_variant(image: str, variant: str, options: argparse.Namespace, folder: P
     measured = [s for s in found.steps if s.round >= 1]
     per_round = sum(s.seconds for s in measured) / max(1, len({s.round for s in measured}))
     stopped = (f"decided at round {watch.judged}" if watch.decided else
-               f"caught at round {watch.judged}, the rest undecided" if watch.done else
+               stopped_undecided(variant, watch.judged) if watch.done else
                f"cap: {watch.judged} rounds" if watch.judged >= options.max_rounds else
                f"ended after {watch.judged} rounds: {found.outcome}")
     return {"variant": variant, "rounds": watch.judged, "stopped": stopped, "seconds": seconds,
@@ -191,6 +191,12 @@ def run_variant(image: str, variant: str, options: argparse.Namespace, folder: P
                               "test_p": v.test_p, "more_rounds": v.more_rounds, "expected": expected(variant, key),
                               "first_fail": watch.first_fail.get(key), "outcome": outcome(variant, key, v.status)}
                         for key, v in watch.last.items()}}
+
+
+def stopped_undecided(variant: str, rounds_run: int) -> str:
+    """How an A/B that stopped at --pass-rounds with unslowed metrics still NOT PROVEN is shown."""
+    return (("slowed metrics FAILed; others " if SLOWED_PHASES[variant] else "")
+            + f"undecided after {rounds_run} rounds (--pass-rounds)")
 
 
 def per_metric(runs: list[dict]) -> dict[tuple[str, str, str], dict]:
