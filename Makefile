@@ -150,12 +150,12 @@ bench-gate-power: $(BIN)/.installed toolchain
 	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_gate_power.py "$$img" --runs $(or $(RUNS),10) $(if $(ISAS),--isas $(ISAS))
 
 ## The A/B gate's power: IMAGE against itself through the release's rounds, healthy and with a planted slowdown of the
-## candidate (train 2x, infer 2x, 1.2x), rounds until decided (MAX_ROUNDS, default 30), idle and busy, per CPU kind
-## (ISAS=native,avx2), RUNS repetitions (default 1): misses, false fails and the rounds each FAIL took; figures into
-## docs/measurements.md.
+## candidate (train 2x, infer 2x, 1.2x), rounds until decided (a slowed metric: MAX_ROUNDS, default 30; the others:
+## PASS_ROUNDS, default 10), idle and busy, per CPU kind (ISAS=native,avx2), RUNS repetitions (default 1): misses,
+## false fails and the rounds each FAIL took; figures into docs/measurements.md (about 75 min per CPU kind here).
 bench-ab-power: $(BIN)/.installed toolchain
 	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_ab_power.py "$$img" --runs $(or $(RUNS),1) \
-	  $(if $(ISAS),--isas $(ISAS)) $(if $(MAX_ROUNDS),--max-rounds $(MAX_ROUNDS))
+	  $(if $(ISAS),--isas $(ISAS)) $(if $(MAX_ROUNDS),--max-rounds $(MAX_ROUNDS)) $(if $(PASS_ROUNDS),--pass-rounds $(PASS_ROUNDS))
 
 ## A/B on this host: IMAGE (or RELEASE/FLAVOR's image) against REFERENCE (default: the previous release's image of its
 ## flavor, by digest from REGISTRY), interleaved in ROUNDS rounds of MODEL (rn50|hgnet|all); SMOKE=1: seconds-long rounds

@@ -22,8 +22,9 @@ AVX2 caps of benchmarks/harness/cpu_kind.ISA_CAPS, so both sides of that A/B run
 every core busy (bench_gate_power.load), --runs repetitions. Each run is short (ROUND_ARGS: 32 px images, one
 inference batch size, about 5 s of measured training and 2 s of inference) and uses THREADS CPU thread(s): a run
 that keeps one core, as CPU training does, is slowed less by another process on a 2-core host, and the per-round
-ratios spread half as much (inference, 10 rounds of the image against itself: sigma of log(ratio) 0.08 with one
-thread, 0.15 with two), so a PASS within 5 % needs a quarter of the rounds. Each repetition's time is printed.
+ratios spread half as much (inference, the image against itself: sigma of log(ratio) 0.08 over 10 rounds with
+one thread, 0.15 over 6 with two), so a PASS within 5 % needs a quarter of the rounds. One repetition of the native
+kind took 75 minutes here (66 rounds), both kinds about 2.5 hours; each repetition's time is printed.
 Prints every round's verdicts and the misses / false fails / undecided per metric, CPU kind and load; records
 them in docs/measurements.md. Exit 0 no miss and no false fail, 1 otherwise, 3 when only undecided metrics remain.
 
