@@ -118,19 +118,19 @@ def test_rounds_alternate_after_a_warm_up_and_both_images_are_recorded(tmp_path:
 def test_validation_time_and_a_candidate_only_environment(tmp_path: Path, docker: Path) -> None:
     spec = plan.with_ab(JobSpec(flavor="cpu", profile="cpu", hardware="cpu", image=CANDIDATE, folder=tmp_path / "job",
                                 benches=(("bench-rn50", ()),), validate=False),
-                        REFERENCE, rounds=4, smoke=True, time_validation=True, warmup=0)
+                        REFERENCE, rounds=5, smoke=True, time_validation=True, warmup=0)  # a FAIL needs 5 rounds
     spec = dataclasses.replace(spec, candidate_env=("NGC_PADDLE_BENCH_PLANTED_SLOWDOWN=2",))
     assert run(tmp_path, docker, spec).returncode == 0
     runs = docker_runs(tmp_path)
     validations = [r for r in runs if "validate" in " ".join(r)]
-    assert len(validations) == 8 and all(r[r.index("--user") + 1] == "0:0" for r in validations)
+    assert len(validations) == 10 and all(r[r.index("--user") + 1] == "0:0" for r in validations)
     assert validations[0][-2:] == ["-m", "fast"]
     for r in runs:
         planted = "NGC_PADDLE_BENCH_PLANTED_SLOWDOWN=2" in r
         in_rounds = "-ab-round-" in r[r.index("--name") + 1]
         assert planted == (in_rounds and CANDIDATE in r), r  # the candidate's containers of the rounds only
     found = rounds.read(ab_folder(tmp_path))
-    assert found.measured == [1, 2, 3, 4] and 0 not in found.samples  # no warm-up asked for
+    assert found.measured == [1, 2, 3, 4, 5] and 0 not in found.samples  # no warm-up asked for
     summary = report.summarize(found, 5, {"hostname": "node1"})
     by_key = {m["key"]: m for m in summary["metrics"]}
     assert by_key["bench-rn50:train.fp32.ips"]["status"] == "FAIL"

@@ -34,11 +34,11 @@ def test_the_notes_show_this_month_against_last_month(tmp_path: Path) -> None:
 
     metric = Metric("bench-rn50:train.fp32.ips", "bench-rn50 train fp32 img/s", "img/s", "higher")
     found = Rounds("done", samples={r: {"candidate": {metric: 5.0 + r / 100}, "reference": {metric: 10.0}}
-                                    for r in (1, 2, 3, 4)})
+                                    for r in (1, 2, 3, 4, 5)})  # a FAIL needs 5 rounds
     summary = report.summarize(found, 5, {})
     folder = tmp_path / "cpu" / "ab" / "ab-1"
     report.write(folder, summary)
     text = ab.markdown(tmp_path, tmp_path / "cpu", {})
-    assert text.startswith("### this host") and "| bench-rn50 train fp32 img/s | 5.025 img/s | 10 img/s | 0.502 |" \
+    assert text.startswith("### this host") and "| bench-rn50 train fp32 img/s | 5.03 img/s | 10 img/s | 0.503 |" \
         in text and "| FAIL |" in text
     assert json.loads((folder / "ab.json").read_text())["verdict"] == "FAIL"

@@ -1,5 +1,7 @@
 """perf/bench_gate_power.py: the runs it makes match the gates' configuration, and how it counts them."""
 
+import argparse
+
 import pytest
 
 from benchmarks.harness import gates
@@ -32,13 +34,51 @@ def test_a_slowed_phase_must_fail_its_own_gate_and_pass_the_other() -> None:
                                  "slowed-train": {"runs": 1, "wrong": 0, "rate": 0.0}}
     train, infer = "train.fp32.efficiency_paddle", "infer.paddle-inference.fp32.bs8.efficiency"
     runs = [  # training slowed: caught by its gate, but the inference gate failed too (a false fail of that gate)
-        {"kind": "k", "variant": "slowed-train", "gates": {train: ("FAIL", 0.2), infer: ("FAIL", 0.3)}},
+        {"model": "rn50", "kind": "k", "load": "idle", "variant": "slowed-train",
+         "gates": {train: ("FAIL", 0.2), infer: ("FAIL", 0.3)}},
         # inference slowed: the inference gate missed it, though the run failed on the training gate
-        {"kind": "k", "variant": "slowed-infer", "gates": {train: ("FAIL", 0.2), infer: ("PASS", 0.7)}},
-        {"kind": "k", "variant": "healthy", "gates": {train: ("PASS", 0.4), infer: ("PASS", 0.7)}},
-        {"kind": "k", "variant": "slowed-infer", "gates": {train: ("PASS", 0.4), infer: ("N/A", 0.3)}}]  # no floor
-    assert power.per_gate(runs) == {("k", train): {"runs": 4, "false fail": 1, "miss": 0},
-                                    ("k", infer): {"runs": 3, "false fail": 1, "miss": 1}}
+        {"model": "rn50", "kind": "k", "load": "idle", "variant": "slowed-infer",
+         "gates": {train: ("FAIL", 0.2), infer: ("PASS", 0.7)}},
+        {"model": "rn50", "kind": "k", "load": "idle", "variant": "healthy",
+         "gates": {train: ("PASS", 0.4), infer: ("PASS", 0.7)}},
+        {"model": "rn50", "kind": "k", "load": "idle", "variant": "slowed-infer",  # no inference floor of this kind
+         "gates": {train: ("PASS", 0.4), infer: ("N/A", 0.3)}}]
+    assert power.per_gate(runs) == {("rn50", "k", "idle", train): {"runs": 4, "false fail": 1, "miss": 0},
+                                    ("rn50", "k", "idle", infer): {"runs": 3, "false fail": 1, "miss": 1}}
+
+
+def test_models_and_loads_that_share_a_gate_metric_are_counted_apart() -> None:
+    train = "train.fp32.efficiency_paddle"
+    runs = [{"model": model, "kind": "k", "load": load, "variant": "slowed-train", "gates": {train: (status, 0.3)}}
+            for model, load, status in [("rn50", "idle", "FAIL"), ("hgnet", "idle", "PASS"), ("hgnet", "busy", "FAIL"),
+                                        ("rn50", "busy", "FAIL")]]
+    counted = power.per_gate(runs)
+    assert counted[("hgnet", "k", "idle", train)] == {"runs": 1, "false fail": 0, "miss": 1}  # not hidden by rn50's
+    assert sum(c["miss"] for c in counted.values()) == 1 and len(counted) == 4
+
+
+def test_a_slowed_phase_without_a_floor_for_the_kind_is_not_gated_not_missed() -> None:
+    table = gates.load()
+    assert power.gated_phases(table, "rn50", "amd-avx512") == ("infer", "train")
+    assert power.gated_phases(table, "hgnet", "amd-avx512-capped-avx2") == ("train",)  # no inference floor there
+    only_train = ("train",)
+    assert power.not_gated("slowed-infer", only_train) == ["infer"]
+    assert power.not_gated("slowed-train", only_train) == []
+    # the run's verdict: nothing can fail it (its training gate must pass), so PASS is right and FAIL a false fail
+    assert power.expected("slowed-infer", None, only_train) == "PASS"
+    assert power.outcome("slowed-infer", "PASS", only_train) == "ok"
+    assert power.outcome("slowed-infer", "FAIL", only_train) == "false fail"
+    assert power.outcome("slowed-train", "PASS", only_train) == "miss"
+    runs = [{"model": "hgnet", "kind": "c", "load": "busy", "variant": v, "gated": only_train, "gates": {}}
+            for v in ("healthy", "slowed-infer", "slowed-infer", "slowed-train")]
+    assert power.per_phase_not_gated(runs) == {("hgnet", "c", "busy", "infer"): 2}
+    options = argparse.Namespace(runs=1, mode="all", models=["hgnet"], loads=["busy"])
+    for run in runs:
+        run.update(verdict="PASS", outcome="ok", seconds=1.0)
+    text = power.markdown(runs, options, [], [61.0])
+    assert "- hgnet c busy infer: not gated (A/B covers it): no infer floor for this kind, 2 slowed run(s) not " \
+        "counted as misses" in text
+    assert "One round (every model x kind x load x variant above) took 1.0 min; 10 rounds: about 0.2 h." in text
 
 
 def test_the_floor_of_the_runs_own_cpu_kind_is_the_one_counted() -> None:

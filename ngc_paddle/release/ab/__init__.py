@@ -6,8 +6,8 @@ images run interleaved in short rounds on one node (the round loop lives in the 
 ngc_paddle/release/fleet/payload.sh, so a single host and a cluster node run the same steps), and the gate is the
 ratio candidate/reference per metric with a confidence interval from the rounds.
 
-Modules, one job each: `stats` (bootstrap interval, Mann-Whitney U, rounds still needed), `metrics` (which figures of
-a round are compared, and which way is better), `rounds` (reading a job's bench-ab folder), `verdict` (PASS / FAIL /
-NOT PROVEN per metric and overall), `report` (ab.json, ab.md, rounds.svg), `reference` (the previous release's image
-by digest), `plan` (the job spec of an A/B), `compare` (the `ngc-paddle bench-compare` command).
+Modules, one job each: `stats` (bootstrap interval, paired signed-rank test, rounds still needed), `metrics` (which
+figures of a round are compared, and which way is better), `rounds` (reading a job's bench-ab folder), `verdict`
+(PASS / FAIL / NOT PROVEN per metric and overall), `report` (ab.json, ab.md, rounds.svg), `reference` (the previous
+release's image by digest), `plan` (the job spec of an A/B), `compare` (the `ngc-paddle bench-compare` command).
 """

@@ -58,8 +58,11 @@ def ensure_image(ref: str, what: str) -> None:
                              "docker login to its registry, or name another image")
 
 
-def run_job(spec: JobSpec, say: Callable[[str], None], poll_s: float = POLL_S) -> Path:
-    """Run one job script on this host (the local runner), printing each A/B run as it ends; its attempt folder."""
+def run_job(spec: JobSpec, say: Callable[[str], None], poll_s: float = POLL_S,
+            stop_when: Callable[[Path], bool] | None = None) -> Path:
+    """Run one job script on this host (the local runner), printing each A/B run as it ends; its attempt folder.
+    `stop_when(bench-ab folder)`, asked after each run that ends, may stop the rounds early (the job is cancelled:
+    the round under way is lost, the finished ones stay; perf/bench_ab_power.py stops once every metric is decided)."""
     runner = LocalRunner("this-host")
     placed = Placed(spec, spec.folder)
     spec.folder.mkdir(parents=True, exist_ok=True)
@@ -78,8 +81,11 @@ def run_job(spec: JobSpec, say: Callable[[str], None], poll_s: float = POLL_S) -
                     which = "warm-up" if number == "00" else f"round {number}/{total:02d}"
                     say(f"    {which} {parts[1]:<9} {parts[2]}: {int(parts[5]) / 1000:.1f} s (exit {parts[3]}), "
                         f"{(time.monotonic() - started) / 60:.1f} min in")
-            shown = len(lines)
+            ended, shown = len(lines) > shown, len(lines)
             if state.finished:
+                return spec.folder / "attempt-1"
+            if ended and stop_when is not None and stop_when(tsv.parent):
+                runner.cancel([handle])
                 return spec.folder / "attempt-1"
             time.sleep(poll_s)
     except BaseException:

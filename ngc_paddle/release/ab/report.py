@@ -96,10 +96,10 @@ def markdown(summary: dict, title: str = "A/B comparison") -> str:
     node = summary.get("node") or {}
     if node:
         lines.append("- node: " + ", ".join(f"{k} {v}" for k, v in node.items() if v))
-    lines += ["", "| metric | candidate | reference | ratio | 95 % CI | bound | rounds | U test p | verdict |",
+    lines += ["", "| metric | candidate | reference | ratio | 95 % CI | bound | rounds | paired test p | verdict |",
               "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |"]
     for m in summary["metrics"]:
-        p = f"{m['u_p']:.3f}" if m["u_p"] is not None else "-"
+        p = f"{m['test_p']:.3f}" if m.get("test_p") is not None else "-"
         lines.append(f"| {m['label']} | {_value(m['candidate'], m['unit'])} | {_value(m['reference'], m['unit'])} | "
                      f"{m['ratio']:.3f} | [{m['low']:.3f}, {m['high']:.3f}] | "
                      f"{'>=' if m['direction'] == 'higher' else '<='} {m['bound']:.3f} | {m['rounds']} | {p} | "

@@ -1,24 +1,30 @@
-"""The statistics of an A/B comparison: a bootstrap interval of the ratio, a Mann-Whitney U test, rounds to decide.
+"""The statistics of an A/B comparison: a bootstrap interval of the ratio, a paired signed-rank test of the rounds'
+ratios against the bound, and how many rounds would decide.
 
 Why: one pair of runs on a 2-core host moves 10-30 % between runs of the same image; what decides is an interval
 from several rounds, not a pair (asv, Google Benchmark's compare.py, pyperf: anchors.md). The ratio of a round is
-candidate/reference measured back to back on the same node, so slow drift of the node hits both; the interval is a
-percentile bootstrap of the geometric mean of those per-round ratios (ratios multiply, so their logs are averaged),
-with a fixed seed so that the same figures always give the same verdict. The Mann-Whitney U test on the raw samples
-(candidate's against reference's, unpaired) is the second opinion asv and compare.py use; scipy is not a dependency
-of this project, so the small test is written here: exact (the null distribution of U counted) without ties and up
-to EXACT_MAX samples a side, else the normal approximation with tie and continuity corrections.
+candidate/reference measured back to back on the same node, so slow drift of the node hits both and divides out;
+the interval is a percentile bootstrap of the geometric mean of those per-round ratios (ratios multiply, so their
+logs are averaged), with a fixed seed so that the same figures always give the same verdict.
+The second opinion keeps that pairing: a one-sided exact Wilcoxon signed-rank test of log(ratio) - log(bound), one
+difference per round (the rounds' ratios sit beyond the bound, not just their mean). An unpaired test of the raw
+samples (Mann-Whitney U, as asv and compare.py use) would mix the node's drift into both samples and could hold a
+real regression at NOT PROVEN. Exact: the null distribution of W+ is counted over the 2^n sign assignments (ties
+among |differences| get midranks, counted exactly too), up to EXACT_MAX rounds, else the normal approximation with
+tie and continuity corrections. scipy is not a dependency of this project's host tooling, so the test is written
+here (checked against its definition, every sign assignment enumerated, in tests/unit/test_ab_stats.py).
 """
 
 import math
 import random
 from dataclasses import dataclass
-from functools import cache
+from statistics import NormalDist, fmean, stdev
 
 RESAMPLES = 4000
 SEED = 20261204  # fixed: the same rounds give the same interval, run after run
 CONFIDENCE = 0.95
-EXACT_MAX = 25  # up to this many samples a side the U test's p-value is exact (without ties)
+EXACT_MAX = 60  # up to this many rounds the signed-rank p-value is exact (counted), beyond it the normal approximation
+WILCOXON_ARE = 3 / math.pi  # the signed-rank test's efficiency relative to the t test on normal data (Hodges-Lehmann)
 
 
 @dataclass(frozen=True)
@@ -35,11 +41,15 @@ def geometric_mean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
+def _check(ratios: list[float]) -> None:
+    if not ratios or any(not (r > 0 and math.isfinite(r)) for r in ratios):
+        raise ValueError(f"ratios must be positive finite numbers: {ratios}")
+
+
 def ratio_interval(ratios: list[float], confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
                    seed: int = SEED) -> Interval:
     """The geometric mean of the per-round ratios and its percentile bootstrap interval (resampling the rounds)."""
-    if not ratios or any(not (r > 0 and math.isfinite(r)) for r in ratios):
-        raise ValueError(f"ratios must be positive finite numbers: {ratios}")
+    _check(ratios)
     logs = [math.log(r) for r in ratios]
     n = len(logs)
     rng = random.Random(seed)
@@ -51,54 +61,90 @@ def ratio_interval(ratios: list[float], confidence: float = CONFIDENCE, resample
 
 
 @dataclass(frozen=True)
-class UTest:
-    """Mann-Whitney U of candidate's samples against reference's: U of the candidate, two-sided p, how computed."""
+class PairedTest:
+    """The one-sided signed-rank test that the rounds' ratios lie beyond the bound (on the worse side of it)."""
 
-    u: float
-    p: float
+    w_plus: float  # the sum of the ranks of the rounds on the better side of the bound (small: a regression)
+    p: float  # P(W+ <= w_plus) with no regression beyond the bound (the rounds' signs as a coin toss)
     method: str  # "exact" or "normal"
-    min_p: float  # the smallest p-value these sample sizes can give: above alpha, the test cannot confirm anything
+    rounds: int  # rounds counted (a ratio exactly on the bound says nothing either way and is dropped)
+    min_p: float  # the smallest p these rounds can give (all beyond the bound): 2^-rounds
 
 
-@cache
-def _arrangements(n1: int, n2: int) -> tuple[int, ...]:
-    """How many orderings of n1 + n2 distinct values give each U = 0 .. n1*n2 (U: pairs where the first wins)."""
-    if n1 == 0 or n2 == 0:
-        return (1,)
-    with_first_top = _arrangements(n1 - 1, n2)  # the largest value is one of the first sample's: it beats all n2
-    with_second_top = _arrangements(n1, n2 - 1)
-    counts = [0] * (n1 * n2 + 1)
-    for u, c in enumerate(with_first_top):
-        counts[u + n2] += c
-    for u, c in enumerate(with_second_top):
-        counts[u] += c
-    return tuple(counts)
+def worse_differences(ratios: list[float], bound: float, direction: str) -> list[float]:
+    """log(ratio) - log(bound) per round, signed so that a round worse than the bound is negative (for a metric
+    better higher, a ratio below the bound; for one better lower, above it)."""
+    _check(ratios)
+    sign = 1.0 if direction == "higher" else -1.0
+    return [sign * (math.log(r) - math.log(bound)) for r in ratios]
 
 
-def mann_whitney(first: list[float], second: list[float]) -> UTest:
-    """The two-sided Mann-Whitney U test of `first` against `second`."""
-    n1, n2 = len(first), len(second)
-    if n1 == 0 or n2 == 0:
-        raise ValueError("both samples need at least one value")
-    u = sum(1.0 if x > y else 0.5 if x == y else 0.0 for x in first for y in second)
-    ties = len(set(first) | set(second)) < n1 + n2
-    exact_min = 2 / math.comb(n1 + n2, n1)
-    if not ties and max(n1, n2) <= EXACT_MAX:
-        counts = _arrangements(n1, n2)
-        total = sum(counts)
-        k = round(u)
-        below, above = sum(counts[: k + 1]) / total, sum(counts[k:]) / total
-        return UTest(u, min(1.0, 2 * min(below, above)), "exact", min(1.0, exact_min))
-    values = sorted([*first, *second])
-    n = n1 + n2
-    tie_term = sum(c ** 3 - c for c in (values.count(v) for v in set(values)))
-    sigma = math.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))
-    if sigma == 0:
-        return UTest(u, 1.0, "normal", 1.0)
-    z = max(0.0, abs(u - n1 * n2 / 2) - 0.5) / sigma
-    p = math.erfc(z / math.sqrt(2))
-    z_max = max(0.0, n1 * n2 / 2 - 0.5) / sigma
-    return UTest(u, min(1.0, p), "normal", min(1.0, math.erfc(z_max / math.sqrt(2))))
+def _midranks(values: list[float]) -> list[float]:
+    """Ranks 1..n of `values`, tied values sharing the mean of their ranks."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def _null_counts(doubled_ranks: list[int]) -> list[int]:
+    """How many of the 2^n sign assignments give each 2 x W+ = 0 .. sum (each rank positive or not)."""
+    counts = [1] + [0] * sum(doubled_ranks)
+    top = 0
+    for weight in doubled_ranks:
+        top += weight
+        for total in range(top, weight - 1, -1):
+            counts[total] += counts[total - weight]
+    return counts
+
+
+def signed_rank(ratios: list[float], bound: float, direction: str) -> PairedTest:
+    """The one-sided Wilcoxon signed-rank test of the rounds' log(ratio) against log(bound): is the candidate worse
+    than the bound allows, round by round? Small p: yes."""
+    differences = [d for d in worse_differences(ratios, bound, direction) if d != 0]
+    n = len(differences)
+    if n == 0:
+        return PairedTest(0.0, 1.0, "exact", 0, 1.0)
+    ranks = _midranks([abs(d) for d in differences])
+    w_plus = sum(r for r, d in zip(ranks, differences, strict=True) if d > 0)
+    min_p = 0.5 ** n
+    if n <= EXACT_MAX:
+        counts = _null_counts([round(2 * r) for r in ranks])
+        below = sum(counts[: round(2 * w_plus) + 1])
+        return PairedTest(w_plus, min(1.0, below / 2 ** n), "exact", n, min_p)
+    mean = n * (n + 1) / 4
+    ties = sum(c ** 3 - c for c in (ranks.count(r) for r in set(ranks)))
+    sigma = math.sqrt(n * (n + 1) * (2 * n + 1) / 24 - ties / 48)
+    z = (w_plus - mean + 0.5) / sigma if sigma > 0 else 0.0
+    return PairedTest(w_plus, min(1.0, NormalDist().cdf(z)), "normal", n, min_p)
+
+
+def rounds_for_min_p(alpha: float) -> int:
+    """The fewest rounds whose signed-rank test can give p < alpha (every round beyond the bound: p = 2^-n)."""
+    return math.floor(math.log2(1 / alpha)) + 1
+
+
+def rounds_to_confirm(ratios: list[float], bound: float, direction: str, alpha: float) -> int:
+    """About how many more rounds would let the signed-rank test confirm a regression the interval shows: the
+    usual sample size of a one-sided test at `alpha` with the rounds' own effect (mean over standard deviation of
+    the differences), divided by the test's efficiency (WILCOXON_ARE), and never fewer than the rounds any p < alpha
+    needs. At least 1."""
+    differences = worse_differences(ratios, bound, direction)
+    n = len(differences)
+    floor = rounds_for_min_p(alpha) - n
+    spread = stdev(differences) if n > 1 else 0.0
+    centre = fmean(differences)
+    if spread == 0 or centre >= 0:
+        return max(1, floor)
+    needed = math.ceil((NormalDist().inv_cdf(1 - alpha) * spread / centre) ** 2 / WILCOXON_ARE)
+    return max(1, floor, needed - n)
 
 
 def rounds_to_decide(interval: Interval, bound: float) -> int | None:

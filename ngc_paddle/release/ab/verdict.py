@@ -4,11 +4,17 @@ Why: a regression is decided only when the whole interval is beyond the allowed 
 interval is within it; an interval that straddles the threshold is NOT PROVEN ("noise too high: N rounds, CI [a, b]")
 with about how many more rounds would decide, never a coin toss. The threshold is gates.yaml's
 `max_regression_pct` (read through benchmarks/harness/gates_file.py, the loader the benchmarks use): throughput may
-fall to (1 - t), a time may grow to (1 + t). The Mann-Whitney U test is the second opinion: an interval beyond the
-threshold FAILs only if the U test also finds the samples different (p < ALPHA), so a FAIL needs 4 rounds or more
-(3 a side cannot give p < 0.05): on a busy 2-core host 3 smoke rounds of one image against itself gave a bootstrap
-interval of [0.45, 0.84], which alone would have been a false fail.
-The image size is reported, not gated here: month-over-month gates its growth, with the manifest's reasons.
+fall to (1 - t), a time may grow to (1 + t).
+The bootstrap interval decides; a paired test confirms a FAIL: the one-sided signed-rank test of the rounds' ratios
+against the bound (stats.signed_rank) must give p < ALPHA too. Its smallest p with n rounds is 2^-n (every round
+beyond the bound), so a FAIL needs FAIL_MIN_ROUNDS = 5 rounds, all five beyond the bound, or more rounds with most
+of them beyond it; a PASS needs MIN_ROUNDS = 3 (a bootstrap of fewer rounds is the rounds themselves, not an
+interval). Why a second opinion: on a busy 2-core host 3 smoke rounds of one image against itself gave a bootstrap
+interval of [0.45, 0.84], which alone would have been a false fail. Why paired: a round's ratio divides out the
+node's drift, which an unpaired test of the raw samples would count as noise (a real regression held NOT PROVEN).
+Every NOT PROVEN says about how many more rounds would decide it (none only when the ratio sits on the bound).
+The image size is reported (INFO), not gated here: the release's month-over-month stage already gates its growth
+(more than 10 % over the previous release blocks unless the manifest says why); one figure, no interval needed.
 """
 
 import importlib.util
@@ -22,7 +28,9 @@ from ngc_paddle.release.ab import stats
 from ngc_paddle.release.ab.metrics import IMAGE_SIZE, Metric
 
 MIN_ROUNDS = 3  # a bootstrap of fewer rounds is the rounds themselves, not an interval
-ALPHA = 0.05
+ALPHA = 0.05  # the paired test's one-sided level
+FAIL_MIN_ROUNDS = stats.rounds_for_min_p(ALPHA)  # 5: 2^-4 = 0.0625 cannot reach p < 0.05
+IMAGE_SIZE_REASON = "reported: the month-over-month stage gates the size's growth (with the manifest's reasons)"
 GATES_FILE = Path("benchmarks") / "gates.yaml"
 Status = Literal["PASS", "FAIL", "NOT PROVEN", "INFO"]
 ORDER = ("FAIL", "NOT RUN", "NOT PROVEN", "PASS")  # worst first
@@ -42,8 +50,7 @@ class MetricVerdict:
     rounds: int
     candidate: float  # medians of the rounds
     reference: float
-    u_p: float | None
-    u_method: str
+    test_p: float | None  # the paired signed-rank test's one-sided p that the rounds are beyond the bound
     more_rounds: int | None  # NOT PROVEN: about how many more rounds would decide (None: the ratio sits on the bound)
     reason: str
 
@@ -67,37 +74,39 @@ def judge(metric: Metric, pairs: list[tuple[float, float]], threshold_pct: float
     t = threshold_pct / 100
     bound = 1 - t if metric.direction == "higher" else 1 + t
     candidate, reference = [c for c, _ in pairs], [r for _, r in pairs]
-    interval = stats.ratio_interval([c / r for c, r in pairs])
-    test = stats.mann_whitney(candidate, reference) if len(pairs) > 1 else None
+    ratios = [c / r for c, r in pairs]
+    interval = stats.ratio_interval(ratios)
     common = dict(key=metric.key, label=metric.label, unit=metric.unit, direction=metric.direction,
                   ratio=interval.ratio, low=interval.low, high=interval.high, bound=bound, rounds=len(pairs),
-                  candidate=median(candidate), reference=median(reference), u_p=test.p if test else None,
-                  u_method=test.method if test else "")
+                  candidate=median(candidate), reference=median(reference))
     shown = f"{len(pairs)} round{'s' if len(pairs) != 1 else ''}, CI [{interval.low:.3f}, {interval.high:.3f}]"
     if metric.key == IMAGE_SIZE:
-        return MetricVerdict(status="INFO", more_rounds=None, reason="reported: month-over-month gates the size",
-                             **common)
+        return MetricVerdict(status="INFO", more_rounds=None, test_p=None, reason=IMAGE_SIZE_REASON, **common)
+    test = stats.signed_rank(ratios, bound, metric.direction)
+    common["test_p"] = test.p
     if len(pairs) < MIN_ROUNDS:
-        return MetricVerdict(status="NOT PROVEN", more_rounds=MIN_ROUNDS - len(pairs),
-                             reason=f"too few rounds: {len(pairs)} measured, {MIN_ROUNDS} needed", **common)
+        return MetricVerdict(status="NOT PROVEN", more_rounds=MIN_ROUNDS - len(pairs), reason=(
+            f"too few rounds: {len(pairs)} measured, {MIN_ROUNDS} needed for an interval; "
+            f"{MIN_ROUNDS - len(pairs)} more would give one"), **common)
     worse = interval.high < bound if metric.direction == "higher" else interval.low > bound
     within = interval.low >= bound if metric.direction == "higher" else interval.high <= bound
-    if worse:
-        if test and test.min_p < ALPHA and test.p >= ALPHA:
-            return MetricVerdict(status="NOT PROVEN", more_rounds=None, reason=(
-                f"the interval is beyond {bound:.3f} ({shown}) but the U test does not confirm it (p={test.p:.3f})"),
-                **common)
-        if not test or test.min_p >= ALPHA:  # 3 rounds: a bootstrap of 3 is too narrow to FAIL on alone
-            return MetricVerdict(status="NOT PROVEN", more_rounds=1, reason=(
-                f"the interval is beyond {bound:.3f} ({shown}) but too few rounds for the U test to confirm it (its "
-                f"smallest p is {test.min_p if test else 1:.2f}); about 1 more round would decide"), **common)
+    if worse and test.p < ALPHA:
         return MetricVerdict(status="FAIL", more_rounds=None, reason=(
-            f"regression beyond {threshold_pct:g} %: {shown}, all beyond {bound:.3f}; U test p={test.p:.3f}"),
-            **common)
+            f"regression beyond {threshold_pct:g} %: {shown}, all beyond {bound:.3f}; paired signed-rank test of the "
+            f"rounds' ratios p={test.p:.3f}"), **common)
+    if worse:
+        more = stats.rounds_to_confirm(ratios, bound, metric.direction, ALPHA)
+        why = (f"a FAIL needs {FAIL_MIN_ROUNDS} rounds (the paired test's smallest p with {len(pairs)} is "
+               f"{test.min_p:.3f})" if len(pairs) < FAIL_MIN_ROUNDS else
+               f"the paired signed-rank test of the rounds' ratios does not confirm it (p={test.p:.3f})")
+        return MetricVerdict(status="NOT PROVEN", more_rounds=more, reason=(
+            f"the interval is beyond {bound:.3f} ({shown}) but {why}; about {more} more round"
+            f"{'s' if more != 1 else ''} would decide"), **common)
     if within:
         return MetricVerdict(status="PASS", more_rounds=None, reason=f"within {threshold_pct:g} %: {shown}", **common)
     more = stats.rounds_to_decide(interval, bound)
-    decide = f"about {more} more rounds would decide" if more else "the ratio sits on the threshold"
+    decide = (f"about {more} more rounds would decide" if more else
+              "the ratio sits on the threshold: no number of rounds decides it")
     return MetricVerdict(status="NOT PROVEN", more_rounds=more, reason=(
         f"noise too high: {shown} straddles {bound:.3f}; {decide}"), **common)
 
