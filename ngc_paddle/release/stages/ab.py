@@ -122,9 +122,9 @@ def markdown(root: Path, folder: Path, stages: dict) -> str:
     stage, found by its stored key; each fleet cell's, in its job's folder), or why there is none. An A/B stored
     for an earlier image, or one this run did not run (a first release), is never shown as this month's."""
     build, candidate = stages.get("build") or {}, stages.get("candidate") or {}
-    entry = stages.get(NAME)
+    entry = stages.get(NAME) if _current(stages.get(NAME), build) else None
     lines: list[str] = []
-    if _current(entry, build) and entry["status"] != "not run":
+    if entry and entry["status"] != "not run":
         path = report_of(folder, entry.get("key", ""))
         summary = json.loads(path.read_text()) if path else None
         lines += ["### this host", ""]
