@@ -155,7 +155,9 @@ def previous_release(root: Path, image: str, registry: str) -> str:
     (root / "releases" / f"{PREVIOUS}.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     name = manifest["image"]
     local = f"{name}-previous:{PREVIOUS}-cpu"
-    subprocess.run(["docker", "build", "-q", "-t", local, "-"], check=True, capture_output=True, timeout=600,
+    # no attestations: BuildKit's would make the image an index, whose digest is not the image manifest's one
+    subprocess.run(["docker", "build", "--provenance=false", "--sbom=false", "-q", "-t", local, "-"], check=True,
+                   capture_output=True, timeout=600,
                    input=f"FROM {image}\nLABEL ngc-paddle.release={PREVIOUS}\n", text=True)
     folder = release_folder(root, PREVIOUS)
     state = State(folder / "state.json")
