@@ -1,8 +1,9 @@
 """`ngc-paddle release YY.MM`: the release stages in order for each flavor, their state, and the push decision.
 
 Per flavor: build, then the candidate pushed under its candidate tag (the gates run it by digest), then the
-gates validate, bench, scan and month-over-month; with a fleet file the validate and bench stages are one
-`gates` stage fanned out per hardware profile (Slurm, SSH hosts, this host), submitted before the local gates
+gates validate, ab (the A/B against the previous release's image), bench, scan and month-over-month; with a fleet
+file the validate, ab and bench stages are one `gates` stage fanned out per hardware profile (Slurm, SSH hosts,
+this host), each job its A/B on its own node, submitted before the local gates
 run and watched while they run. Then the stages that must pass on the gated digest before it may carry a
 release tag (BEFORE_RELEASE_TAG: issue 21's attestations), then for every flavor at once push (the release tag
 moved to the gated digest), with the notes written after the gates and again after the push. Each stage is one
@@ -47,8 +48,9 @@ from ngc_paddle.release.stages import (
 )
 from ngc_paddle.release.state_file import State
 
-# The gates of a built flavor, in the order they run; month-over-month reads the SBOM the scan wrote.
-GATES: tuple[Callable[[Built], Step], ...] = (validate.plan, bench.plan, ab.plan, scan.plan, month_over_month.plan)
+# The gates of a built flavor, in the order they run; bench reads the A/B (a benchmark that no CPU floor decides
+# takes the A/B's verdict: ngc_paddle.release.ab.unfloored), month-over-month reads the SBOM the scan wrote.
+GATES: tuple[Callable[[Built], Step], ...] = (validate.plan, ab.plan, bench.plan, scan.plan, month_over_month.plan)
 # With a fleet, validate, bench and ab run as the fan-out (stages/gates.py: each job its A/B on its node); these stay
 # on this host.
 LOCAL_GATES: tuple[Callable[[Built], Step], ...] = (scan.plan, month_over_month.plan)

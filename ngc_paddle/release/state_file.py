@@ -24,7 +24,7 @@ from ngc_paddle.release.fleet.cells import Cell
 
 MAX_STATE_BYTES = 4 * 1024 * 1024  # a few kB per release
 MAX_DETAIL = 20_000  # characters of a stage's detail or evidence: the reader's limit, which the writer keeps too
-Stage = Literal["build", "candidate", "validate", "bench", "ab", "gates", "scan", "month-over-month", "attest", "push"]
+Stage = Literal["build", "candidate", "validate", "ab", "bench", "gates", "scan", "month-over-month", "attest", "push"]
 # "not run": the A/B part of a first release (no previous image): the absolute gates decide alone (stages/ab.py)
 Status = Literal["passed", "failed", "not proven", "accepted unproven", "unsigned", "not run"]
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.manifest import load_manifest
@@ -133,3 +134,44 @@ def key_pair(folder: Path) -> tuple[Path, Path]:
     subprocess.run(["cosign", "generate-key-pair"], cwd=folder, check=True, capture_output=True,
                    env={"PATH": os.environ["PATH"], "COSIGN_PASSWORD": KEY_PASSWORD})
     return folder / "cosign.key", folder / "cosign.pub"
+
+
+PREVIOUS = "26.11"  # a release before 26.12 that shipped a cpu flavor, made by previous_release()
+
+
+def previous_release(root: Path, image: str, registry: str) -> str:
+    """Give the scratch copy `root` a release before 26.12 that shipped a cpu flavor, as a real one leaves it on the
+    release host: releases/26.11.yaml (26.12's manifest with the cpu flavor alone), its build and push recorded in
+    build/release/26.11/state.json by the release's own writers (the pushed digest is what the A/B's default
+    reference reads) and its SBOM (a minimal one: month-over-month then lists every package as added). Its image is
+    `image` (the built cpu image) labelled as release 26.11 (a new config, no new layer), pushed to `registry`.
+    Returns the reference the release will compare with, REGISTRY/NAME@DIGEST."""
+    from ngc_paddle import engine
+    from ngc_paddle.release.stages import push, release_folder, scan
+    from ngc_paddle.release.state_file import State
+
+    manifest = yaml.safe_load((root / "releases" / "26.12.yaml").read_text())
+    manifest.update(release=PREVIOUS, default_flavor="cpu", flavors={"cpu": manifest["flavors"]["cpu"]})
+    (root / "releases" / f"{PREVIOUS}.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    name = manifest["image"]
+    local = f"{name}-previous:{PREVIOUS}-cpu"
+    # no attestations: BuildKit's would make the image an index, whose digest is not the image manifest's one
+    subprocess.run(["docker", "build", "--provenance=false", "--sbom=false", "-q", "-t", local, "-"], check=True,
+                   capture_output=True, timeout=600,
+                   input=f"FROM {image}\nLABEL ngc-paddle.release={PREVIOUS}\n", text=True)
+    folder = release_folder(root, PREVIOUS)
+    state = State(folder / "state.json")
+    state.record("cpu", "build", engine.image_id(local) or "", "passed", f"{local} (test fixture)",
+                 image=local, size=engine.image_size(local))
+    digest = push.push_tag(state, "cpu", push.NAME, local, f"{registry}/{name}:{PREVIOUS}-cpu", lambda _l: None)
+    sbom = scan.sbom(folder / "cpu")
+    sbom.parent.mkdir(parents=True)
+    sbom.write_text(json.dumps({"bomFormat": "CycloneDX", "specVersion": "1.5", "components": []}))
+    return f"{registry}/{name}@{digest}"
+
+
+def remove_previous(root: Path, registry: str) -> None:
+    """The local tags previous_release() made (the image's layers are the built image's: nothing else goes)."""
+    name = yaml.safe_load((root / "releases" / "26.12.yaml").read_text())["image"]
+    subprocess.run(["docker", "image", "rm", f"{name}-previous:{PREVIOUS}-cpu", f"{registry}/{name}:{PREVIOUS}-cpu"],
+                   capture_output=True)

@@ -6,8 +6,10 @@ Covered: the cpu flavor's gates as a Slurm job next to the same gates on this ho
 noise), a profile on an empty partition (NOT PROVEN, nothing submitted) and a GPU profile on a node without GPUs
 (N/A), a job killed mid-run (requeued once, then NOT RUN, its container removed by the Epilog), Ctrl-C during the
 run (jobs cancelled, squeue empty, the rerun keeps what passed), a bad fleet file (exit 2, nothing submitted), and
-the SSH runner with a key that only an ssh-agent holds. The validation runs its `fast` checks (the whole suite runs
-in test_validation.py); one benchmark runs for real so that the figures of the two places can be compared.
+the SSH runner with a key that only an ssh-agent holds, and a release through the fleet whose Slurm job runs the A/B
+against the previous release's image on its node (its verdict in the cell, the notes' section per profile). The
+validation runs its `fast` checks (the whole suite runs in test_validation.py); one benchmark runs for real so that
+the figures of the two places can be compared.
 """
 
 import json
@@ -22,11 +24,13 @@ import pytest
 import yaml
 
 from ngc_paddle.image_build.scratch import scratch_copy
-from tests.integration.conftest import CLI, INTERRUPTIBLE, REPO
+from ngc_paddle.release.stages import push
+from tests.integration.conftest import CLI, INTERRUPTIBLE, REPO, previous_release, remove_previous
 
 REGISTRY = "127.0.0.1:5019"  # the tests' own; toolchain/ensure-registry.sh starts it through `ngc-paddle gates`
 RELEASE = "26.12"
 FAST = ["-m", "fast"]
+SHORT = ["--steps", "4", "--warmup", "1", "--infer-iters", "10"]  # an A/B round's length on CPUs (ab/plan.py)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -274,3 +278,60 @@ def test_the_ssh_runner_runs_the_gates_on_a_host_with_the_agents_key(root: Path,
     refused = gates(root, fleet(root, "ssh2", {"cpu": {"ssh": {**place, "work_dir": str(work / "b")},
                                                        "validate": ["-m", "fast and not slow"], "bench": {}}}))
     assert refused.returncode == 3 and "Permission denied (publickey)" in cells(root)["cpu"]["detail"]
+
+
+def test_a_fleet_release_runs_the_ab_on_the_jobs_node_and_the_notes_show_it_per_profile(root: Path, built) -> None:
+    """`ngc-paddle release --fleet`: the cpu profile's Slurm job runs the candidate and then, on the same node, the
+    A/B against the previous release's image (26.11's, found by the default lookup, pulled by digest on the node).
+    Two smoke rounds are too few for an interval to decide: the A/B is NOT PROVEN every time, and since validation
+    and benchmark pass on their own, the cell is NOT PROVEN by its A/B alone (the verdict folded into the cell),
+    which holds the release (exit 3). The job's ab.json, the cell and the notes' per-profile section agree."""
+    push.ensure_registry(REGISTRY)  # the tests' registry, as `ngc-paddle gates` starts it
+    reference = previous_release(root, built.image, REGISTRY)
+    waived = root / "security" / "waived.yaml"  # no vulnerability feed reaches the test host (as the release tests)
+    waived.write_text((root / "security" / "policy.yaml").read_text()
+                      + "vulnerability_waiver: {reason: no feed on the test host, expires: 2099-12-31}\n")
+    lab = fleet(root, "lab", {"cpu": {"slurm": {"partition": "cpu", "cpus_per_task": 2, "time": "00:30:00"},
+                                      "validate": FAST, "bench": {"bench-rn50": SHORT}}})
+    try:
+        proc = subprocess.run([*CLI, "--root", str(root), "release", RELEASE, "--flavor", "cpu", "--fleet", str(lab),
+                               "--registry", REGISTRY, "--bench", "bench-rn50", "--policy", str(waived),
+                               "--no-attest", "--ab-smoke", "--ab-rounds", "2"],
+                              capture_output=True, text=True, cwd=REPO, timeout=1800)
+    finally:
+        remove_previous(root, REGISTRY)
+    out = proc.stdout
+    assert proc.returncode == 3, out[-3000:] + proc.stderr
+    state = json.loads((root / "build" / "release" / RELEASE / "state.json").read_text())["cpu"]
+    assert "ab" not in state and "bench" not in state  # on a fleet they are the jobs' (the `gates` stage)
+    assert state["scan"]["status"] == state["month-over-month"]["status"] == "passed", state
+    assert proc.stderr.strip().splitlines()[-1].startswith(f"error: release {RELEASE} blocked by: cpu: gates gate "
+                                                            "NOT PROVEN")
+    cell = state["gates"]["profiles"]["cpu"]
+    job = cell["job"].split()[-1]
+    assert cell["runner"] == "slurm" and cell["node"] == socket.gethostname() and cell["validation"] == "PASS"
+    floorless = "no floor for CPU kind" in cell["detail"]  # a CPU kind without floors: the A/B decides the bench
+    assert cell["bench"] == {"bench-rn50": "NOT PROVEN" if floorless else "PASS"}, cell["detail"]
+    assert cell["ab"] == cell["status"] == "NOT PROVEN", cell
+    assert f"A/B NOT PROVEN against {reference} (2 rounds)" in cell["detail"]
+
+    summary = json.loads((root / cell["folder"] / "attempt-1" / "bench-ab" / "ab.json").read_text())
+    assert summary["candidate"]["digest"] == state["candidate"]["digest"] == cell["facts"]["image_digest"]
+    assert summary["reference"]["digest"] == reference.split("@")[1] != summary["candidate"]["digest"]
+    node = summary["node"]
+    assert (node["hostname"], node["slurm_node"]) == (socket.gethostname(), cell["node"])
+    assert node["slurm_job"].split("_")[0] == job.split("_")[0], node  # the job it ran in (an array's: JOB_TASK)
+    assert (summary["rounds"], summary["warmup_rounds"]) == (2, 1) and summary["verdict"] == "NOT PROVEN"
+    train = next(m for m in summary["metrics"] if m["key"] == "bench-rn50:train.fp32.ips")
+    assert train["rounds"] == 2 and train["status"] == "NOT PROVEN"  # too few rounds for an interval
+    rounds = {(s["round"], s["image"]) for s in summary["samples"] if s["metric"] == train["key"]}
+    assert rounds == {(r, side) for r in range(3) for side in ("candidate", "reference")}
+
+    notes = (root / "release-notes" / f"{RELEASE}.md").read_text()
+    section = notes.split("## This month vs last month: A/B (cpu)", 1)[1].split("\n## ", 1)[0]
+    assert section.lstrip().startswith(f"### cpu ({cell['job']}, {cell['node']})") and "### this host" not in section
+    assert f"last month: {reference}" in section and "- verdict: **NOT PROVEN** (2 rounds" in section
+    for m in summary["metrics"]:
+        assert f"| {m['ratio']:.3f} | [{m['low']:.3f}, {m['high']:.3f}] | {m['status']} |" in section, (m, section)
+    assert f"| cpu | gates | not proven | cpu: NOT PROVEN ({cell['job']} on {cell['node']})" in notes
+    assert our_jobs() == [] and containers_of(job) == []

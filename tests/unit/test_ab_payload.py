@@ -155,15 +155,22 @@ def test_equal_images_pass_and_the_reports_show_every_round(tmp_path: Path, dock
     assert svg.startswith("<svg") and svg.count("<circle") == 3 * 8  # 3 metrics x 4 rounds x 2 images
 
 
-def test_a_reference_that_cannot_be_pulled_is_an_ab_not_run_and_the_gates_still_run(tmp_path: Path,
-                                                                                     docker: Path) -> None:
+def test_a_reference_that_cannot_be_pulled_is_not_proven_with_the_fix_and_the_gates_still_run(tmp_path: Path,
+                                                                                               docker: Path) -> None:
+    """A previous image exists but this node cannot get it: not a first release (whose A/B is NOT RUN and does not
+    block) but a comparison nobody made, so NOT PROVEN, one line naming the reference and the fix."""
     proc = run(tmp_path, docker, job(tmp_path), FAKE_PULL_FAIL=REFERENCE)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "job" / "attempt-1" / "outcome").read_text() == "done\n"  # the absolute gates ran
     outcome = (ab_folder(tmp_path) / "outcome").read_text()
     assert outcome.startswith(f"reference-failed: cannot get {REFERENCE}")
     summary = report.analyze(ab_folder(tmp_path), 5)
-    assert summary["verdict"] == "NOT RUN" and "reference-failed" in summary["reasons"][0]
+    assert summary["verdict"] == "NOT PROVEN" and summary["rounds"] == 0 and len(summary["reasons"]) == 1
+    reason = summary["reasons"][0]
+    assert reason.startswith(f"the reference {REFERENCE} cannot be pulled here (") and "\n" not in reason
+    assert "fix: make it pullable (docker login 127.0.0.1:5019, or push it there again), or name another with " \
+           "--reference [FLAVOR=]IMAGE@DIGEST, or --accept-unproven REASON" in reason
+    assert reason in report.headline(summary)  # the stage's line and the cell's detail carry it whole
 
 
 def test_no_reference_renders_no_ab_part(tmp_path: Path, docker: Path) -> None:

@@ -17,6 +17,20 @@ from ngc_paddle.release.ab.metrics import IMAGE_SIZE
 from ngc_paddle.release.ab.rounds import SIDES, Rounds
 
 COLOURS = {"candidate": "#d62728", "reference": "#1f77b4"}
+REFERENCE_FAILED = "reference-failed:"  # payload.sh's outcome when the node cannot get the reference image
+
+
+def unpullable(outcome: str) -> str:
+    """Why an A/B whose reference exists but cannot be pulled is NOT PROVEN (not a first release's NOT RUN: there is
+    a previous image, and nobody compared with it), from payload.sh's `reference-failed: cannot get IMAGE: WHY`,
+    with the fix."""
+    said = outcome.removeprefix(REFERENCE_FAILED).strip()
+    image, _, why = said.removeprefix("cannot get ").partition(": ")
+    image = image.rstrip(":")  # docker's own line may be empty: "cannot get IMAGE:"
+    registry = image.split("/", 1)[0] if "/" in image else "its registry"
+    return (f"the reference {image} cannot be pulled here ({why.strip()[:240] or 'no reason given'}); fix: make it "
+            f"pullable (docker login {registry}, or push it there again), or name another with --reference "
+            "[FLAVOR=]IMAGE@DIGEST, or --accept-unproven REASON")
 
 
 def analyze(folder: Path, threshold_pct: float, node: dict[str, str] | None = None) -> dict:
@@ -27,7 +41,9 @@ def analyze(folder: Path, threshold_pct: float, node: dict[str, str] | None = No
 
 def summarize(found: Rounds, threshold_pct: float, node: dict[str, str]) -> dict:
     judged = [verdict.judge(m, pairs, threshold_pct) for m, pairs in found.pairs().items()]
-    if found.outcome != "done":
+    if found.outcome.startswith(REFERENCE_FAILED):
+        status, reasons = "NOT PROVEN", [unpullable(found.outcome)]
+    elif found.outcome != "done":
         status, reasons = "NOT RUN", [f"the A/B did not finish: {found.outcome}"]
     else:
         status, reasons = verdict.overall(judged)
@@ -68,9 +84,9 @@ def headline(summary: dict) -> str:
                     else len(verdict.ORDER))
     shown = "; ".join(f"{m['label']} {m['ratio']:.3f} [{m['low']:.3f}, {m['high']:.3f}] {m['status']}"
                       for m in ranked[:3] if m["status"] != "INFO")
-    return (f"A/B {summary['verdict']} against {ref[:90]} ({summary['rounds']} rounds)"
+    return (f"A/B {summary['verdict']} against {ref[:140]} ({summary['rounds']} rounds)"
             + (f": {shown}" if shown else "") + ("" if summary["verdict"] == "PASS" or not summary["reasons"]
-                                                 else f" ({summary['reasons'][0][:300]})"))
+                                                 else f" ({summary['reasons'][0][:600]})"))
 
 
 def _named(image: dict) -> str:

@@ -4,8 +4,10 @@ Why: what a job leaves (payload.sh: outcome, facts.txt, steps.tsv, validation/va
 bench/<command>/<run>/result.json) is read the way the release reads its local gates, with the same readers,
 plus what only a fleet can get wrong: a job that never produced a verdict (a dead node, a time limit, an
 image that would not start: NOT RUN, never PASS), a node without the profile's GPU (N/A, with what it has), a
-node that ran another image than the candidate's digest (NOT RUN). The worst verdict of the steps is the
-cell's: FAIL, then NOT RUN, N/A, NOT PROVEN; PASS only when every step passed.
+node that ran another image than the candidate's digest (NOT RUN). A benchmark NOT PROVEN only because the node's
+CPU kind has no floor takes the verdict of its metrics in the job's A/B (ngc_paddle.release.ab.unfloored, the rule
+this host's release applies too). The worst verdict of the steps is the cell's: FAIL, then NOT RUN, N/A, NOT PROVEN;
+PASS only when every step passed.
 """
 
 from dataclasses import dataclass, field
@@ -15,10 +17,12 @@ from ngc_common import bench_result, bounded_read
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.release.ab import report as ab_report
+from ngc_paddle.release.ab import unfloored
 from ngc_paddle.release.fleet import hardware
 from ngc_paddle.release.fleet.runners.base import STOPPED, JobState, Placed
 from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.release.stages import validate as validate_stage
+from ngc_paddle.release.stages.ab import NOT_RUN
 
 ORDER = ("FAIL", "NOT RUN", "N/A", "NOT PROVEN", "PASS")  # worst first
 VERDICT_OF = {ExitCode.PASS: "PASS", ExitCode.FAIL: "FAIL", ExitCode.NOT_PROVEN: "NOT PROVEN"}  # validate's, a bench's
@@ -87,18 +91,19 @@ def read(job: Placed, state: JobState, pattern: str, threshold_pct: float = 5.0,
     if job.spec.validate:
         validate, validate_detail = _validate(folder, steps.get("validate"))
         details.append(f"validate {validate} ({validate_detail})")
-    for command, _args in job.spec.benches:
-        verdicts[command], detail = _bench(folder, command, steps.get(command), job)
-        details.append(detail)
-    ab = None
+    summary, no_ab = None, f"{NOT_RUN}: {no_reference or 'this job ran no A/B'}"
     if job.spec.reference and job.spec.ab_rounds:
         summary = ab_report.analyze(folder / "bench-ab", threshold_pct, facts)
         summary["candidate"]["name"], summary["reference"]["name"] = job.spec.image, job.spec.reference
         ab_report.write(folder / "bench-ab", summary, f"A/B of {job.spec.cell} on {facts.get('hostname', '?')}")
-        ab = summary["verdict"]
+    for command, _args in job.spec.benches:
+        verdicts[command], detail = _bench(folder, command, steps.get(command), job, summary, no_ab)
+        details.append(detail)
+    ab = summary["verdict"] if summary else None
+    if summary:
         details.append(ab_report.headline(summary))
     elif no_reference:
-        details.append(f"A/B NOT RUN: {no_reference}; the absolute gates decide alone")
+        details.append(f"{no_ab}; the absolute gates decide alone")
     status = worst([v for v in (validate, *verdicts.values(), ab) if v])
     return Reading(status, "; ".join(details), facts=facts, validate=validate, bench=verdicts, ab=ab)
 
@@ -135,7 +140,10 @@ def _validate(folder: Path, code: int | None) -> tuple[str, str]:
         return "FAIL", f"exit {code} but its report cannot be read: {str(exc)[:200]}"
 
 
-def _bench(folder: Path, command: str, code: int | None, job: Placed) -> tuple[str, str]:
+def _bench(folder: Path, command: str, code: int | None, job: Placed, ab: dict | None = None,
+           no_ab: str = "") -> tuple[str, str]:
+    """A benchmark's verdict in the job; one NOT PROVEN only because the node's CPU kind has no floor takes its
+    metrics' verdict in the job's A/B (`ab`, its summary; None: `no_ab` says why), as on this host's release."""
     stopped = _not_run(code)
     if stopped:
         return "NOT RUN", f"{command}: {stopped}"
@@ -147,6 +155,10 @@ def _bench(folder: Path, command: str, code: int | None, job: Placed) -> tuple[s
     except NgcPaddleError as exc:
         return "FAIL", f"{command} wrote a result.json that cannot be read: {exc}"
     baseline = job.local / "inputs" / f"baseline-{command}.json"
+    kind = unfloored.kind_without_floor(result)
+    if kind is not None:
+        decided = unfloored.decide(command, kind, ab, no_ab)
+        return decided[0], bench_stage.describe(command, result, _baseline_name(baseline), decided)
     verdict = BENCH_VERDICT.get(result.verdict, "NOT RUN")
     detail = bench_stage.describe(command, result, _baseline_name(baseline))
     if result.verdict == "SMOKE":

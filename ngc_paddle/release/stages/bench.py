@@ -1,16 +1,21 @@
 """Release stage `bench`: each benchmark in the image, gated against the previous release's results on this host.
 
 Inputs (resume key): the image id, the benchmarks asked for (`--bench`), whether this host gives
-  containers a GPU, and the baselines: the newest passing result.json of each benchmark in the previous
-  release's run of this flavor.
+  containers a GPU, the baselines (the newest passing result.json of each benchmark in the previous
+  release's run of this flavor) and the key of this run's `ab` stage, which runs before it.
 Run: `docker run IMAGE COMMAND --output ... [--baseline ...]` per benchmark (the benchmark refuses a
-  baseline of other hardware itself); results in <flavor>/bench/<command>/<run>/.
+  baseline of other hardware itself); results in <flavor>/bench/<command>/<run>/. A benchmark NOT PROVEN only
+  because this CPU kind has no floor (gates.yaml: "reported, not gated, NOT PROVEN unless the A/B gate decides")
+  takes the verdict of its metrics in this run's A/B (ngc_paddle.release.ab.unfloored).
 Report: `    bench: STATUS: COMMAND: VERDICT (N pass, N fail, N not run, N n/a, baseline RUN|no baseline)
-  [(failed: gates)]; ...`, the same in state.json and the notes' gate table; the notes' benchmark
-  section shows each benchmark's newest result.md (`markdown`). Any FAIL: failed; any NOT PROVEN: not proven.
+  [(failed: gates)]; ...` (a verdict the A/B decided: `COMMAND: VERDICT: no floor for CPU kind KIND: decided by
+  A/B (...): METRIC ratio R CI [LOW, HIGH] ...; absolute: ...`), the same in state.json and the notes' gate
+  table; the notes' benchmark section shows each benchmark's newest result.md (`markdown`). Any FAIL: failed;
+  any NOT PROVEN: not proven.
 """
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from ngc_common import bench_result
@@ -18,12 +23,15 @@ from ngc_common.exit_codes import ExitCode
 from ngc_paddle import engine
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.release.ab import unfloored
 from ngc_paddle.release.options import BENCHMARKS
-from ngc_paddle.release.stages import Built, Outcome, Step, digest, release_folder
+from ngc_paddle.release.stages import Built, Outcome, Step, ab, digest, release_folder
 
 NAME = "bench"
 # The benchmark's exit code, as a stage status (any other: the benchmark could not run).
 BENCH_STATUS = {ExitCode.PASS: "passed", ExitCode.FAIL: "failed", ExitCode.NOT_PROVEN: "not proven"}
+STATUS_OF = {"PASS": "passed", "FAIL": "failed"}  # a verdict the A/B decided; anything else: not proven
+AbOfThisRun = Callable[[], tuple[dict | None, str]]  # this run's A/B summary, or None and why there is none
 
 
 class BenchResultError(NgcPaddleError):
@@ -33,9 +41,11 @@ class BenchResultError(NgcPaddleError):
 def plan(built: Built) -> Step:
     commands = built.opts.benchmarks
     baselines = previous_bench_results(built.release_run, built.flavor, commands)
+    ab_key = ab.key(built, ab.reference(built))  # a new A/B may decide a benchmark that no floor decides
     return Step(NAME, digest(built.image_id, commands, "gpu" if built.gpu_host else "no gpu",
-                                sorted(map(str, baselines.values()))),
-                lambda: run_benchmarks(built.image, built.folder / "bench", commands, baselines))
+                                sorted(map(str, baselines.values())), ab_key),
+                lambda: run_benchmarks(built.image, built.folder / "bench", commands, baselines,
+                                       lambda: ab.this_run(built)))
 
 
 def previous_bench_results(release: ResolvedRelease, flavor: str, commands: tuple[str, ...]) -> dict[str, Path]:
@@ -57,7 +67,8 @@ def stored_verdict(result: Path) -> str:
     return bench_result.read(result, fix, BenchResultError).verdict
 
 
-def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: dict[str, Path]) -> Outcome:
+def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: dict[str, Path],
+                   ab_of_this_run: AbOfThisRun | None = None) -> Outcome:
     out.mkdir(parents=True, exist_ok=True)
     details, statuses = [], []
     for command in commands:
@@ -82,19 +93,31 @@ def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: 
             result = bench_result.read(results[-1], "check the benchmark in the image", BenchResultError)
         except NgcPaddleError as exc:
             return Outcome("failed", f"{command} wrote a result.json that cannot be read: {exc}")
-        details.append(describe(command, result, baselines[command].parent.name if command in baselines else None))
+        baseline = baselines[command].parent.name if command in baselines else None
+        kind = unfloored.kind_without_floor(result)
+        if kind is not None and ab_of_this_run is not None:
+            decided, why = unfloored.decide(command, kind, *ab_of_this_run())
+            details.append(describe(command, result, baseline, (decided, why)))
+            statuses.append(STATUS_OF.get(decided, "not proven"))
+            continue
+        details.append(describe(command, result, baseline))
         statuses.append(BENCH_STATUS[proc.returncode])
     status = "failed" if "failed" in statuses else "not proven" if "not proven" in statuses else "passed"
     return Outcome(status, "; ".join(details))
 
 
-def describe(command: str, result: bench_result.ResultFile, baseline: str | None) -> str:
-    """`COMMAND: VERDICT (N pass, N fail, N not run, N n/a, baseline RUN|no baseline) [(failed: gates)][; reasons]`."""
+def describe(command: str, result: bench_result.ResultFile, baseline: str | None,
+             decided: tuple[str, str] | None = None) -> str:
+    """`COMMAND: VERDICT (N pass, N fail, N not run, N n/a, baseline RUN|no baseline) [(failed: gates)][; reasons]`;
+    a verdict the A/B `decided` (ngc_paddle.release.ab.unfloored): `COMMAND: VERDICT: WHY; absolute: (...)`."""
     gates = result.gates
     counts = {s: sum(g.status == s for g in gates) for s in ("PASS", "FAIL", "NOT RUN", "N/A")}
     failed = [g.gate for g in gates if g.status == "FAIL"]
-    return (f"{command}: {result.verdict} ({counts['PASS']} pass, {counts['FAIL']} fail, {counts['NOT RUN']} not run, "
-            f"{counts['N/A']} n/a, {f'baseline {baseline}' if baseline else 'no baseline'})"
+    figures = (f"({counts['PASS']} pass, {counts['FAIL']} fail, {counts['NOT RUN']} not run, {counts['N/A']} n/a, "
+               f"{f'baseline {baseline}' if baseline else 'no baseline'})")
+    if decided is not None:
+        return f"{command}: {decided[0]}: {decided[1]}; absolute gates: {result.verdict} {figures}"
+    return (f"{command}: {result.verdict} {figures}"
             + (f" (failed: {', '.join(failed)})" if failed else "")
             + "".join(f"; {r}" for r in result.verdict_reasons if result.verdict != "FAIL"))
 
