@@ -154,7 +154,10 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             say(f"==> scan {image}")
             source, how = _timed(timings, "fetch", layer_source.open_image, image, Path(tmp), say)
             # which layers are our build's (their diff ids, as this host recorded them): names the layers
-            attribution = own_layers.attribute(source.layers, source.labels, root, resolved)
+            # the image's release, resolved once from its labels (or handed in by the release run); an image without
+            # labels may still name it in its baked manifest, read below
+            labelled = image_release.of_image(source.config, None, root, source_overrides or {}, resolved)
+            attribution = own_layers.attribute(source.layers, source.labels, root, labelled)
             say(f"    own layers: {attribution.line}")
             # trivy reads the same image (the registry reference, or the saved tar) in its own process while
             # this one reads the layers (two cores busy instead of one after the other); the thread only waits.
@@ -169,8 +172,8 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             findings = layer_checks.judge(source.layers, facts, rules)
             findings += layer_checks.scan_config(source, source.layers)
             view = image_checks.final_view(source.layers, facts)
-            found = image_release.of_image(source.config, view.baked_manifest(), root, source_overrides or {},
-                                           resolved)
+            found = labelled if labelled.flavor is not None or labelled.labels.get(image_release.RELEASE_LABEL) \
+                else image_release.of_image(source.config, view.baked_manifest(), root, source_overrides or {})
             whole = image_checks.check(source.layers, facts, view, source.user, root, found)
             inventory = view.inventory
             findings += whole.findings

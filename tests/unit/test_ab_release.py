@@ -23,7 +23,7 @@ IMAGE_ID = "sha256:" + "11" * 32
 def summary(candidate: float = 5.0, digest: str = CANDIDATE) -> dict:
     found = Rounds("done", facts={"candidate_digest": digest},
                    samples={r: {"candidate": {METRIC: candidate + r / 100}, "reference": {METRIC: 10.0}}
-                            for r in (1, 2, 3, 4)})
+                            for r in (1, 2, 3, 4, 5)})  # a FAIL needs 5 rounds
     return report.summarize(found, 5, {})
 
 
@@ -64,7 +64,7 @@ def test_the_notes_show_this_month_against_last_month(tmp_path: Path) -> None:
     report.write(tmp_path / "cpu" / "ab" / "k1" / "ab-20261201T000000Z", summary())
     entry = {"key": "k1", "status": "failed", "image_id": IMAGE_ID, "detail": "A/B FAIL ..."}
     text = ab.markdown(tmp_path, tmp_path / "cpu", stages(ab=entry))
-    assert text.startswith("### this host") and "| bench-rn50 train fp32 img/s | 5.025 img/s | 10 img/s | 0.502 |" \
+    assert text.startswith("### this host") and "| bench-rn50 train fp32 img/s | 5.03 img/s | 10 img/s | 0.503 |" \
         in text and "| FAIL |" in text
 
 
@@ -74,7 +74,7 @@ def test_the_notes_never_show_another_run_s_ab_as_this_month(tmp_path: Path) -> 
     report.write(folder / "ab" / "k1" / "ab-20261130T000000Z", summary(10.0))
     current = {"key": "k1", "status": "passed", "image_id": IMAGE_ID, "detail": "A/B PASS ..."}
     text = ab.markdown(tmp_path, folder, stages(ab=current))
-    assert "| 1.00" in text and "0.502" not in text  # by the stored key, not the newest folder
+    assert "| 1.00" in text and "0.503" not in text  # by the stored key, not the newest folder
     # the stage's entry was stored for an earlier image: its A/B is not this month's
     assert ab.markdown(tmp_path, folder, stages(ab={**current, "image_id": "sha256:" + "22" * 32})) == ""
     # this run's A/B was NOT RUN (a first release): older A/Bs on disk are not shown as this month's
@@ -95,7 +95,7 @@ def test_a_fleet_cell_shows_its_newest_attempt_by_number(tmp_path: Path) -> None
             "node": "node1"}
     gates = {"status": "passed", "image_id": IMAGE_ID, "profiles": {"cpu": cell}}
     text = ab.markdown(tmp_path, tmp_path / "cpu", stages(gates=gates))
-    assert text.startswith("### cpu (slurm job 7, node1)") and "| 1.00" in text and "0.502" not in text
+    assert text.startswith("### cpu (slurm job 7, node1)") and "| 1.00" in text and "0.503" not in text
     # a cell that ran no A/B (a first release) shows none, even with a folder that holds an old one
     assert ab.markdown(tmp_path, tmp_path / "cpu", stages(gates={**gates, "profiles": {"cpu": {**cell, "ab": None}}})) \
         == ""

@@ -40,7 +40,7 @@ def test_an_unreachable_optional_layer_is_left_pending_with_the_mirror_fix() -> 
     assert "sources.nvidia-developer: https://developer.nvidia.com/" in pending["tensorrt"]
     assert "cannot be reached" in pending["tensorrt"]
     assert 'make lock FLAVOR=gpu-cu118 SOURCES="nvidia-developer=URL"' in pending["tensorrt"]
-    assert unreachable_optional_layers(ManifestFlavor(m, FLAVOR), REPO, prober=lambda *a: None) == {}  # a mirror answers
+    assert unreachable_optional_layers(ManifestFlavor(m, FLAVOR), REPO, prober=lambda *a: None) == {}  # a mirror
     narrowed = without_layers(ManifestFlavor(m, FLAVOR), pending)
     assert "tensorrt" not in narrowed.spec.components
     assert narrowed.spec.layers == m.flavors[FLAVOR].layers  # the layer stays, built empty

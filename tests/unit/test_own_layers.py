@@ -11,6 +11,7 @@ from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.scan import gate
 from ngc_paddle.scan.checks import image_checks, integrity
 from ngc_paddle.scan.source import own_layers
+from ngc_paddle.scan.source.image_release import ImageRelease
 from ngc_paddle.scan.source.saved_image import image_layers, step_text
 from tests.unit.layer_tars import Member, facts
 
@@ -57,7 +58,7 @@ def test_a_derived_images_layers_are_named_by_their_steps_whatever_their_text_sa
     write_report(tmp_path)
     layers = image_layers(config(OURS_BY_LAYER["suite"] + DERIVED), 8)
     assert [layer.name for layer in layers][6:] == ["suite", "os"]  # what the text alone made of them
-    found = own_layers.attribute(layers, LABELS, tmp_path, FLAVOR, inspect=inspector(REPORTED))
+    found = own_layers.attribute(layers, LABELS, tmp_path, ImageRelease(FLAVOR), inspect=inspector(REPORTED))
     assert (found.ours, found.claims, found.missing) == (6, "26.12 cpu", False) and "build report" in found.source
     assert [layer.name for layer in layers] == ["base", "os", "os", "dali", "paddle", "suite",
                                                 step_text(HISTORY[6]), "COPY layers/os/passwd /etc/passwd"]
@@ -66,7 +67,7 @@ def test_a_derived_images_layers_are_named_by_their_steps_whatever_their_text_sa
 def test_what_a_derived_layer_writes_where_ours_declare_files_is_a_finding(tmp_path: Path) -> None:
     write_report(tmp_path)
     layers = image_layers(config(OURS_BY_LAYER["suite"] + DERIVED), 8)
-    own_layers.attribute(layers, LABELS, tmp_path, FLAVOR, inspect=inspector(REPORTED))
+    own_layers.attribute(layers, LABELS, tmp_path, ImageRelease(FLAVOR), inspect=inspector(REPORTED))
     bundle, passwd = "/etc/ssl/certs/ca-certificates.crt", "/etc/passwd"
     members = [[Member("/etc/hostname", b"base\n")], [Member(bundle, b"the os layer's bundle\n")], [], [], [],
                [Member(passwd, b"root:x:0:0::/root:/bin/bash\npaddle:x:1000:1000::/home/paddle:/bin/bash\n")],
@@ -85,13 +86,13 @@ def test_what_a_derived_layer_writes_where_ours_declare_files_is_a_finding(tmp_p
 
 def test_the_layer_images_on_this_engine_record_the_chain_where_no_build_report_is(tmp_path: Path) -> None:
     layers = image_layers(config(OURS_BY_LAYER["paddle"]), 5)
-    found = own_layers.attribute(layers, LABELS, tmp_path, FLAVOR, inspect=inspector(TAGGED))
+    found = own_layers.attribute(layers, LABELS, tmp_path, ImageRelease(FLAVOR), inspect=inspector(TAGGED))
     assert found.ours == 5 and "layer images" in found.source and not found.missing
 
 
 def test_without_any_record_of_the_build_nothing_is_ours_and_the_report_says_what_was_missing(tmp_path: Path) -> None:
     layers = image_layers(config(OURS_BY_LAYER["suite"]), 6)
-    found = own_layers.attribute(layers, LABELS, tmp_path, FLAVOR, inspect=inspector({}))
+    found = own_layers.attribute(layers, LABELS, tmp_path, ImageRelease(FLAVOR), inspect=inspector({}))
     assert (found.ours, found.missing) == (0, True) and "build/reports/26.12-cpu/build.json" in found.source
     assert [layer.name for layer in layers][1:3] == ["ADD layers/os/etc.tar /", "RUN install.sh"]
     report = {"vulnerabilities": {"status": "scanned"}, "own_layers": found.as_dict()}
@@ -104,13 +105,13 @@ def test_an_image_whose_layers_differ_from_the_recorded_chain_has_no_layer_of_ou
                                                                                   bottom: list[str]) -> None:
     write_report(tmp_path)
     layers = image_layers(config(bottom), len(bottom))
-    found = own_layers.attribute(layers, LABELS, tmp_path, FLAVOR, inspect=inspector(REPORTED))
+    found = own_layers.attribute(layers, LABELS, tmp_path, ImageRelease(FLAVOR), inspect=inspector(REPORTED))
     assert found.ours == len(bottom) - 1 and not found.missing
     assert "os" not in [layer.name for layer in layers[found.ours:]]
 
 
 def test_an_image_naming_no_release_of_ours_keeps_its_base_and_loses_the_names_its_text_gave() -> None:
     layers = image_layers(config(OURS_BY_LAYER["os"]), 3)
-    found = own_layers.attribute(layers, {}, REPO, inspect=inspector(TAGGED))
+    found = own_layers.attribute(layers, {}, REPO, ImageRelease(None, "no labels"), inspect=inspector(TAGGED))
     assert (found.ours, found.claims, found.missing) == (0, None, False)
     assert layers[0].name == "base" and "os" not in [layer.name for layer in layers]

@@ -18,6 +18,9 @@ with the engine faked, `scan` of a saved image, `gates` with the fan-out faked, 
 `manifest check`/`show`, `bake-file`, `release notes`, image_ref), made by 8833686, main's last commit before the
 resolve-once merge (15475e8; b8113ac gives the same reports less issue 29's `left_out`, and has no A/B and no scan
 stage folders): `PYTHONPATH=<checkout of 8833686> python tests/unit/resolve_once_trips.py INPUTS INPUTS/reports.json`.
+The `scan cpu` trip's reports were made again by 55fe500 (the scan's integrity work of issue 30 on the code before
+the resolve-once merge, branch h30 before it merged): that work changes what a scan reports (own layers, integrity
+findings), on purpose; the trip still compares the code after resolve-once with the code before it.
 CHANGED lists what the change alters on purpose, and the test holds the report to exactly that difference.
 """
 

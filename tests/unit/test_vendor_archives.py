@@ -24,7 +24,7 @@ from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.consistency import check as consistency
 from ngc_paddle.manifest.resolve import apply_source_overrides, image_manifest
 from ngc_paddle.manifest.schema import Component, Source
-from ngc_paddle.scan.checks.integrity import declared, load_declarations
+from ngc_paddle.scan.checks.integrity import load_declarations, matcher
 
 REPO = Path(__file__).resolve().parents[2]
 FLAVOR = "gpu-cu118"
@@ -145,7 +145,8 @@ def test_an_archive_not_laid_out_as_pinned_is_refused_in_one_line(tmp_path: Path
 def completed_lock(m, entry) -> Lock:
     lock = read_lock(lock_path(REPO / "releases", "26.12", FLAVOR))
     return Lock.model_validate({**lock.model_dump(), "pending_layers": {},
-                                "inputs": lock_inputs(ManifestFlavor(m, FLAVOR)).model_dump(), "archives": [entry.model_dump()]})
+                                "inputs": lock_inputs(ManifestFlavor(m, FLAVOR)).model_dump(),
+                                "archives": [entry.model_dump()]})
 
 
 def test_a_lock_with_the_archive_matches_the_manifest_and_builds_its_spec(mirrored) -> None:
@@ -155,7 +156,8 @@ def test_a_lock_with_the_archive_matches_the_manifest_and_builds_its_spec(mirror
     assert mismatch(ManifestFlavor(m, FLAVOR), lock) is None
     assert lock.python_versions()["tensorrt"] == "8.6.1"  # what pyenv.locked holds the image to
     other = entry.model_copy(update={"file": "TensorRT-8.6.1.6.Linux.x86_64-gnu.cuda-12.0.tar.gz"})
-    assert mismatch(ManifestFlavor(m, FLAVOR), lock.model_copy(update={"archives": [other]})).startswith("archives.tensorrt.file")
+    assert mismatch(ManifestFlavor(m, FLAVOR), lock.model_copy(update={"archives": [other]})).startswith(
+        "archives.tensorrt.file")
 
     resolved = type("Resolved", (), {  # what layer_args needs of a resolved flavor
         "manifest": m, "name": FLAVOR, "lock": lock, "manifest_text": "{}", "pending_reason": "",
@@ -237,7 +239,7 @@ def test_the_installer_refuses_another_file_in_one_line(tmp_path, installer, mon
 
 
 def test_what_the_layers_add_is_declared_for_the_integrity_check() -> None:
-    decl = load_declarations(REPO)
+    declared = matcher(load_declarations(REPO))
     site = "/opt/venv/lib/python3.11/site-packages"
     for path, layer in ((f"{site}/nvidia/cudnn/lib/libcudnn.so", "cuda"), (f"{site}/nvidia/cublas/lib/libcublasLt.so",
                                                                             "cuda"),
@@ -245,6 +247,6 @@ def test_what_the_layers_add_is_declared_for_the_integrity_check() -> None:
                                                                           "tensorrt"),
                         ("/opt/tensorrt/ngc-archive.json", "tensorrt"), (f"{site}/tensorrt_libs/libnvinfer.so",
                                                                         "tensorrt")):
-        assert declared(path, layer, decl), path
-    assert not declared(f"{site}/nvidia/cudnn/lib/libcudnn.so", "paddle", decl)  # only the layer that writes it
-    assert not declared(f"{site}/nvidia/cudnn/lib/evil.py", "cuda", decl)
+        assert declared(path, layer), path
+    assert not declared(f"{site}/nvidia/cudnn/lib/libcudnn.so", "paddle")  # only the layer that writes it
+    assert not declared(f"{site}/nvidia/cudnn/lib/evil.py", "cuda")

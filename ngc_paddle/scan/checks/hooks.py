@@ -16,9 +16,7 @@ from pathlib import Path
 from ngc_common.secret_patterns import dpkg_names
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.source.inventory import record_hash
-from ngc_paddle.scan.source.saved_image import Layer
-
-BASE = "base"  # the name saved_image gives an image's imported first layer
+from ngc_paddle.scan.source.saved_image import BASE, Layer
 
 HOOK_PATHS = re.compile(
     r"^/etc/(profile|bash\.bashrc|environment|ld\.so\.preload|rc\.local|crontab)$"

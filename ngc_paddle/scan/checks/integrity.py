@@ -30,7 +30,7 @@ from ngc_common.error_line import one_line
 from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.scan.checks import bytecode, hooks, package_records
 from ngc_paddle.scan.findings import Finding
-from ngc_paddle.scan.source.saved_image import Layer
+from ngc_paddle.scan.source.saved_image import BASE, Layer
 
 
 class LayerFacts(package_records.Facts, Protocol):
@@ -263,7 +263,7 @@ def check(layers: list[Layer], facts: list[LayerFacts], records: dict[str, Owned
             if changed and ((trust := trust_of(path, seen.setuid)) or changed[0] != "package-file-unverifiable"):
                 findings.append(_finding(path, trust, changed[0], owned.dist, changed[1], layer.where))
             continue
-        if base_trusted and layer.name == hooks.BASE:
+        if base_trusted and layer.name == BASE:
             continue
         what = f"a symlink to {seen.link}" if seen.type == "symlink" else "a file"
         findings.append(_finding(path, trust_of(path, seen.setuid), "unowned-file", None,

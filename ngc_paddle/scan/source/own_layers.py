@@ -24,9 +24,8 @@ from ngc_common.errors import InputError, OneLineError
 from ngc_paddle import engine
 from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.layers import LAYER_ORDER
-from ngc_paddle.scan.checks.hooks import BASE  # what layer_names calls an image's imported first layer
-from ngc_paddle.scan.source.image_release import RELEASE_LABEL, UnknownRelease, image_flavor
-from ngc_paddle.scan.source.saved_image import Layer, step_text
+from ngc_paddle.scan.source.image_release import FLAVOR_LABEL, RELEASE_LABEL, ImageRelease
+from ngc_paddle.scan.source.saved_image import BASE, Layer, step_text
 
 REPORT = "build/reports/{release}-{flavor}/build.json"  # ngc_paddle/image_build/pipeline.py writes it
 Inspect = Callable[[list[str]], dict[str, dict]]  # engine.inspect_images: ref -> `docker image inspect` object
@@ -131,25 +130,23 @@ def recorded_chains(flavor: ResolvedFlavor, root: Path, inspect: Inspect = engin
     return chains, missing
 
 
-def _flavor(labels: Mapping[str, str], root: Path, resolved: ResolvedFlavor | None) -> tuple[
-        ResolvedFlavor | None, str | None, str]:
-    if resolved is not None:
-        return resolved, f"{resolved.release} {resolved.name}", ""
+def _flavor(labels: Mapping[str, str], release: ImageRelease) -> tuple[ResolvedFlavor | None, str | None, str]:
+    """(the flavor whose recorded chains are compared, what the image claims to be, why there is none)."""
+    if release.flavor is not None:
+        return release.flavor, f"{release.flavor.release} {release.flavor.name}", ""
     if not labels.get(RELEASE_LABEL):
         return None, None, "the image names no release of ours"
-    claims = f"{labels.get(RELEASE_LABEL)} {labels.get('ngc-paddle.flavor', '?')}"
-    try:
-        return image_flavor(labels, None, root, {}), claims, ""
-    except UnknownRelease as exc:
-        return None, claims, f"not a release of this checkout ({str(exc)[:160]})"
+    claims = f"{labels.get(RELEASE_LABEL)} {labels.get(FLAVOR_LABEL, '?')}"
+    return None, claims, f"not a release of this checkout ({release.unknown[:160]})"
 
 
-def attribute(layers: list[Layer], labels: Mapping[str, str], root: Path, resolved: ResolvedFlavor | None = None,
+def attribute(layers: list[Layer], labels: Mapping[str, str], root: Path, release: ImageRelease,
               inspect: Inspect = engine.inspect_images) -> Attribution:
     """Name the image's layers by what they are: the bottom ones that match a recorded chain by the layer of
     ours that added each; any other that its history text named as one of ours by its own step (a derived
-    image's `RUN ... /opt/ngc-paddle ...` is that step, never `suite`)."""
-    flavor, claims, why = _flavor(labels, root, resolved)
+    image's `RUN ... /opt/ngc-paddle ...` is that step, never `suite`). `release`: the image's release as the scan
+    resolved it once (image_release.of_image), from its labels or the release run."""
+    flavor, claims, why = _flavor(labels, release)
     chains, missing = recorded_chains(flavor, root, inspect) if flavor is not None else ([], [])
     ours, best = 0, None
     for chain in chains:

@@ -23,6 +23,8 @@ from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.layers import BASE_LAYER, LAYER_PATTERN, TOP_LAYER
 from ngc_paddle.scan.source.layer_tar import layer_tar
 
+BASE = "base"  # the name layer_names gives an image's imported first layer
+
 
 @dataclass
 class Layer:
@@ -159,7 +161,7 @@ def layer_names(history: list[str]) -> list[str]:
         if i <= last_ours and ours[i]:
             names.append(ours[i])
         elif i == 0 and (not created_by or BASE_ROOTFS_STEP.match(created_by + " ")):
-            names.append("base")
+            names.append(BASE)
         elif i <= last_ours and any(w in created_by for w in ("COPY ", "WORKDIR")):
             names.append(TOP_LAYER)
         else:
