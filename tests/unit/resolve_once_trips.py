@@ -324,6 +324,9 @@ def scan_trip(root: Path, work: Path, flavor: str = "cpu") -> dict[str, str]:
     patches.set(scanners, "tool_binary", lambda name: None)
     patches.set(sources, "trivy_cache", lambda: Path("/nonexistent/trivy"))
     patches.set(gate, "hadolint_findings", lambda root: [])
+    from ngc_paddle import engine
+
+    patches.set(engine, "inspect_images", lambda refs: {})  # no layer image of this host's engine is the trip's
     output = work / "scan"
     try:
         code, out, err = _cli(root, "scan", f"ngc-paddle:26.12-{flavor}", "--output", str(output), "--today", TODAY,

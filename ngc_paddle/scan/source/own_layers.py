@@ -100,7 +100,7 @@ def _report(root: Path, flavor: ResolvedFlavor) -> tuple[_Report | None, str]:
         return None, f"{path.relative_to(root)} unreadable ({str(exc).splitlines()[0][:120]})"
 
 
-def recorded_chains(flavor: ResolvedFlavor, root: Path, inspect: Inspect = engine.inspect_images
+def recorded_chains(flavor: ResolvedFlavor, root: Path, inspect: Inspect | None = None
                     ) -> tuple[list[Chain], list[str]]:
     """The chains this host recorded for `flavor`: from its build report's image ids and from its layer image
     tags (one `docker image inspect` for all); with what was looked for and not found."""
@@ -109,6 +109,7 @@ def recorded_chains(flavor: ResolvedFlavor, root: Path, inspect: Inspect = engin
     tags = [flavor.layer_tags[layer] for layer in flavor.spec.layers]
     refs = [r for r in [base.image if base else None, report.base_image if report else None, *tags,
                         *((entry.image_id for entry in report.layers if entry.image_id) if report else ())] if r]
+    inspect = inspect or engine.inspect_images  # looked up per call: the engine a test or a trip installs
     infos = inspect(sorted(set(refs))) if refs else {}
     base_ids = (_diff_ids(infos.get(report.base_image)) if report else None) or \
         (_diff_ids(infos.get(base.image)) if base else None) or \
@@ -141,7 +142,7 @@ def _flavor(labels: Mapping[str, str], release: ImageRelease) -> tuple[ResolvedF
 
 
 def attribute(layers: list[Layer], labels: Mapping[str, str], root: Path, release: ImageRelease,
-              inspect: Inspect = engine.inspect_images) -> Attribution:
+              inspect: Inspect | None = None) -> Attribution:
     """Name the image's layers by what they are: the bottom ones that match a recorded chain by the layer of
     ours that added each; any other that its history text named as one of ours by its own step (a derived
     image's `RUN ... /opt/ngc-paddle ...` is that step, never `suite`). `release`: the image's release as the scan
