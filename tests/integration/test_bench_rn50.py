@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from benchmarks.harness import cpu_kind
-from ngc_common.bench_result import is_efficiency
+from ngc_common.bench_result import LATENCY_KEYS, is_efficiency
 from tests.integration.conftest import EXIT_OF_VERDICT, REPO, Built, docker
 from tests.unit.fuzz_support import bench_result
 
@@ -189,7 +189,10 @@ def test_failed_gate_and_bad_input_exit_codes(built: Built, tmp_path: Path) -> N
     tmp_path.mkdir(exist_ok=True)
     previous = bench_result("rn50")  # a result.json as report.write writes it (made-up figures), one of them huge
     previous["environment"]["hardware"] = None  # compared whatever this host is
-    previous["results"] = {"infer": {"paddle-inference": {"fp32": {"bs1": {"ips": 1e9}}}}}
+    # bs1's throughput huge (the one figure that must FAIL), its latencies too (a lower latency is no regression);
+    # whole figures, as the baseline reader accepts only what the harness writes
+    figures = {"ips": 1e9, "latency_ms": dict.fromkeys(LATENCY_KEYS, 1e9)}
+    previous["results"] = {"infer": {"paddle-inference": {"fp32": {"bs1": figures}}}}
     baseline.write_text(json.dumps(previous))
     proc, result = bench(built.image, tmp_path, "--mode", "infer", "--batch-sizes", "1", "--infer-iters", "4",
                          "--baseline", "/workspace/baseline.json")
