@@ -78,6 +78,8 @@ def test_a_slowed_phase_without_a_floor_for_the_kind_is_not_gated_not_missed() -
     text = power.markdown(runs, options, [], [61.0])
     assert "- hgnet c busy infer: not gated (A/B covers it): no infer floor for this kind, 2 slowed run(s) not " \
         "counted as misses" in text
+    assert "miss rate 0/1 (0 %) of the gated slowed runs; 2 slowed run(s) not gated (no floor of the kind for the " \
+        "slowed phase)" in text  # the two unguarded runs are not counted as caught
     assert "One round (every model x kind x load x variant above) took 1.0 min; 10 rounds: about 0.2 h." in text
 
 
