@@ -32,6 +32,16 @@ def require_built(ref: str, how: str = "make image") -> None:
         raise NgcPaddleError(f"image {ref}: not built; fix: {how}")
 
 
+def unbuilt_exit(ref: str) -> int | None:
+    """For a script's main: None when the engine has `ref`; else its exit code, after the one error line."""
+    try:
+        require_built(ref)
+    except NgcPaddleError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ngc_paddle.image_ref", description=__doc__.splitlines()[0])
     p.add_argument("--image", default="")

@@ -292,11 +292,8 @@ def main(argv: list[str] | None = None) -> int:
               f"(idle, busy), a variant ({', '.join(VARIANTS)}), an ISA ({', '.join(cpu_kind.ISA_CAPS)}), or runs < 1 "
               f"or max rounds < {verdict.FAIL_MIN_ROUNDS} (a FAIL needs that many); fix: see --help", file=sys.stderr)
         return ExitCode.BAD_INPUT
-    try:
-        image_ref.require_built(options.image)
-    except NgcPaddleError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
+    if (code := image_ref.unbuilt_exit(options.image)) is not None:
+        return code
     threshold = verdict.max_regression_pct(REPO)
     kinds = {isa: cpu_kind.detect(environ=cpu_kind.ISA_CAPS[isa]).name for isa in options.isas}
     runs: list[dict] = []

@@ -46,7 +46,6 @@ from benchmarks.harness.timing import PLANTED_SLOWDOWN_ENV  # noqa: E402
 from ngc_common.errors import InputError  # noqa: E402
 from ngc_common.exit_codes import ExitCode  # noqa: E402
 from ngc_paddle import engine, image_ref  # noqa: E402
-from ngc_paddle.errors import NgcPaddleError  # noqa: E402
 from perf.measurements import record  # noqa: E402
 
 VARIANTS = {"healthy": None, "slowed-train": "train=2", "slowed-infer": "infer=2", "slowed": "2"}
@@ -293,11 +292,8 @@ def main(argv: list[str] | None = None) -> int:
               f"({', '.join(VARIANTS)}), an ISA ({', '.join(cpu_kind.ISA_CAPS)}) or a number of runs >= 1; "
               "fix: see --help", file=sys.stderr)
         return ExitCode.BAD_INPUT
-    try:
-        image_ref.require_built(options.image)
-    except NgcPaddleError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
+    if (code := image_ref.unbuilt_exit(options.image)) is not None:
+        return code
     kinds = {isa: cpu_kind.detect(environ=cpu_kind.ISA_CAPS[isa]).name for isa in options.isas}
     plan, skipped = [], []
     for isa, kind in kinds.items():

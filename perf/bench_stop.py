@@ -32,7 +32,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from ngc_common.exit_codes import ExitCode  # noqa: E402
 from ngc_paddle import engine, image_ref  # noqa: E402
-from ngc_paddle.errors import NgcPaddleError  # noqa: E402
 from perf.measurements import record  # noqa: E402
 
 STOP_GRACE_S = 10  # docker stop -t: Docker's SIGKILL after this
@@ -159,11 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {unknown[0] if unknown else options.runs}: not a case ({', '.join(CASES)}) or a number of "
               "runs >= 1; fix: see --help", file=sys.stderr)
         return ExitCode.BAD_INPUT
-    try:
-        image_ref.require_built(options.image)
-    except NgcPaddleError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
+    if (code := image_ref.unbuilt_exit(options.image)) is not None:
+        return code
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench-stop-") as scratch:
         for round_ in range(1, options.runs + 1):
