@@ -172,10 +172,8 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             findings = layer_checks.judge(source.layers, facts, rules)
             findings += layer_checks.scan_config(source, source.layers)
             view = image_checks.final_view(source.layers, facts)
-            # labels naming both release and flavor decide alone; where one is missing the baked manifest may name it
-            named = all(labelled.labels.get(k) for k in (image_release.RELEASE_LABEL, image_release.FLAVOR_LABEL))
-            found = labelled if labelled.flavor is not None or named \
-                else image_release.of_image(source.config, view.baked_manifest(), root, source_overrides or {})
+            found = image_release.with_baked_manifest(labelled, source.config, view.baked_manifest(), root,
+                                                      source_overrides or {})
             whole = image_checks.check(source.layers, facts, view, source.user, root, found)
             inventory = view.inventory
             findings += whole.findings

@@ -65,3 +65,14 @@ def of_image(config: dict, image_manifest: dict | None, root: Path, overrides: M
         return ImageRelease(image_flavor(labels, image_manifest, root, overrides), labels=labels)
     except UnknownRelease as exc:
         return ImageRelease(None, str(exc), labels=labels)
+
+
+def with_baked_manifest(labelled: ImageRelease, config: dict, image_manifest: dict | None, root: Path,
+                        overrides: Mapping[str, str]) -> ImageRelease:
+    """The image's release once its baked manifest has been read: `labelled` (of_image without it, read before the
+    layers) where it found a flavor or the labels name both release and flavor (the manifest cannot change those);
+    else resolved again with the manifest filling what the labels lack."""
+    named = all(labelled.labels.get(label) for label in (RELEASE_LABEL, FLAVOR_LABEL))
+    if labelled.flavor is not None or named:
+        return labelled
+    return of_image(config, image_manifest, root, overrides)
