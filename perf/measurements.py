@@ -4,9 +4,12 @@ Why: measured figures belong in one generated file, not scattered through the RE
 when and on what it was measured (machines of one kind differ 4x in speed and may be busy). Each `make
 bench-*` script calls `record()` at the end of a run that succeeded; the section it owns is replaced,
 every other section is kept as it was. A failed or partial run records nothing (no figure overwritten).
+A run of part of a script's matrix (one CPU kind of two, one model) writes its own section, `part`, so it does
+not overwrite the figures of the part it did not run; a run of the whole matrix replaces every part.
 
   from perf.measurements import record
   record("bench-scan", "Scan gate against trivy", markdown_table_and_lines)
+  record("bench-ab-power", "...", text, part=Part("avx2", "ISAS=avx2"))   # section bench-ab-power.avx2
 """
 
 import contextlib
@@ -15,6 +18,7 @@ import os
 import platform
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 MEASUREMENTS = REPO / "docs" / "measurements.md"
@@ -37,17 +41,39 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}), load {load} at the end, {platform.system()} {platform.release()}"
 
 
-def record(name: str, title: str, body: str, path: Path = MEASUREMENTS) -> None:
-    """Replace section `name` of the measurements file with `body` (Markdown), stamped with date and machine."""
-    if not re.fullmatch(r"[\w.-]+", name):
-        raise ValueError(f"section name {name!r}: letters, digits, '.', '_' and '-' only")
+class Part(NamedTuple):
+    """Which part of a script's matrix a run covered: a section-name suffix and the make variables that ran it."""
+
+    suffix: str  # e.g. "avx2" or "hgnet-avx2"
+    make_args: str  # e.g. "ISAS=avx2 MODELS=hgnet"
+
+
+def part_of(chosen: dict[str, list[str]], defaults: dict[str, list[str]]) -> Part | None:
+    """The part a run covered: None when every option (make variable -> values) holds its default (the whole
+    matrix), else the options that narrowed it, in a stable order."""
+    narrowed = {name: values for name, values in sorted(chosen.items()) if list(values) != list(defaults[name])}
+    if not narrowed:
+        return None
+    return Part("-".join("-".join(values) for values in narrowed.values()),
+                " ".join(f"{name}={','.join(values)}" for name, values in narrowed.items()))
+
+
+def record(name: str, title: str, body: str, path: Path = MEASUREMENTS, part: Part | None = None) -> None:
+    """Replace section `name` (or its `part`) of the measurements file with `body` (Markdown), stamped with date and
+    machine. A whole run (no part) also drops the parts of `name` that earlier partial runs wrote: it covers them."""
+    if not re.fullmatch(r"[\w-]+", name) or (part and not re.fullmatch(r"[\w-]+", part.suffix)):
+        raise ValueError(f"section name {name!r} (part {part!r}): letters, digits, '_' and '-' only")
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    section = (f"<!-- section: {name} -->\n## {title}\n\n`make {name}`, {stamp}, {machine()}.\n\n"
-               f"{body.strip()}\n<!-- /section: {name} -->\n")
+    key = f"{name}.{part.suffix}" if part else name
+    command = f"make {name} {part.make_args}" if part else f"make {name}"
+    section = (f"<!-- section: {key} -->\n## {title}{f' ({part.make_args})' if part else ''}\n\n`{command}`, {stamp}, "
+               f"{machine()}.\n\n{body.strip()}\n<!-- /section: {key} -->\n")
     text = path.read_text() if path.exists() else HEADER
     sections = {m.group("name"): m.group(0) for m in SECTION.finditer(text)}
-    sections[name] = section
+    if not part:
+        sections = {k: v for k, v in sections.items() if not k.startswith(f"{name}.")}
+    sections[key] = section
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(HEADER + "\n" + "\n".join(sections[key] for key in sorted(sections)))
+    tmp.write_text(HEADER + "\n" + "\n".join(sections[k] for k in sorted(sections)))
     tmp.replace(path)

@@ -60,7 +60,9 @@ def test_models_and_loads_that_share_a_gate_metric_are_counted_apart() -> None:
 def test_a_slowed_phase_without_a_floor_for_the_kind_is_not_gated_not_missed() -> None:
     table = gates.load()
     assert power.gated_phases(table, "rn50", "amd-avx512") == ("infer", "train")
-    assert power.gated_phases(table, "hgnet", "amd-avx512-capped-avx2") == ("train",)  # no inference floor there
+    assert power.gated_phases(table, "hgnet", "amd-avx512-capped-avx2") == ("infer", "train")
+    floor = {"name": "train", "metric": "train.fp32.efficiency_paddle", "min": 0.5, "when": {"cpu_kind": "k"}}
+    assert power.gated_phases({"models": {"m": {"cpu": [floor]}}}, "m", "k") == ("train",)  # no inference floor
     only_train = ("train",)
     assert power.not_gated("slowed-infer", only_train) == ["infer"]
     assert power.not_gated("slowed-train", only_train) == []
@@ -72,7 +74,7 @@ def test_a_slowed_phase_without_a_floor_for_the_kind_is_not_gated_not_missed() -
     runs = [{"model": "hgnet", "kind": "c", "load": "busy", "variant": v, "gated": only_train, "gates": {}}
             for v in ("healthy", "slowed-infer", "slowed-infer", "slowed-train")]
     assert power.per_phase_not_gated(runs) == {("hgnet", "c", "busy", "infer"): 2}
-    options = argparse.Namespace(runs=1, mode="all", models=["hgnet"], loads=["busy"])
+    options = argparse.Namespace(runs=1, mode="all", models=["hgnet"], loads=["busy"], isas=["avx2"])
     for run in runs:
         run.update(verdict="PASS", outcome="ok", seconds=1.0)
     text = power.markdown(runs, options, [], [61.0])
@@ -81,6 +83,7 @@ def test_a_slowed_phase_without_a_floor_for_the_kind_is_not_gated_not_missed() -
     assert "miss rate 0/1 (0 %) of the gated slowed runs; 2 slowed run(s) not gated (no floor of the kind for the " \
         "slowed phase)" in text  # the two unguarded runs are not counted as caught
     assert "One round (every model x kind x load x variant above) took 1.0 min; 10 rounds: about 0.2 h." in text
+    assert "per CPU kind (capped to AVX2)." in text  # the kinds this run covered, not every kind there is
 
 
 def test_the_floor_of_the_runs_own_cpu_kind_is_the_one_counted() -> None:
