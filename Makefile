@@ -144,20 +144,24 @@ bench-overhead: $(BIN)/.installed toolchain
 bench-threads: $(BIN)/.installed toolchain
 	$(RUN_IMAGE) "$$img" python -W ignore -m benchmarks.harness.bench_threads --repeats $(or $(REPEATS),2)
 
-## Each CPU gate healthy and with a planted 2x slowdown per phase, idle and busy, per CPU kind (ISAS=native,avx2) and
-## model (MODELS=rn50,hgnet), RUNS rounds:
-## prints the false-fail and miss rates (target 0 and 0) and records them in docs/measurements.md.
+## Each CPU gate healthy and with a planted 2x slowdown per phase (VARIANTS=healthy,slowed-train,slowed-infer), idle and
+## busy (LOADS), per CPU kind (ISAS=native,avx2) and model (MODELS=rn50,hgnet), RUNS rounds (default 10): prints the
+## false-fail and miss rates (target 0 and 0) and records them in docs/measurements.md (a narrowed run: its own section).
 bench-gate-power: $(BIN)/.installed toolchain
 	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_gate_power.py "$$img" --runs $(or $(RUNS),10) $(if $(ISAS),--isas $(ISAS)) \
-	  $(if $(MODELS),--models $(MODELS))
+	  $(if $(MODELS),--models $(MODELS)) $(if $(LOADS),--loads $(LOADS)) $(if $(VARIANTS),--variants $(VARIANTS)) \
+	  $(if $(MODE),--mode $(MODE))
 
 ## The A/B gate's power: IMAGE against itself through the release's rounds, healthy and with a planted slowdown of the
 ## candidate (train 2x, infer 2x, 1.2x), rounds until decided (a slowed metric: MAX_ROUNDS, default 30; the others:
-## PASS_ROUNDS, default 10), idle and busy, per CPU kind (ISAS=native,avx2), MODEL (rn50), RUNS repetitions (default 1): misses,
-## false fails and the rounds each FAIL took; figures into docs/measurements.md (about 75 min per CPU kind here).
+## PASS_ROUNDS, default 10), idle and busy (LOADS), per CPU kind (ISAS=native,avx2), MODEL (rn50|hgnet|all; default rn50),
+## RUNS repetitions (default 1): misses, false fails and the rounds each FAIL took; figures into docs/measurements.md (a
+## narrowed run: its own section; 60-75 min per CPU kind here).
 bench-ab-power: $(BIN)/.installed toolchain
 	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_ab_power.py "$$img" --runs $(or $(RUNS),1) \
-	  $(if $(ISAS),--isas $(ISAS)) $(if $(MODEL),--model $(MODEL)) $(if $(MAX_ROUNDS),--max-rounds $(MAX_ROUNDS)) $(if $(PASS_ROUNDS),--pass-rounds $(PASS_ROUNDS))
+	  $(if $(ISAS),--isas $(ISAS)) $(if $(MODEL),--model $(MODEL)) $(if $(LOADS),--loads $(LOADS)) \
+	  $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(MAX_ROUNDS),--max-rounds $(MAX_ROUNDS)) \
+	  $(if $(PASS_ROUNDS),--pass-rounds $(PASS_ROUNDS))
 
 ## A/B on this host: IMAGE (or RELEASE/FLAVOR's image) against REFERENCE (default: the previous release's image of its
 ## flavor, by digest from REGISTRY), interleaved in ROUNDS rounds of MODEL (rn50|hgnet|all); SMOKE=1: seconds-long rounds

@@ -285,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-record", action="store_true", help="do not write docs/measurements.md")
     options = p.parse_args(argv)
     # the whole matrix: a run of part of it records its own section
-    defaults = {"ISAS": _list(p.get_default("isas")), "MODEL": [p.get_default("model")]}
+    defaults = {"ISAS": _list(p.get_default("isas")), "MODEL": [p.get_default("model")],
+                "LOADS": _list(p.get_default("loads")), "VARIANTS": _list(p.get_default("variants"))}
     bad = [k for k in options.loads if k not in ("idle", "busy")] + \
         [v for v in options.variants if v not in VARIANTS] + [i for i in options.isas if i not in cpu_kind.ISA_CAPS]
     if bad or options.runs < 1 or options.max_rounds < verdict.FAIL_MIN_ROUNDS or \
@@ -335,10 +336,10 @@ def main(argv: list[str] | None = None) -> int:
     if options.json:
         options.json.write_text(json.dumps(runs, indent=2) + "\n")
     if not options.no_record and runs:
-        part = part_of({"ISAS": options.isas, "MODEL": [options.model]},
-                       defaults)
+        part = part_of({"ISAS": options.isas, "MODEL": [options.model], "LOADS": options.loads,
+                        "VARIANTS": options.variants}, defaults)
         record("bench-ab-power", "A/B gate: false fails and misses, the image against itself with a planted slowdown",
-               text, part=part)
+               text, part=part, defaults=defaults)
     return exit_code(runs)
 
 

@@ -281,7 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-record", action="store_true", help="do not write docs/measurements.md")
     options = p.parse_args(argv)
     # the whole matrix: a run of part of it records its own section
-    defaults = {"ISAS": _list(p.get_default("isas")), "MODELS": _list(p.get_default("models"))}
+    defaults = {"ISAS": _list(p.get_default("isas")), "MODELS": _list(p.get_default("models")),
+                "LOADS": _list(p.get_default("loads")), "VARIANTS": _list(p.get_default("variants")),
+                "MODE": [p.get_default("mode")]}
     try:
         table = gates.load(options.gates) if options.gates else gates.load()
     except InputError as exc:
@@ -341,10 +343,10 @@ def main(argv: list[str] | None = None) -> int:
     if options.json:
         options.json.write_text(json.dumps(runs, indent=2) + "\n")
     if not options.no_record and runs:
-        part = part_of({"ISAS": options.isas, "MODELS": options.models},
-                       defaults)
+        part = part_of({"ISAS": options.isas, "MODELS": options.models, "LOADS": options.loads,
+                        "VARIANTS": options.variants, "MODE": [options.mode]}, defaults)
         record("bench-gate-power", "CPU gates: false fails and misses, a planted 2x slowdown per phase and CPU kind",
-               text, part=part)
+               text, part=part, defaults=defaults)
     wrong = [w for w in per_gate(runs).values() if w["false fail"] or w["miss"]]
     return ExitCode.PASS if runs and not wrong and all(r["outcome"] == "ok" for r in runs) else ExitCode.FAIL
 

@@ -3,13 +3,14 @@
 Why: measured figures belong in one generated file, not scattered through the README, and each must say
 when and on what it was measured (machines of one kind differ 4x in speed and may be busy). Each `make
 bench-*` script calls `record()` at the end of a run that succeeded; the section it owns is replaced,
-every other section is kept as it was. A failed or partial run records nothing (no figure overwritten).
+every other section is kept as it was. A failed or interrupted run records nothing (no figure overwritten).
 A run of part of a script's matrix (one CPU kind of two, one model) writes its own section, `part`, so it does
-not overwrite the figures of the part it did not run; a run of the whole matrix replaces every part.
+not overwrite the figures of the part it did not run; any run drops the part sections it covers (each part's
+choices are kept in its section), so a part's figures are never shown beside newer ones of the same cells.
 
   from perf.measurements import record
   record("bench-scan", "Scan gate against trivy", markdown_table_and_lines)
-  record("bench-ab-power", "...", text, part=Part("avx2", "ISAS=avx2"))   # section bench-ab-power.avx2
+  record("bench-ab-power", "...", text, part=part_of(chosen, defaults), defaults=defaults)  # bench-ab-power.avx2
 """
 
 import contextlib
@@ -29,6 +30,8 @@ with the date and the machine it ran on. Do not edit by hand; run the script aga
 comparable within one section (ratios measured side by side in one run); machines of one kind differ.
 """
 SECTION = re.compile(r"<!-- section: (?P<name>[\w.-]+) -->\n.*?<!-- /section: (?P=name) -->\n", re.S)
+PART = re.compile(r"^<!-- part: (?P<choices>[^>]*) -->$", re.M)  # the choices a part section was measured with
+Choices = dict[str, list[str]]  # make variable -> its values, e.g. {"ISAS": ["avx2"]}
 
 
 def machine() -> str:
@@ -44,34 +47,51 @@ def machine() -> str:
 class Part(NamedTuple):
     """Which part of a script's matrix a run covered: a section-name suffix and the make variables that ran it."""
 
-    suffix: str  # e.g. "avx2" or "hgnet-avx2"
+    suffix: str  # e.g. "avx2" or "avx2-hgnet"
     make_args: str  # e.g. "ISAS=avx2 MODELS=hgnet"
 
 
-def part_of(chosen: dict[str, list[str]], defaults: dict[str, list[str]]) -> Part | None:
-    """The part a run covered: None when every option (make variable -> values) holds its default (the whole
-    matrix), else the options that narrowed it, in a stable order."""
-    narrowed = {name: values for name, values in sorted(chosen.items()) if list(values) != list(defaults[name])}
+def part_of(chosen: Choices, defaults: Choices) -> Part | None:
+    """The part a run covered: None when every option (make variable -> values) holds its default set (the whole
+    matrix), else the options that narrowed or changed it, in a stable order."""
+    narrowed = {name: sorted(set(values)) for name, values in sorted(chosen.items())
+                if set(values) != set(defaults[name])}
     if not narrowed:
         return None
     return Part("-".join("-".join(values) for values in narrowed.values()),
                 " ".join(f"{name}={','.join(values)}" for name, values in narrowed.items()))
 
 
-def record(name: str, title: str, body: str, path: Path = MEASUREMENTS, part: Part | None = None) -> None:
+def _choices(make_args: str) -> Choices:
+    return {name: value.split(",") for name, _, value in (arg.partition("=") for arg in make_args.split())}
+
+
+def _covers(run: Choices, part: Choices, defaults: Choices) -> bool:
+    """Every cell of `part` (its unnamed variables at their defaults) is one `run` measured too."""
+    return all(set(part.get(name, defaults[name])) <= set(run.get(name, defaults[name])) for name in defaults) \
+        and set(part) <= set(defaults)
+
+
+def record(name: str, title: str, body: str, path: Path = MEASUREMENTS, part: Part | None = None,
+           defaults: Choices | None = None) -> None:
     """Replace section `name` (or its `part`) of the measurements file with `body` (Markdown), stamped with date and
-    machine. A whole run (no part) also drops the parts of `name` that earlier partial runs wrote: it covers them."""
+    machine. With the matrix's `defaults`, the part sections of `name` that this run covers are dropped too."""
     if not re.fullmatch(r"[\w-]+", name) or (part and not re.fullmatch(r"[\w-]+", part.suffix)):
         raise ValueError(f"section name {name!r} (part {part!r}): letters, digits, '_' and '-' only")
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     key = f"{name}.{part.suffix}" if part else name
     command = f"make {name} {part.make_args}" if part else f"make {name}"
-    section = (f"<!-- section: {key} -->\n## {title}{f' ({part.make_args})' if part else ''}\n\n`{command}`, {stamp}, "
-               f"{machine()}.\n\n{body.strip()}\n<!-- /section: {key} -->\n")
+    marker = f"<!-- part: {part.make_args} -->\n" if part else ""
+    section = (f"<!-- section: {key} -->\n{marker}## {title}{f' ({part.make_args})' if part else ''}\n\n`{command}`, "
+               f"{stamp}, {machine()}.\n\n{body.strip()}\n<!-- /section: {key} -->\n")
     text = path.read_text() if path.exists() else HEADER
     sections = {m.group("name"): m.group(0) for m in SECTION.finditer(text)}
-    if not part:
-        sections = {k: v for k, v in sections.items() if not k.startswith(f"{name}.")}
+    if defaults is not None:
+        mine = _choices(part.make_args) if part else {}
+        for other in [k for k in sections if k.startswith(f"{name}.")]:
+            found = PART.search(sections[other])
+            if found and _covers(mine, _choices(found.group("choices")), defaults):
+                del sections[other]
     sections[key] = section
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".md.tmp")

@@ -25,18 +25,41 @@ def test_a_bad_section_name_is_refused(tmp_path: Path) -> None:
         record("bad name -->", "x", "y", tmp_path / "m.md")
 
 
-def test_a_run_of_part_of_the_matrix_keeps_the_other_parts_and_a_whole_run_replaces_them(tmp_path: Path) -> None:
+def test_a_run_of_part_of_the_matrix_keeps_the_other_parts_and_a_covering_run_replaces_them(tmp_path: Path) -> None:
     path = tmp_path / "measurements.md"
     defaults = {"ISAS": ["native", "avx2"], "MODELS": ["rn50", "hgnet"]}
     assert part_of(defaults, defaults) is None
+    assert part_of({"ISAS": ["avx2", "native", "avx2"], "MODELS": ["hgnet", "rn50"]}, defaults) is None  # as sets
     avx2 = part_of({"ISAS": ["avx2"], "MODELS": ["rn50", "hgnet"]}, defaults)
     assert avx2 == Part("avx2", "ISAS=avx2")
-    record("bench-ab-power", "A/B", "native figures", path, part=part_of({**defaults, "ISAS": ["native"]}, defaults))
-    record("bench-ab-power", "A/B", "avx2 figures", path, part=avx2)
-    text = path.read_text()
+    avx2_hgnet = part_of({"ISAS": ["avx2"], "MODELS": ["hgnet"]}, defaults)
+    assert avx2_hgnet == Part("avx2-hgnet", "ISAS=avx2 MODELS=hgnet")
+
+    def put(body: str, part: Part | None) -> str:
+        record("bench-gate-power", "Power", body, path, part=part, defaults=defaults)
+        return path.read_text()
+
+    put("native figures", part_of({**defaults, "ISAS": ["native"]}, defaults))
+    put("avx2 hgnet figures", avx2_hgnet)
+    text = put("avx2 figures", avx2)
     assert "native figures" in text and "avx2 figures" in text  # the AVX2 run did not overwrite the native one
-    assert "`make bench-ab-power ISAS=avx2`, 20" in text  # the command that ran it, as a user would type it
-    record("bench-ab-power", "A/B", "whole figures", path)
-    text = path.read_text()
+    assert "avx2 hgnet figures" not in text  # ... but replaced the narrower part it measured again
+    assert "`make bench-gate-power ISAS=avx2`, 20" in text  # the command that ran it, as a user would type it
+    text = put("whole figures", None)
     assert "whole figures" in text and "native figures" not in text and "avx2 figures" not in text
-    assert text.count("<!-- section: bench-ab-power") == 1
+    assert text.count("<!-- section: bench-gate-power") == 1
+
+
+def test_a_whole_run_keeps_a_part_outside_its_matrix(tmp_path: Path) -> None:
+    path = tmp_path / "measurements.md"
+    defaults = {"ISAS": ["native", "avx2"], "MODEL": ["rn50"]}
+    hgnet = part_of({"ISAS": ["native", "avx2"], "MODEL": ["hgnet"]}, defaults)
+    record("bench-ab-power", "A/B", "hgnet figures", path, part=hgnet, defaults=defaults)
+    record("bench-ab-power", "A/B", "rn50 figures", path, defaults=defaults)
+    text = path.read_text()
+    assert "hgnet figures" in text and "rn50 figures" in text  # the default run never measured hgnet
+
+
+def test_a_part_name_with_a_dot_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="section name"):
+        record("bench-ab-power", "x", "y", tmp_path / "m.md", part=Part("a.b", "ISAS=a.b"))
