@@ -10,8 +10,9 @@ interleaved with the work (peaks.Peaks). So each run
      hardware") and the kernels the phase's engine runs on ("of Paddle's own kernels");
   3. reports efficiency = achieved / the hardware peak, efficiency_paddle = achieved / Paddle's own
      kernels' peak and, on GPUs, MFU = achieved / the data sheet's dense peak (gates.yaml `peak_tflops`).
-An efficiency above MAX_EFFICIENCY is not a figure: the probe missed a faster kernel or measured another
-load. It is left out and `<name>_failure` says why, so a gate on it is NOT RUN and the run NOT PROVEN.
+An efficiency above MAX_EFFICIENCY (after the phase's recheck, peaks.Peaks.recheck) is not a figure: the probe
+missed a faster kernel or measured another load. It is left out and `<name>_failure` says why, so a gate on
+it is NOT RUN and the run NOT PROVEN.
 """
 
 from collections.abc import Callable

@@ -7,13 +7,28 @@ load hits the workload and its peaks alike. Each probe measures every kind of ro
 is compared with the median of its probes per kind: the highest kind is "the hardware", the kind its
 engine runs on (roofline.OWN_KIND) "Paddle's own kernels". Every probe is kept for the report
 (result.json `results.peak`).
+
+A phase whose work outran one of its peaks is probed again at once (Peaks.recheck): a workload cannot beat a
+true peak, so a median below the work was caught at a worse moment than the work (a burst of other load, a
+clock still ramping; a CI run read 112 % once on a host where healthy runs read 77-93 %). Per kind the higher
+of the two medians stands, which can only lower an efficiency, never lift a regression over its floor; a peak
+still beaten after the recheck stays a probe failure (efficiency.annotate).
 """
 
 import contextlib
 import statistics
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from benchmarks.harness import roofline, timing
+
+RECHECK_PROBES = 3  # probes taken at once when a phase's work beat its peak
+
+
+def outran(peak: dict, achieved: float, own_kinds: Iterable[str | None]) -> bool:
+    """Whether `achieved` FLOP/s is above the phase's hardware peak or a peak of one of `own_kinds` (the kinds an
+    efficiency of this phase is measured against)."""
+    ceilings = [peak.get("peak_flops")] + [peak.get("kinds", {}).get(kind) for kind in own_kinds if kind]
+    return any(ceiling and achieved > ceiling for ceiling in ceilings)
 
 
 def phase_peaks(probes: list[dict[str, dict]]) -> dict:
@@ -62,7 +77,7 @@ class Peaks:
         if not peaks:
             return
         scale = devices or self.world
-        found.update(peaks, peak_flops=peaks["peak_flops"] * scale,
+        found.update(peaks, devices=scale, peak_flops=peaks["peak_flops"] * scale,
                      kinds={k: v * scale for k, v in peaks["kinds"].items()})
         entry = self.found[dtype]  # the lowest phase figures: what regressions compare the load by
         entry["peak_flops"] = min(entry.get("peak_flops", peaks["peak_flops"]), peaks["peak_flops"])
@@ -71,3 +86,24 @@ class Peaks:
             lowest[kind] = min(lowest.get(kind, rate), rate)
         entry["method"] = ("median per kind of the probes interleaved with each phase (every "
                            f"{timing.SLICE_S:g} s of measured steps); the hardware is the highest kind")
+
+    def recheck(self, peak: dict, dtype: str, label: str, log: Callable,
+                runs: Iterable[tuple[float, str | None]]) -> bool:
+        """When a run of the phase (achieved FLOP/s, the kind its engine runs on) outran the phase's `peak`, probe
+        RECHECK_PROBES more times now and keep per kind the higher of the phase's median and the recheck's (x the
+        phase's devices); True when it probed. The recheck's probes join the report's; the lowest phase figures
+        (what regression comparisons read) are left as they were."""
+        beaten = [achieved for achieved, own in runs if peak and outran(peak, achieved, [own])]
+        if not beaten:
+            return False
+        achieved = max(beaten)
+        again = phase_peaks([self.probe(dtype, f"{label}, recheck", log) for _ in range(RECHECK_PROBES)])
+        kinds = dict(peak["kinds"])
+        for kind, rate in again.get("kinds", {}).items():
+            kinds[kind] = max(kinds.get(kind, 0.0), rate * peak["devices"])
+        best = max(kinds, key=kinds.__getitem__)
+        peak.update(peak_flops=kinds[best], hardware_kind=best, kinds=kinds,
+                    probes=peak["probes"] + RECHECK_PROBES, rechecked=RECHECK_PROBES)
+        log(f"peak recheck {dtype} ({label})", {"achieved_flops": achieved, "peak_flops": kinds[best],
+                                                "hardware_kind": best})
+        return True

@@ -105,8 +105,11 @@ def _train_all(stack: contextlib.ExitStack, config: RunConfig, spec: ModelSpec, 
         logger.log("input", {"loader": source, "images": data.count_images(folder), "generated": 1})
     for precision in config.precision:
         batches = stack.enter_context(contextlib.closing(_batches(config, shard, folder)))
-        with peaks.around(efficiency.probe_dtype(precision), f"train {precision}", logger.log) as peak:
+        dtype, label = efficiency.probe_dtype(precision), f"train {precision}"
+        with peaks.around(dtype, label, logger.log) as peak:
             result = train(build, batches, train_config(config, spec, precision, images), logger.log)
+        peaks.recheck(peak, dtype, label, logger.log,
+                      [(result["ips"] * train_flops, roofline.own_kind("train", config.device))])
         result["input"] = source + (" (generated JPEGs)" if folder else "")
         if evaluate is not None:
             evals[precision] = evaluate(result["predict"])
@@ -121,6 +124,11 @@ def _train_all(stack: contextlib.ExitStack, config: RunConfig, spec: ModelSpec, 
     return out, evals
 
 
+def _infer_dtype(precision: str) -> str | None:
+    """The dtype whose peaks an inference precision is measured against; None for int8 (no probe)."""
+    return None if precision == "int8" else "float16" if precision == "fp16" else "float32"
+
+
 def infer_all(config: RunConfig, build: Callable, logger: DLLogger, peaks: Peaks, table: dict,
               gpu_profile: str | None) -> dict:
     """The inference phase: each back end x precision x batch size asked for, on rank 0's device."""
@@ -128,7 +136,7 @@ def infer_all(config: RunConfig, build: Callable, logger: DLLogger, peaks: Peaks
     from benchmarks.harness.inference import run_all
 
     model = build(config.num_classes, config.data_format)
-    wanted = sorted({"float16" if p == "fp16" else "float32" for p in config.infer_precision if p != "int8"})
+    wanted = sorted({dtype for p in config.infer_precision if (dtype := _infer_dtype(p))})
     with contextlib.ExitStack() as stack:
         bracket = {dtype: stack.enter_context(peaks.around(dtype, "inference", logger.log, devices=1))
                    for dtype in wanted}  # inference runs on rank 0's device alone
@@ -140,16 +148,19 @@ def infer_all(config: RunConfig, build: Callable, logger: DLLogger, peaks: Peaks
                                                                     config.infer_image_size, config.data_format,
                                                                     config.gpu, config.seed))
     flops = efficiency.forward_flops(build, config.num_classes, config.infer_image_size)
-    for backend, by_precision in infer.items():
-        if backend == "agreement":
-            continue
-        for precision, by_batch in by_precision.items():
-            if "status" in by_batch:
-                continue
-            peak = None if precision == "int8" else bracket["float16" if precision == "fp16" else "float32"] or None
-            sheet = gates.datasheet_tflops(table, gpu_profile, precision)
-            for result in by_batch.values():
-                efficiency.annotate(result, flops, peak, sheet, roofline.own_kind(backend, config.device))
+    measured = [(backend, precision, by_batch) for backend, by_precision in infer.items() if backend != "agreement"
+                for precision, by_batch in by_precision.items() if "status" not in by_batch]
+    for dtype, peak in bracket.items():
+        peaks.recheck(peak, dtype, "inference", logger.log,
+                      [(result["ips"] * flops, roofline.own_kind(backend, config.device))
+                       for backend, precision, by_batch in measured if _infer_dtype(precision) == dtype
+                       for result in by_batch.values()])
+    for backend, precision, by_batch in measured:
+        dtype = _infer_dtype(precision)
+        peak = bracket[dtype] or None if dtype else None  # int8 has no probed peak
+        sheet = gates.datasheet_tflops(table, gpu_profile, precision)
+        for result in by_batch.values():
+            efficiency.annotate(result, flops, peak, sheet, roofline.own_kind(backend, config.device))
     pi = infer.get("paddle-inference", {}).get(config.infer_precision[0], {})
     if "bs1" in pi and "bs8" in pi:
         infer["summary"] = {"bs8_over_bs1": pi["bs8"]["ips"] / pi["bs1"]["ips"]}

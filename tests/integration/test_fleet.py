@@ -310,8 +310,10 @@ def test_a_fleet_release_runs_the_ab_on_the_jobs_node_and_the_notes_show_it_per_
     cell = state["gates"]["profiles"]["cpu"]
     job = cell["job"].split()[-1]
     assert cell["runner"] == "slurm" and cell["node"] == socket.gethostname() and cell["validation"] == "PASS"
-    floorless = "no floor for CPU kind" in cell["detail"]  # a CPU kind without floors: the A/B decides the bench
-    assert cell["bench"] == {"bench-rn50": "NOT PROVEN" if floorless else "PASS"}, cell["detail"]
+    # NOT PROVEN by the bench itself only where it says why: a CPU kind without floors (the A/B decides the bench),
+    # or a probed peak the work still outran after its recheck (a host busier during the probes than the work)
+    undecided = any(why in cell["detail"] for why in ("no floor for CPU kind", "probe failure"))
+    assert cell["bench"] == {"bench-rn50": "NOT PROVEN" if undecided else "PASS"}, cell["detail"]
     assert cell["ab"] == cell["status"] == "NOT PROVEN", cell
     assert f"A/B NOT PROVEN against {reference} (2 rounds)" in cell["detail"]
 
