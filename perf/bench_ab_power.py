@@ -54,7 +54,7 @@ from ngc_paddle.errors import NgcPaddleError  # noqa: E402
 from ngc_paddle.release.ab import compare, plan, rounds, verdict  # noqa: E402
 from ngc_paddle.release.ab.metrics import IMAGE_SIZE  # noqa: E402
 from perf.bench_gate_power import load  # noqa: E402
-from perf.measurements import part_of, record  # noqa: E402
+from perf.measurements import matrix, record  # noqa: E402
 
 VARIANTS = {"healthy": "", "slowed-train": "train=2", "slowed-infer": "infer=2", "slowed-1.2": "1.2"}
 SLOWED_PHASES = {"healthy": (), "slowed-train": ("train",), "slowed-infer": ("infer",),
@@ -284,9 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="also write every A/B here")
     p.add_argument("--no-record", action="store_true", help="do not write docs/measurements.md")
     options = p.parse_args(argv)
-    # the whole matrix: a run of part of it records its own section
-    defaults = {"ISAS": _list(p.get_default("isas")), "MODEL": [p.get_default("model")],
-                "LOADS": _list(p.get_default("loads")), "VARIANTS": _list(p.get_default("variants"))}
+    # what of the whole matrix this run measures: a run of part of it records its own section
+    ran = matrix(p, options, {"ISAS": "isas", "MODEL": "model", "LOADS": "loads", "VARIANTS": "variants"})
     bad = [k for k in options.loads if k not in ("idle", "busy")] + \
         [v for v in options.variants if v not in VARIANTS] + [i for i in options.isas if i not in cpu_kind.ISA_CAPS]
     if bad or options.runs < 1 or options.max_rounds < verdict.FAIL_MIN_ROUNDS or \
@@ -336,10 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     if options.json:
         options.json.write_text(json.dumps(runs, indent=2) + "\n")
     if not options.no_record and runs:
-        part = part_of({"ISAS": options.isas, "MODEL": [options.model], "LOADS": options.loads,
-                        "VARIANTS": options.variants}, defaults)
         record("bench-ab-power", "A/B gate: false fails and misses, the image against itself with a planted slowdown",
-               text, part=part, defaults=defaults)
+               text, ran)
     return exit_code(runs)
 
 

@@ -46,7 +46,7 @@ from benchmarks.harness.timing import PLANTED_SLOWDOWN_ENV  # noqa: E402
 from ngc_common.errors import InputError  # noqa: E402
 from ngc_common.exit_codes import ExitCode  # noqa: E402
 from ngc_paddle import engine, image_ref  # noqa: E402
-from perf.measurements import part_of, record  # noqa: E402
+from perf.measurements import matrix, record  # noqa: E402
 
 VARIANTS = {"healthy": None, "slowed-train": "train=2", "slowed-infer": "infer=2", "slowed": "2"}
 SLOWED_PHASES = {"healthy": (), "slowed-train": ("train",), "slowed-infer": ("infer",), "slowed": ("train", "infer")}
@@ -280,10 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="also write every run here")
     p.add_argument("--no-record", action="store_true", help="do not write docs/measurements.md")
     options = p.parse_args(argv)
-    # the whole matrix: a run of part of it records its own section
-    defaults = {"ISAS": _list(p.get_default("isas")), "MODELS": _list(p.get_default("models")),
-                "LOADS": _list(p.get_default("loads")), "VARIANTS": _list(p.get_default("variants")),
-                "MODE": [p.get_default("mode")]}
+    # what of the whole matrix this run measures: a run of part of it records its own section
+    ran = matrix(p, options, {"ISAS": "isas", "MODELS": "models", "LOADS": "loads", "VARIANTS": "variants",
+                              "MODE": "mode"})
     try:
         table = gates.load(options.gates) if options.gates else gates.load()
     except InputError as exc:
@@ -343,10 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     if options.json:
         options.json.write_text(json.dumps(runs, indent=2) + "\n")
     if not options.no_record and runs:
-        part = part_of({"ISAS": options.isas, "MODELS": options.models, "LOADS": options.loads,
-                        "VARIANTS": options.variants, "MODE": [options.mode]}, defaults)
         record("bench-gate-power", "CPU gates: false fails and misses, a planted 2x slowdown per phase and CPU kind",
-               text, part=part, defaults=defaults)
+               text, ran)
     wrong = [w for w in per_gate(runs).values() if w["false fail"] or w["miss"]]
     return ExitCode.PASS if runs and not wrong and all(r["outcome"] == "ok" for r in runs) else ExitCode.FAIL
 

@@ -8,11 +8,13 @@ A run of part of a script's matrix (one CPU kind of two, one model) writes its o
 not overwrite the figures of the part it did not run; any run drops the part sections it covers (each part's
 choices are kept in its section), so a part's figures are never shown beside newer ones of the same cells.
 
-  from perf.measurements import record
+  from perf.measurements import matrix, record
   record("bench-scan", "Scan gate against trivy", markdown_table_and_lines)
-  record("bench-ab-power", "...", text, part=part_of(chosen, defaults), defaults=defaults)  # bench-ab-power.avx2
+  ran = matrix(parser, options, {"ISAS": "isas", "MODEL": "model"})  # make variable -> the option it sets
+  record("bench-ab-power", "...", text, ran)  # ISAS=avx2 given: section bench-ab-power.avx2
 """
 
+import argparse
 import contextlib
 import datetime as dt
 import os
@@ -62,6 +64,31 @@ def part_of(chosen: Choices, defaults: Choices) -> Part | None:
                 " ".join(f"{name}={','.join(values)}" for name, values in narrowed.items()))
 
 
+class Matrix(NamedTuple):
+    """What one run measured of a script's matrix: the values of each make variable, and the whole matrix's."""
+
+    chosen: Choices
+    defaults: Choices
+
+    @property
+    def part(self) -> Part | None:
+        return part_of(self.chosen, self.defaults)
+
+
+def _values(value: object) -> list[str]:
+    """An option's values as a list: a comma-separated string (a default before its type applies) or a list."""
+    if isinstance(value, str):
+        return [v for v in value.split(",") if v]
+    return [str(v) for v in value] if isinstance(value, list | tuple) else [str(value)]
+
+
+def matrix(parser: argparse.ArgumentParser, options: argparse.Namespace, variables: dict[str, str]) -> Matrix:
+    """The run's values and the parser's defaults of the options `variables` names (make variable -> option dest),
+    each as a list, the one table both come from."""
+    return Matrix({name: _values(getattr(options, dest)) for name, dest in variables.items()},
+                  {name: _values(parser.get_default(dest)) for name, dest in variables.items()})
+
+
 def _choices(make_args: str) -> Choices:
     return {name: value.split(",") for name, _, value in (arg.partition("=") for arg in make_args.split())}
 
@@ -72,10 +99,11 @@ def _covers(run: Choices, part: Choices, defaults: Choices) -> bool:
         and set(part) <= set(defaults)
 
 
-def record(name: str, title: str, body: str, path: Path = MEASUREMENTS, part: Part | None = None,
-           defaults: Choices | None = None) -> None:
-    """Replace section `name` (or its `part`) of the measurements file with `body` (Markdown), stamped with date and
-    machine. With the matrix's `defaults`, the part sections of `name` that this run covers are dropped too."""
+def record(name: str, title: str, body: str, ran: Matrix | None = None, path: Path = MEASUREMENTS) -> None:
+    """Replace section `name` (or, when `ran` covered part of its matrix, that part's) of the measurements file with
+    `body` (Markdown), stamped with date and machine; the part sections of `name` that the run covers are dropped
+    too. Without `ran` the script has no matrix: its one section is replaced."""
+    part, defaults = (ran.part, ran.defaults) if ran else (None, None)
     if not re.fullmatch(r"[\w-]+", name) or (part and not re.fullmatch(r"[\w-]+", part.suffix)):
         raise ValueError(f"section name {name!r} (part {part!r}): letters, digits, '_' and '-' only")
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
