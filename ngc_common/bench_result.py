@@ -35,6 +35,9 @@ MEASUREMENTS = {"ips", "batch", "steps", "mean", "p50", "p90", "p95", "p99", "lo
 ENGINES = ("paddle-trt-pir", "paddle-trt-legacy", "paddle-inference gpu", "paddle-inference onednn",
            "onnxruntime", "tensorrt-python")
 EFFICIENCIES = {"efficiency", "efficiency_paddle"}  # never above 1.0: such a figure is a probe failure, not a result
+# A figure's count of probes taken after its phase because the work had outrun the probes beside it
+# (benchmarks/harness/peaks.Peaks.recheck): its efficiencies rest on a peak not measured beside the work.
+PEAK_RECHECKED = "peak_rechecked"
 TRAIN_PRECISIONS = ("fp32", "tf32", "amp", "amp-o2", "bf16")  # results.train.<precision> (and the --precision choices)
 INFER_PRECISIONS = ("fp32", "fp16", "int8")  # results.infer.<backend>.<precision>.bsN
 BATCH_RE = re.compile(r"bs[1-9][0-9]{0,5}")
@@ -51,7 +54,7 @@ FIGURE_KEYS = frozenset({
     "loss_first", "loss_last", "loss_finite", "losses", "world_size", "lr_peak", "lr_warmup_steps",
     "lr_total_steps", "lr_last", "input",  # training.train, runner.train_all
     "engine", "timed", "layer_precisions",  # inference.py
-    "flops_per_sample", "achieved_tflops", "peak_tflops", "paddle_peak_tflops", "mfu",  # efficiency.annotate
+    "flops_per_sample", "achieved_tflops", "peak_tflops", "paddle_peak_tflops", "mfu", PEAK_RECHECKED,  # annotate
     *EFFICIENCIES, *(f"{name}_failure" for name in EFFICIENCIES)})
 MAX_RESULTS_DEPTH = 8  # results.infer.<backend>.<precision>.bsN.latency_ms.p99 is 6 levels
 

@@ -17,6 +17,8 @@ it is NOT RUN and the run NOT PROVEN.
 
 from collections.abc import Callable
 
+from ngc_common.bench_result import PEAK_RECHECKED
+
 TRAIN_FLOPS_FACTOR = 3  # forward + backward (grad of activations + grad of weights)
 PROBE_REPEATS = 3  # per probe; a phase takes the median of its interleaved probes
 MAX_EFFICIENCY = 1.0
@@ -76,12 +78,16 @@ def annotate(result: dict, flops_per_sample: float, peak: dict | None, datasheet
     result["achieved_tflops"] = achieved / 1e12
     if peak:
         result["peak_tflops"] = peak["peak_flops"] / 1e12
+        again = f", rechecked with {peak['rechecked']} more probes" if peak.get("rechecked") else ""
+        if again:
+            result[PEAK_RECHECKED] = peak["rechecked"]
         _ratio(result, "efficiency", achieved, peak["peak_flops"],
-               f"the hardware peak probed ({peak.get('hardware_kind', 'fastest kernel')})")
+               f"the hardware peak probed ({peak.get('hardware_kind', 'fastest kernel')}{again})")
         own = peak.get("kinds", {}).get(own_kind or "")
         if own:
             result["paddle_peak_tflops"] = own / 1e12
-            _ratio(result, "efficiency_paddle", achieved, own, f"Paddle's own kernels' peak probed ({own_kind})")
+            _ratio(result, "efficiency_paddle", achieved, own,
+                   f"Paddle's own kernels' peak probed ({own_kind}{again})")
     if datasheet_tflops:
         result["mfu"] = achieved / (datasheet_tflops * 1e12)
     return result

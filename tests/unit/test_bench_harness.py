@@ -327,6 +327,7 @@ def test_a_recheck_never_lowers_a_peak_and_a_peak_still_beaten_stays_a_probe_fai
     assert peak["peak_flops"] == 150e9 and peak["rechecked"] == 3  # the recheck read lower: the phase's stands
     result = efficiency.annotate({"ips": 176.0}, 1e9, peak, None, "paddle-inference")
     assert "efficiency" not in result and "117 % of the hardware peak" in result["efficiency_failure"]
+    assert "rechecked with 3 more probes" in result["efficiency_failure"] and result["peak_rechecked"] == 3
 
 
 def test_no_recheck_when_the_work_stays_under_every_peak_it_is_measured_against(monkeypatch) -> None:
@@ -341,6 +342,92 @@ def test_no_recheck_when_the_work_stays_under_every_peak_it_is_measured_against(
     low = {"peak_flops": 300e9, "kinds": {"paddle": 30e9, "blas": 300e9}}
     assert not peaks_module.outran(low, 60e9, [None]) and peaks_module.outran(low, 60e9, ["paddle"])
     assert peaks_module.outran(low, 301e9, [None])
+
+
+def test_a_training_recheck_scales_by_the_phases_devices_and_adds_no_kind(monkeypatch) -> None:
+    """Training on 4 ranks: the phase's peaks are x4, so the recheck's are too; a kind that failed in the phase's
+    probes and works in the recheck gives no figure the phase never measured beside its work."""
+    from benchmarks.harness import roofline
+    from benchmarks.harness.peaks import Peaks
+
+    probes = iter([{"paddle": {"peak_flops": 20e9, "method": "m"}, "blas": {"status": "failed", "reason": "x"}}]
+                  + [{"paddle": {"peak_flops": 30e9, "method": "m"}, "blas": {"peak_flops": 90e9, "method": "n"}}] * 3)
+    monkeypatch.setattr(roofline, "probe_all", lambda *a: next(probes))
+    peaks = Peaks("cpu", world=4, repeats=1)
+    with peaks.around("float32", "train fp32", lambda *a: None) as peak:
+        pass  # nothing timed: one probe when the block ends
+    assert peak["kinds"] == {"paddle": 80e9} and peak["devices"] == 4
+    assert peaks.recheck(peak, "float32", "train fp32", lambda *a: None, [(100e9, "paddle")])  # 100 > 4 x 20
+    assert peak["kinds"] == {"paddle": 120e9} and peak["peak_flops"] == 120e9  # 4 x 30, and no blas
+
+
+def test_the_inference_phase_rechecks_each_dtype_on_the_work_measured_against_it(monkeypatch) -> None:
+    """runner.infer_all: Paddle Inference's bs8 outran its own kind's probe, so fp32 is probed again and its
+    efficiency_paddle is over the recheck's peak; int8 (no probe) and ONNX Runtime under the hardware peak trigger
+    nothing on their own; a back end that did not run is left as it was."""
+    import sys
+    import types
+
+    from benchmarks.harness import efficiency, roofline, runner
+    from benchmarks.harness.peaks import Peaks
+
+    def infer_with(results: dict):
+        fake = types.ModuleType("benchmarks.harness.inference")
+        fake.run_all = lambda *a, **k: results
+        monkeypatch.setitem(sys.modules, "benchmarks.harness.inference", fake)
+        rates = iter([140e9] + [160e9] * 3)
+        blas = {"peak_flops": 190e9, "method": "n"}
+        monkeypatch.setattr(roofline, "probe_all",
+                            lambda *a: {"paddle-inference": {"peak_flops": next(rates), "method": "m"}, "blas": blas})
+        monkeypatch.setattr(efficiency, "forward_flops", lambda *a: 1e9)
+        config = types.SimpleNamespace(num_classes=10, data_format="NCHW", infer_precision=("fp32", "int8"),
+                                       backends=("paddle-inference", "onnxruntime", "tensorrt"), batch_sizes=(1, 8),
+                                       infer_image_size=128, device="cpu", smoke=False, infer_iters=10, threads=2,
+                                       data=None, eval_data=None, gpu=False, seed=0)
+        peaks = Peaks("cpu", world=2, repeats=1)
+        logged = []
+        out = runner.infer_all(config, lambda *a: None, types.SimpleNamespace(log=lambda *a: logged.append(a[0])),
+                               peaks, {}, None)
+        return out, peaks, logged
+
+    out, peaks, logged = infer_with({
+        "paddle-inference": {"fp32": {"bs1": {"ips": 50.0}, "bs8": {"ips": 150.0}}, "int8": {"bs8": {"ips": 900.0}}},
+        "onnxruntime": {"fp32": {"bs8": {"ips": 180.0}}},
+        "tensorrt": {"fp32": {"status": "not available", "reason": "needs a GPU"}}, "agreement": {}})
+    assert logged.count("peak recheck float32 (inference)") == 1 and len(peaks.found["float32"]["probes"]) == 8
+    bs8 = out["paddle-inference"]["fp32"]["bs8"]
+    assert bs8["efficiency_paddle"] == pytest.approx(150 / 160) and bs8["efficiency"] == pytest.approx(150 / 190)
+    assert bs8["peak_rechecked"] == 3  # devices=1 for inference although the run has 2 ranks: not 320e9
+    assert out["onnxruntime"]["fp32"]["bs8"]["efficiency"] == pytest.approx(180 / 190)
+    assert "efficiency_paddle" not in out["onnxruntime"]["fp32"]["bs8"]
+    int8 = out["paddle-inference"]["int8"]["bs8"]
+    assert "efficiency" not in int8 and "peak_tflops" not in int8 and "efficiency_failure" not in int8
+    assert out["tensorrt"]["fp32"] == {"status": "not available", "reason": "needs a GPU"}
+
+    out, peaks, logged = infer_with({  # int8 far above every peak and ONNX Runtime over Paddle Inference's: no recheck
+        "paddle-inference": {"fp32": {"bs8": {"ips": 120.0}}, "int8": {"bs8": {"ips": 900.0}}},
+        "onnxruntime": {"fp32": {"bs8": {"ips": 180.0}}}, "agreement": {}})
+    assert not [e for e in logged if "recheck" in e] and len(peaks.found["float32"]["probes"]) == 2
+    assert out["paddle-inference"]["fp32"]["bs8"]["efficiency_paddle"] == pytest.approx(120 / 140)
+    assert "peak_rechecked" not in out["paddle-inference"]["fp32"]["bs8"]
+
+
+def test_a_figure_below_its_floor_over_a_rechecked_peak_decides_nothing() -> None:
+    """The recheck ran after the work: FAIL would rest on a peak not measured beside it, so NOT RUN (the run NOT
+    PROVEN), saying why; the same figure over peaks probed beside the work FAILs, and above the floor it PASSes."""
+    table = {"models": {"m": {"cpu": [{"name": "eff", "metric": "train.fp32.efficiency", "min": 0.5, "source": "s"}],
+                              "relative": []}}}
+
+    def verdict(figures: dict) -> gates.Verdict:
+        return gates.evaluate(table, "m", "cpu", {"train": {"fp32": figures}}, {"precisions": ["fp32"]})[0]
+
+    figures = {"ips": 1.0, "batch": 1, "steps": 1, "efficiency": 0.4, "peak_tflops": 0.1, "peak_rechecked": 3,
+               "latency_ms": dict.fromkeys(("mean", "p50", "p90", "p95", "p99"), 1.0)}
+    below = verdict(figures)
+    assert below.status == "NOT RUN" and "probed again after the work" in below.reason
+    assert gates.overall([below]).verdict == "NOT PROVEN"
+    assert verdict({**figures, "efficiency": 0.6}).status == "PASS"
+    assert verdict({k: v for k, v in figures.items() if k != "peak_rechecked"}).status == "FAIL"
 
 
 def test_an_efficiency_above_one_is_a_probe_failure_and_its_gate_is_not_proven() -> None:
@@ -399,4 +486,7 @@ def test_the_result_schema_knows_every_back_end_dtype_and_percentile_the_harness
     assert dtypes | {"float16"} <= set(bench_result.PEAK_DTYPES)
     assert set(Timing(8, [0.1, 0.2]).latency_ms()) == set(bench_result.LATENCY_KEYS)
     assert set(Timing(8, [0.1]).summary()) <= bench_result.FIGURE_KEYS
+    rechecked = {"peak_flops": 2e9, "kinds": {"paddle": 1e9, "blas": 2e9}, "rechecked": 3}
+    for ips in (1.0, 100.0):  # figures and failures, over a peak probed again after the work
+        assert set(efficiency.annotate({"ips": ips}, 1e9, rechecked, 5.0, "paddle")) <= bench_result.FIGURE_KEYS
     assert {f"p{q}" for q in timing.PERCENTILES} < set(bench_result.LATENCY_KEYS)
