@@ -85,6 +85,25 @@ INTERRUPTIBLE = {"start_new_session": True, "preexec_fn": _sigint_as_default}
 EXIT_OF_VERDICT = {"PASS": 0, "FAIL": 1, "NOT PROVEN": 3, "SMOKE": 0}
 
 
+def assert_cpu_floors_decide(result: dict, floors: int) -> list[dict]:
+    """A default CPU run of a benchmark: where gates.yaml has floors for the run's CPU kind, those `floors` acceptance
+    gates decide it (PASS or FAIL each, so the verdict is PASS or FAIL); a kind without floors (CI lands on more than
+    one kind) is NOT PROVEN, saying so and naming the kind, its efficiencies reported and no CPU gate applied.
+    Returns the CPU gates that applied."""
+    from benchmarks.harness import gates
+
+    table = gates.load(REPO / "benchmarks" / "gates.yaml")
+    kind = result["config"]["cpu_kind"]
+    cpu = [g for g in result["gates"] if g["profile"] == "cpu" and g["status"] != "N/A"]  # this CPU kind's floors
+    if gates.unfloored_cpu(table, result["model"], "cpu", result["config"]) is None:
+        assert result["verdict"] in ("PASS", "FAIL") and len(cpu) == floors, (kind, cpu)
+        assert all(g["status"] in ("PASS", "FAIL") and g["acceptance"] for g in cpu), cpu
+    else:
+        assert result["verdict"] == "NOT PROVEN" and cpu == [], (kind, cpu)
+        assert any(f"no CPU efficiency floor for this CPU kind ({kind};" in why for why in result["verdict_reasons"])
+    return cpu
+
+
 @pytest.fixture
 def scratch_repo(tmp_path: Path) -> Path:
     """A copy of the repository whose images are named ngc-paddle-itest, so tests can break it freely."""
