@@ -136,24 +136,26 @@ def _compare(gate: dict, results: dict, profile: str, config: dict, acceptance: 
     return verdict
 
 
+def _figures_of(results: dict, metric: str) -> dict:
+    """The mapping that holds `metric`'s leaf (its figure's siblings: failures, marks); {} where there is none."""
+    parent: Any = results
+    for part in metric.split(".")[:-1]:
+        parent = parent.get(part, {}) if isinstance(parent, dict) else {}
+    return parent if isinstance(parent, dict) else {}
+
+
 def rechecked(results: dict, metric: str) -> bool:
     """Whether `metric` is an efficiency over a peak probed again after the work (efficiency.annotate marks it)."""
-    parts = metric.split(".")
-    parent = results
-    for part in parts[:-1]:
-        parent = parent.get(part, {}) if isinstance(parent, dict) else {}
-    return is_efficiency(metric) and isinstance(parent, dict) and bool(parent.get(PEAK_RECHECKED))
+    return is_efficiency(metric) and bool(_figures_of(results, metric).get(PEAK_RECHECKED))
 
 
 def why_missing(metric: str, results: dict) -> str:
     """The reason a figure is missing: a probe failure (an efficiency above 1.0), or the reason a back end gave
     for not running."""
     parts = metric.split(".")
-    parent = results
-    for part in parts[:-1]:
-        parent = parent.get(part, {}) if isinstance(parent, dict) else {}
-    if isinstance(parent, dict) and isinstance(parent.get(f"{parts[-1]}_failure"), str):
-        return parent[f"{parts[-1]}_failure"]
+    failure = _figures_of(results, metric).get(f"{parts[-1]}_failure")
+    if isinstance(failure, str):
+        return failure
     if parts[0] == "infer" and len(parts) > 2:
         node = results.get("infer", {}).get(parts[1], {}).get(parts[2], {})
         if isinstance(node, dict) and node.get("status"):
