@@ -17,7 +17,7 @@ build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLA
              $(foreach s,$(SOURCES),--source $(s))
 
 .PHONY: image lock test unit integration lint toolchain fleet-toolchain validate scan release gates notes bake-print \
-        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-gate-power bench-ab-power bench-stop bench-scan bench-fleet bench-compare clean \
+        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-gate-power bench-ab-power bench-stop bench-scan bench-fleet bench-compare mutation clean \
         distclean help
 
 help:
@@ -174,9 +174,17 @@ bench-compare: $(BIN)/.installed toolchain
 bench-stop: $(BIN)/.installed toolchain
 	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_stop.py "$$img" --runs $(or $(RUNS),3)
 
+## Mutation testing of the decision modules ([tool.mutmut] in pyproject.toml): mutmut plants bugs there and runs the
+## unit tests that reach each one; prints the score per module group (RECORD=1: into docs/measurements.md).
+## MUTANTS='ngc_paddle.lock.check.*' (mutmut names, globs) reruns those only; results are kept in mutants/ between
+## runs (a mutant already decided is not run again): rm -rf mutants for a fresh run. About 2 hours on 2 cores.
+mutation: $(BIN)/.installed
+	set -f; start=$$(date +%s) && $(BIN)/mutmut run $(MUTANTS) && \
+	$(BIN)/python perf/mutation.py $(if $(RECORD),--record --wall $$(( $$(date +%s) - start )))
+
 clean:
 	rm -rf build
 	-docker image ls --format '{{.Repository}}:{{.Tag}}' ngc-paddle-layers | xargs -r docker image rm
 
 distclean: clean
-	rm -rf $(VENV) *.egg-info
+	rm -rf $(VENV) *.egg-info mutants

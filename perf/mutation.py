@@ -1,0 +1,154 @@
+"""The mutation score of the decision modules, per module group, from the results `mutmut run` left in mutants/.
+
+Why: a planted bug that no unit test notices is a decision the suite does not pin. mutmut records each mutant's
+result but has no score per group of modules and cannot tell a mutant that only rewords a message (which the
+tests rightly do not pin word for word) from one that changes a decision; this script does both, takes out the
+survivors judged equivalent (EQUIVALENT, each with why) and, with --record, writes the figures into
+docs/measurements.md (section `mutation`). Run from the repository root after `mutmut run` (`make mutation`).
+
+Score = killed (a test failed, or the mutant hung past mutmut's timeout) / (mutants - message-only survivors -
+equivalent survivors); a mutant no unit test reaches counts as not killed.
+"""
+
+import argparse
+import io
+import sys
+import time
+import tokenize
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))  # run as a script: perf.measurements is imported from the repository
+
+GROUPS = {  # module group -> the files (prefixes) it holds, as [tool.mutmut] only_mutate lists them
+    "release A/B": ("ngc_paddle/release/ab/",),
+    "bench harness gates, peaks, efficiency": ("benchmarks/harness/",),
+    "scan policy and checks": ("ngc_paddle/scan/",),
+    "lock checks": ("ngc_paddle/lock/",),
+    "fleet results and cells": ("ngc_paddle/release/fleet/",),
+    "ngc_common bounded reader and result schema": ("ngc_common/",),
+}
+MESSAGE_WORDS = 3  # a string literal of this many words or more is prose (a message), not a key or a status
+
+# Survivors judged equivalent: mutant name -> why no input can tell it from the original.
+EQUIVALENT: dict[str, str] = {}
+
+
+def group_of(path: str) -> str:
+    return next((name for name, prefixes in GROUPS.items() if path.startswith(prefixes)), "other")
+
+
+def _tokens(code: str) -> list[tokenize.TokenInfo]:
+    return [t for t in tokenize.generate_tokens(io.StringIO(code).readline)
+            if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)]
+
+
+def message_only(original: str, mutant: str) -> bool:
+    """The mutant changes nothing but the text of string literals that are prose (MESSAGE_WORDS words or more)."""
+    before, after = _tokens(original), _tokens(mutant)
+    if len(before) != len(after):
+        return False
+    changed = [(a, b) for a, b in zip(before, after, strict=True) if a.string != b.string]
+    return bool(changed) and all(a.type == b.type == tokenize.STRING and len(a.string.split()) >= MESSAGE_WORDS
+                                 for a, b in changed)
+
+
+def survivor_kind(name: str, path: Path) -> str:
+    """'message' when the survivor only rewords a message, else 'decision'."""
+    import libcst as cst
+    from mutmut.mutation.diff_apply import read_functions_from_index
+
+    pair = read_functions_from_index(name, path)
+    if pair is None:
+        return "decision"
+    empty = cst.Module([])
+    return "message" if message_only(*(empty.code_for_node(f) for f in pair)) else "decision"
+
+
+def collect() -> tuple[dict[str, Counter], dict[str, list[tuple[str, str]]]]:
+    """Per group: counts of each status (killed, survived, message, equivalent, no tests, timeout, not checked);
+    and per group the survivors that are neither message-only nor judged equivalent (name, path)."""
+    from mutmut.configuration import config
+    from mutmut.mutation.data import SourceFileMutationData
+    from mutmut.stats import status_by_exit_code
+    from mutmut.utils.file_utils import walk_mutatable_files
+
+    config()  # read [tool.mutmut] while the working directory is the repository
+    counts: dict[str, Counter] = {}
+    open_survivors: dict[str, list[tuple[str, str]]] = {}
+    for path in walk_mutatable_files():
+        data = SourceFileMutationData(path=path)
+        data.load()
+        group = group_of(str(path))
+        tally = counts.setdefault(group, Counter())
+        for name, code in data.exit_code_by_key.items():
+            status = status_by_exit_code[code]
+            if status == "survived":
+                status = ("equivalent" if name in EQUIVALENT else
+                          "message" if survivor_kind(name, path) == "message" else "survived")
+                if status == "survived":
+                    open_survivors.setdefault(group, []).append((name, str(path)))
+            tally[status] += 1
+            tally["total"] += 1
+    return counts, open_survivors
+
+
+def score(tally: Counter) -> float | None:
+    """Killed share of the mutants that a test could tell apart (message-only and equivalent survivors out)."""
+    caught = tally["killed"] + tally["timeout"]
+    judged = tally["total"] - tally["message"] - tally["equivalent"] - tally["not checked"]
+    return 100 * caught / judged if judged else None
+
+
+def table(counts: dict[str, Counter]) -> str:
+    rows = ["| module group | mutants | killed | timeout | survived | no tests | message-only | equivalent "
+            "| not checked | score |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    total: Counter = Counter()
+    for group in [*GROUPS, "other"]:
+        if group not in counts:
+            continue
+        total += counts[group]
+        rows.append(_row(group, counts[group]))
+    rows.append(_row("**all**", total))
+    return "\n".join(rows)
+
+
+def _row(name: str, tally: Counter) -> str:
+    value = score(tally)
+    shown = f"{value:.1f} %" if value is not None else "-"
+    return (f"| {name} | {tally['total']} | {tally['killed']} | {tally['timeout']} | {tally['survived']} "
+            f"| {tally['no tests']} | {tally['message']} | {tally['equivalent']} | {tally['not checked']} | {shown} |")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--record", action="store_true", help="write the figures into docs/measurements.md")
+    parser.add_argument("--wall", type=float, help="seconds `mutmut run` took (recorded with the figures)")
+    parser.add_argument("--survivors", action="store_true", help="list the survivors that count against the score")
+    options = parser.parse_args()
+    started = time.monotonic()
+    counts, survivors = collect()
+    text = table(counts)
+    print(text)
+    if options.survivors:
+        for group, names in survivors.items():
+            print(f"\n{group}:")
+            print("\n".join(f"  {name}" for name, _path in names))
+    if options.record:
+        from perf.measurements import record
+
+        wall = f" `mutmut run` took {options.wall / 60:.0f} min." if options.wall else ""
+        equivalent = "\n".join(f"- `{name}`: {why}" for name, why in sorted(EQUIVALENT.items())) or "- none"
+        record("mutation", "Mutation score of the decision modules (mutmut, unit suite only)",
+               f"mutmut 3.8.1 over the modules `[tool.mutmut] only_mutate` lists, each mutant run against the unit "
+               f"tests that reach it.{wall} Score = (killed + timeout) / (mutants - message-only - equivalent); "
+               f"message-only: a survivor that changes only the text of a string of {MESSAGE_WORDS} words or more "
+               f"(classified by perf/mutation.py in {time.monotonic() - started:.0f} s).\n\n{text}\n\n"
+               f"Survivors judged equivalent (mutant: why):\n\n{equivalent}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
