@@ -490,3 +490,57 @@ def test_the_result_schema_knows_every_back_end_dtype_and_percentile_the_harness
     for ips in (1.0, 100.0):  # figures and failures, over a peak probed again after the work
         assert set(efficiency.annotate({"ips": ips}, 1e9, rechecked, 5.0, "paddle")) <= bench_result.FIGURE_KEYS
     assert {f"p{q}" for q in timing.PERCENTILES} < set(bench_result.LATENCY_KEYS)
+
+
+def test_why_missing_walks_only_mappings_and_takes_a_back_ends_status_only_for_its_own_inference_figure() -> None:
+    """A figure whose parents are not mappings is simply not measured (no AttributeError); the status of a back end
+    explains an inference metric of that back end only, never a training metric of the same names, and a metric
+    too short to name a back end and a precision has none."""
+    assert gates.why_missing("train.fp32.ips", {"train": 5}) == "metric not measured in this run"
+    assert gates.why_missing("train.fp32.ips", {"train": {"fp32": 5}}) == "metric not measured in this run"
+    trt = {"infer": {"trt": {"fp16": {"status": "not available", "reason": "needs a GPU"}}}}
+    assert gates.why_missing("infer.trt.fp16", trt) == "trt fp16: not available: needs a GPU"
+    assert gates.why_missing("train.trt.fp16", trt) == "metric not measured in this run"
+    assert gates.why_missing("infer.trt", trt) == "metric not measured in this run"
+
+
+def test_outran_means_strictly_above_a_ceiling_the_phase_measured() -> None:
+    from benchmarks.harness.peaks import outran
+
+    low = {"peak_flops": 300e9, "kinds": {"paddle": 30e9, "blas": 300e9}}
+    assert not outran(low, 300e9, [None]) and not outran(low, 30e9, ["paddle"])  # at the peak is no outrun
+    assert not outran({"peak_flops": 300e9}, 60e9, ["paddle"])  # no kinds probed: only the hardware peak counts
+
+
+def test_a_recheck_logs_what_outran_and_moves_the_hardware_kind_to_the_new_best(monkeypatch) -> None:
+    """The phase's best kind was blas (100 GFLOP/s) and its own kind read 80; work at 120 outran both, and the
+    recheck reads Paddle's kind at 190: that is the hardware peak now, and the log says what was achieved."""
+    peaks, peak = _phase_with_probes(monkeypatch, [80e9, 80e9, 190e9, 185e9, 195e9])
+    assert peak["hardware_kind"] == "blas"
+    logged = []
+    assert peaks.recheck(peak, "float32", "inference", lambda *a: logged.append(a),
+                         [(110e9, "paddle-inference"), (120e9, "paddle-inference")])
+    assert (peak["hardware_kind"], peak["peak_flops"]) == ("paddle-inference", 190e9)
+    assert logged[-1] == ("peak recheck float32 (inference)",
+                          {"achieved_flops": 120e9, "peak_flops": 190e9, "hardware_kind": "paddle-inference"})
+
+
+def test_a_recheck_whose_probes_fail_keeps_the_phases_peaks(monkeypatch) -> None:
+    """Every recheck probe failed (or one kind did): the phase's own medians stand for the kinds the recheck lacks."""
+    from benchmarks.harness import roofline
+    from benchmarks.harness.peaks import Peaks
+
+    def run(recheck: dict) -> dict:
+        probes = iter([{"paddle": {"peak_flops": 20e9, "method": "m"}, "blas": {"peak_flops": 90e9, "method": "n"}}]
+                      + [recheck] * 3)
+        monkeypatch.setattr(roofline, "probe_all", lambda *a: next(probes))
+        peaks = Peaks("cpu", world=1, repeats=1)
+        with peaks.around("float32", "train fp32", lambda *a: None) as peak:
+            pass
+        assert peaks.recheck(peak, "float32", "train fp32", lambda *a: None, [(30e9, "paddle")])
+        return peak
+
+    failed = {"status": "failed", "reason": "x"}
+    assert run({"paddle": failed, "blas": failed})["kinds"] == {"paddle": 20e9, "blas": 90e9}
+    assert run({"paddle": {"peak_flops": 40e9, "method": "m"}, "blas": failed})["kinds"] == \
+        {"paddle": 40e9, "blas": 90e9}

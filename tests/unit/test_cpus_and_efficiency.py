@@ -55,6 +55,7 @@ def test_efficiency_and_mfu_arithmetic() -> None:
     bare = efficiency.annotate({"ips": 1.0}, 1e9, None, None)
     assert "efficiency" not in bare and "mfu" not in bare
     assert efficiency.probe_dtype("amp") == "float16" and efficiency.probe_dtype("tf32") == "float32"
+    assert efficiency.probe_dtype("amp-o2") == "float16" and efficiency.probe_dtype("bf16") == "bfloat16"
 
 
 def test_validation_verdict_needs_gpu_evidence_in_gpu_flavors() -> None:

@@ -3,6 +3,7 @@
 import hashlib
 import io
 import stat
+import struct
 
 import pytest
 
@@ -178,6 +179,18 @@ def test_capability_values_decode_as_getcap_shows_them() -> None:
     assert capabilities.shown(capabilities.encode(["cap_net_raw", "cap_bpf"], effective=False)) == \
         "cap_net_raw,cap_bpf=p"
     assert capabilities.decode(b"\x00\x00\x00\x09junk") == (["unreadable"], False)
+
+
+def test_capability_values_cut_short_or_naming_high_bits_are_reported_as_they_are() -> None:
+    """Less than the magic word, or a revision-2 value cut before its second set, is unreadable (the effective flag
+    read where the magic word has it); bit 31 (setfcap) and a bit newer than the names list keep their meaning."""
+    assert capabilities.decode(b"\x02") == (["unreadable"], False)
+    whole = capabilities.encode(["cap_setuid"])
+    assert capabilities.decode(whole[:4]) == (["unreadable"], True)
+    assert capabilities.decode(whole[:12]) == (["unreadable"], True)
+    assert capabilities.decode(capabilities.encode(["cap_setfcap", "cap_bpf"])) == (["cap_setfcap", "cap_bpf"], True)
+    newer = struct.pack("<IIIII", 0x02000000, 0, 0, 1 << (45 - 32), 0)
+    assert capabilities.decode(newer) == (["cap_45"], False)
 
 
 class _Image:

