@@ -48,7 +48,8 @@ def test_a_job_whose_folder_holds_every_verdict_passes(tmp_path: Path) -> None:
 def test_the_node_must_prove_it_ran_the_candidates_digest(tmp_path: Path) -> None:
     """facts.txt names another digest, or none: the node's figures are not the candidate's (NOT RUN)."""
     other = results.read(_job(tmp_path / "other", digest="sha256:" + "cd" * 32), DONE, "")
-    assert other.status == "NOT RUN" and f"not the candidate {DIGEST[:19]}" in other.detail
+    assert other.status == "NOT RUN" and other.detail.endswith(f", not the candidate {DIGEST[:19]}")
+    assert other.facts["hostname"] == "node1"  # the node's facts are kept for the notes
     none = results.read(_job(tmp_path / "none", digest=""), DONE, "")
     assert none.status == "NOT RUN"
 
@@ -87,3 +88,77 @@ def test_interrupted_steps_are_not_run_and_an_unreadable_report_fails(tmp_path: 
     (job.local / "attempt-1" / "validation" / "validation.json").write_text("{not json")
     garbled = results.read(job, DONE, "")
     assert garbled.validate == "FAIL" and "exit 0 but its report cannot be read" in garbled.detail
+
+
+def test_a_benchmark_without_a_verdict_it_can_stand_on_fails_or_is_not_run(tmp_path: Path) -> None:
+    """An exit code that is no verdict fails even beside a result.json; exit 0 without one fails too; a result.json
+    that cannot be read fails saying what to check; an interrupted run's result is NOT RUN."""
+    odd = results.read(_job(tmp_path / "odd", steps="validate\t0\t30\nbench-rn50\t2\t40\n"), DONE, "")
+    assert odd.bench == {"bench-rn50": "FAIL"} and "bench-rn50 could not run (exit 2)" in odd.detail
+    job = _job(tmp_path / "none")
+    for result in (job.local / "attempt-1" / "bench" / "bench-rn50").glob("*/result.json"):
+        result.unlink()
+    assert results.read(job, DONE, "").bench == {"bench-rn50": "FAIL"}
+    job = _job(tmp_path / "garbled")
+    next((job.local / "attempt-1" / "bench" / "bench-rn50").glob("*/result.json")).write_text("[]")
+    garbled = results.read(job, DONE, "")
+    assert garbled.bench == {"bench-rn50": "FAIL"} and "fix: check the benchmark in the image" in garbled.detail
+    stopped = results.read(_job(tmp_path / "stopped", bench_verdict="INTERRUPTED"), DONE, "")
+    assert stopped.bench == {"bench-rn50": "NOT RUN"} and stopped.status == "NOT RUN"
+
+
+def test_a_smoke_run_proves_nothing_and_says_why(tmp_path: Path) -> None:
+    smoke = results.read(_job(tmp_path, bench_verdict="SMOKE"), DONE, "")
+    assert smoke.bench == {"bench-rn50": "NOT PROVEN"}
+    assert "bench-rn50: SMOKE (" in smoke.detail and smoke.detail.endswith("; a --smoke run measures no gate")
+
+
+def test_the_baseline_a_job_compared_against_is_named_by_its_origin(tmp_path: Path) -> None:
+    """inputs/baseline-COMMAND.json is the baseline the job got; its .from file says which run it is."""
+    job = _job(tmp_path)
+    assert "no baseline" in results.read(job, DONE, "").detail
+    (job.local / "inputs").mkdir()
+    (job.local / "inputs" / "baseline-bench-rn50.json").write_text("{}")
+    assert "baseline baseline-bench-rn50.json)" in results.read(job, DONE, "").detail
+    (job.local / "inputs" / "baseline-bench-rn50.from").write_text("26.11-cpu run 3\n")
+    assert "baseline 26.11-cpu run 3)" in results.read(job, DONE, "").detail
+
+
+def test_a_job_that_gave_no_verdict_is_not_run_and_says_what_it_left(tmp_path: Path) -> None:
+    """A job Slurm saw fail is NOT RUN even when its outcome says done; a start failure gives its reason; a completed
+    job without `done` ended without a verdict; a node without the GPU is N/A. The node's facts stay with each."""
+    def reading(state: str, outcome: str | None, name: str) -> results.Reading:
+        job = _job(tmp_path / name, outcome=outcome or "done")
+        if outcome is None:
+            (job.local / "attempt-1" / "outcome").unlink()
+        return results.read(job, JobState("7", state, "node1", "", "0:0"), "")
+
+    failed = reading("FAILED", "done", "failed")
+    assert (failed.status, failed.ran, failed.detail, failed.facts["hostname"]) == ("NOT RUN", False, "done", "node1")
+    start = reading("COMPLETED", "start-failed: docker: image not found", "start")
+    assert (start.status, start.ran, start.detail) == ("NOT RUN", False, "docker: image not found")
+    ended = reading("COMPLETED", "validate", "ended")
+    assert (ended.status, ended.detail) == ("NOT RUN", "the job ended without a verdict (validate)")
+    assert reading("COMPLETED", None, "silent").detail == "the job ended without a verdict (no outcome written)"
+    assert reading("TIMEOUT", None, "timeout").detail == "no outcome written"
+    gpu = reading("COMPLETED", "no-gpu: nvidia-smi found no GPU", "gpu")
+    assert (gpu.status, gpu.detail, gpu.facts["hostname"]) == ("N/A", "nvidia-smi found no GPU", "node1")
+
+
+def test_an_outcome_file_is_its_first_line_and_at_most_4_kib(tmp_path: Path) -> None:
+    job = _job(tmp_path / "blank")
+    (job.local / "attempt-1" / "outcome").write_text("\n\n")
+    assert results.read(job, DONE, "").detail == "the job ended without a verdict (no outcome written)"
+    job = _job(tmp_path / "big")
+    (job.local / "attempt-1" / "outcome").write_text("done\n" + "x" * 4092)
+    with pytest.raises(NgcPaddleError, match="outcome"):
+        results.read(job, DONE, "")
+    (job.local / "attempt-1" / "outcome").write_text("done\n" + "x" * 4091)
+    assert results.read(job, DONE, "").status == "PASS"
+
+
+def test_a_job_without_a_reference_says_so_only_when_told_why(tmp_path: Path) -> None:
+    job = _job(tmp_path)
+    assert "absolute gates decide alone" not in results.read(job, DONE, "").detail
+    told = results.read(job, DONE, "", no_reference="the first release of this flavor").detail
+    assert told.endswith("NOT RUN: the first release of this flavor; the absolute gates decide alone")
