@@ -7,6 +7,7 @@ imports a sibling tree it does not ship with, or an image-side module that needs
 
 import ast
 import json
+import os
 import re
 import sys
 from functools import cache
@@ -170,6 +171,83 @@ def test_the_bounded_reader_raises_the_callers_error_type(tmp_path: Path) -> Non
     assert bounded_read.load_json(tmp_path / "ok.json", max_bytes=20) == {"a": [1, 2]}
     with pytest.raises(InputError, match="more than the limit of 5"):
         bounded_read.load_json(tmp_path / "ok.json", max_bytes=5)
+
+
+def test_the_bounded_readers_limits_hold_at_their_edges(tmp_path: Path) -> None:
+    """Exactly at a limit passes and one past it is refused: the bytes, a name's and a path's length, the nesting
+    depth and the values a file expands to."""
+    ten = tmp_path / "ten"
+    ten.write_bytes(b"0123456789")
+    assert bounded_read.read_bytes(ten, max_bytes=10) == b"0123456789"
+    with pytest.raises(InputError, match="is 10 bytes, more than the limit of 9"):
+        bounded_read.read_bytes(ten, max_bytes=9)
+    longest = tmp_path / ("n" * bounded_read.MAX_NAME)
+    longest.write_text("x")
+    assert bounded_read.read_text(longest) == "x"
+    with pytest.raises(InputError, match=r"the path is too long \(\d+ bytes\)"):
+        bounded_read.read_bytes(tmp_path / ("n" * (bounded_read.MAX_NAME + 1)))
+    folders = "/" + "/".join(["d" * 200] * 20)  # 4020 bytes: a path of exactly MAX_PATH is looked up, one more is not
+    at_limit = folders + "/" + "f" * (bounded_read.MAX_PATH - len(folders) - 1)
+    with pytest.raises(InputError, match=r"\(file\): (no such file|cannot open it)"):  # the kernel's answer
+        bounded_read.read_bytes(Path(at_limit))
+    with pytest.raises(InputError, match=r"the path is too long \(4097 bytes\)"):
+        bounded_read.read_bytes(Path(at_limit + "f"))
+    deepest = tmp_path / "deepest.json"
+    deepest.write_text("[" * bounded_read.MAX_DEPTH + "]" * bounded_read.MAX_DEPTH)
+    assert bounded_read.load_json(deepest) is not None
+    bounded_read.check_shape([[1, 2]], "x", max_nodes=5)  # the inner list: 2 values + itself; the outer: 1 + 1 + 3
+    with pytest.raises(InputError, match="expands to more than 4 values"):
+        bounded_read.check_shape([[1, 2]], "x", max_nodes=4)
+    shared = [1]
+    bounded_read.check_shape({"a": shared, "b": shared}, "x")  # an alias used twice is no loop
+    looped: list = []
+    looped.append(looped)
+    with pytest.raises(InputError, match="holds a value that contains itself"):
+        bounded_read.check_shape(looped, "x")
+
+
+def test_the_bounded_reader_refuses_what_is_not_a_plain_utf8_file(tmp_path: Path) -> None:
+    cases = {"bom": "\ufeffa: 1\n".encode(), "nul": b"a: 1\x00\n", "latin": b"caf\xe9\n"}
+    for name, raw in cases.items():
+        (tmp_path / name).write_bytes(raw)
+    for name, what in (("bom", "starts with a byte-order mark"), ("nul", "holds a NUL byte at offset 4"),
+                       ("latin", r"is not UTF-8 text \(byte 3: b'\\xe9'\)")):
+        with pytest.raises(InputError, match=what):
+            bounded_read.read_text(tmp_path / name)
+    with pytest.raises(InputError, match="is a directory, not a regular file"):
+        bounded_read.read_bytes(tmp_path)
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(InputError, match="is a FIFO, not a regular file"):
+        bounded_read.read_bytes(tmp_path / "fifo")
+    with pytest.raises(InputError, match="is a device, not a regular file"):
+        bounded_read.read_bytes(Path("/dev/null"))
+    with pytest.raises(InputError, match="no such file"):
+        bounded_read.read_bytes(tmp_path / "absent")
+
+
+def test_the_strict_yaml_and_json_readers(tmp_path: Path) -> None:
+    """Merge keys may be overridden, a duplicate key may not; a date that cannot exist, a key that is a list, NaN
+    and a repeated JSON key are refused."""
+    def yaml_of(text: str) -> object:
+        (tmp_path / "f.yaml").write_text(text)
+        return bounded_read.load_yaml(tmp_path / "f.yaml")
+
+    assert yaml_of("base: &b {a: 1, c: 3}\nx: {<<: *b, a: 2}\n")["x"] == {"a": 2, "c": 3}
+    assert str(yaml_of("d: 2026-02-28\n")["d"]) == "2026-02-28"
+    with pytest.raises(InputError, match="impossible date '2026-02-30'"):
+        yaml_of("d: 2026-02-30\n")
+    with pytest.raises(InputError, match="a mapping key must be a plain value"):
+        yaml_of("? [1, 2]\n: x\n")
+    with pytest.raises(InputError, match=r"not valid YAML at line 2, column 1: did not find expected"):
+        yaml_of("a: [1, 2\n")
+    (tmp_path / "f.json").write_text('{"a": NaN}')
+    with pytest.raises(InputError, match=r"not valid JSON \(NaN is not a JSON number\)"):
+        bounded_read.load_json(tmp_path / "f.json")
+    (tmp_path / "f.json").write_text('{"a": 1, "a": 2}')
+    with pytest.raises(InputError, match="duplicate key 'a'"):
+        bounded_read.load_json(tmp_path / "f.json")
+    (tmp_path / "f.json").write_text('{"a": 1, "b": [2]}')
+    assert bounded_read.load_json(tmp_path / "f.json") == {"a": 1, "b": [2]}
 
 
 def test_the_image_paths_are_the_dockerfiles() -> None:
