@@ -99,3 +99,17 @@ def test_each_probe_kind_says_why_it_cannot_run_here() -> None:
     assert roofline.own_kind("train", "cpu") == "paddle" and roofline.own_kind("paddle-inference", "cpu") == \
         "paddle-inference"
     assert roofline.own_kind("paddle-inference", "gpu") == "paddle" and roofline.own_kind("onnxruntime", "cpu") is None
+
+
+def test_an_efficiency_of_exactly_one_is_a_figure_and_above_it_a_probe_failure_naming_its_peak() -> None:
+    """The ceiling is strict: work that reaches the probed peak exactly is 100 %, a hair above is no figure. The
+    peaks are reported in TFLOP/s beside the efficiencies."""
+    peak = {"peak_flops": 400e9, "kinds": {"paddle": 100e9, "blas": 400e9}}
+    at = efficiency.annotate({"ips": 50.0}, 8e9, peak, None, "paddle")
+    assert at["efficiency"] == pytest.approx(1.0) and "efficiency_failure" not in at
+    assert at["peak_tflops"] == pytest.approx(0.4) and at["paddle_peak_tflops"] == pytest.approx(0.1)
+    assert "efficiency_paddle" not in at
+    assert at["efficiency_paddle_failure"].startswith("probe failure: achieved 0.4 TFLOP/s is 400 % of Paddle's own "
+                                                      "kernels' peak probed (paddle) (0.1 TFLOP/s)")
+    above = efficiency.annotate({"ips": 50.0}, 8.01e9, peak, None, "blas")
+    assert "efficiency" not in above and "of the hardware peak probed (fastest kernel)" in above["efficiency_failure"]
