@@ -104,6 +104,33 @@ def test_manifest_change_makes_the_lock_stale(releases: Path) -> None:
     assert "the manifest says 0.2.0, the lock 0.2.1" in line and "ngc-paddle lock 26.12 --flavor cpu" in line
 
 
+@pytest.mark.parametrize(("edit", "said"), [
+    (lambda i: i.update(python="3.12"), "inputs.python: the manifest says 3.11, the lock 3.12"),
+    (lambda i: i.update(platform="manylinux_2_28_x86_64"), "inputs.platform: the manifest says manylinux_2_36"),
+    (lambda i: i.update(suite="trixie"), "inputs.suite: the manifest says bookworm, the lock trixie"),
+    (lambda i: i.update(base_image="debian:trixie-slim"), "inputs.base_image: the manifest says debian:bookworm"),
+    (lambda i: i.update(dependency_source="mirror"), "inputs.dependency_source: the manifest says pypi"),
+    (lambda i: i["apt_packages"].pop(), "inputs.apt_packages: the manifest says ["),
+    (lambda i: i["components"]["pytest"].update(package="pytest2"), "inputs.components.pytest.package:"),
+    (lambda i: i["components"]["pytest"].update(version="9.0.2"), "inputs.components.pytest.version:"),
+    (lambda i: i["components"]["pytest"].update(source="nvidia"), "inputs.components.pytest.source:"),
+    (lambda i: i["components"]["pytest"].update(layer="app"), "inputs.components.pytest.layer:"),
+    (lambda i: i["components"].pop("pytest"), "inputs.components.pytest: the manifest pins pytest==9.0.3, the lock"),
+    (lambda i: i["components"].update(extra=dict(i["components"]["pytest"])),
+     "inputs.components.extra: locked, but the manifest no longer pins it"),
+])
+def test_every_input_the_lock_records_is_compared_with_the_manifest(releases: Path, edit, said: str) -> None:
+    """A lock whose recorded inputs differ in any one field from what the manifest gives today is stale, and the line
+    names that field: an input left out of the comparison would let a build install another month's pins."""
+    path = releases / LOCK.name
+    data = json.loads(path.read_text())
+    edit(data["inputs"])
+    path.write_text(json.dumps(data))
+    with pytest.raises(ManifestError) as exc:
+        lock_status(ManifestFlavor(load_manifest(releases / "26.12.yaml"), "cpu"), releases)
+    assert one_line(exc).startswith(f"{path}: {said}")
+
+
 def test_a_lock_entry_that_does_not_install_the_pin_is_stale(releases: Path) -> None:
     path = releases / LOCK.name
     data = json.loads(path.read_text())
