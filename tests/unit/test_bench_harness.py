@@ -544,3 +544,18 @@ def test_a_recheck_whose_probes_fail_keeps_the_phases_peaks(monkeypatch) -> None
     assert run({"paddle": failed, "blas": failed})["kinds"] == {"paddle": 20e9, "blas": 90e9}
     assert run({"paddle": {"peak_flops": 40e9, "method": "m"}, "blas": failed})["kinds"] == \
         {"paddle": 40e9, "blas": 90e9}
+
+
+def test_a_probe_asks_for_the_runs_device_dtype_repeats_and_threads_and_logs_each_kinds_figure(monkeypatch) -> None:
+    from benchmarks.harness import roofline
+    from benchmarks.harness.peaks import Peaks
+
+    calls = []
+    monkeypatch.setattr(roofline, "probe_all", lambda *a: calls.append(a) or {
+        "paddle": {"peak_flops": 5e9, "method": "m"}, "cublas": {"status": "not available", "reason": "no GPU"}})
+    logged = []
+    Peaks("cpu", world=1, repeats=3, threads=4).probe("float32", "train", lambda *a: logged.append(a))
+    assert calls == [("cpu", "float32", 3, 4)]
+    assert logged == [("peak probe float32 (train)", {"paddle": 5e9, "cublas": "not available"})]
+    Peaks("gpu", world=1, repeats=2).probe("float16", "infer", lambda *a: None)
+    assert calls[-1] == ("gpu", "float16", 2, 1)  # one thread unless told
