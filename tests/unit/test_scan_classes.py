@@ -292,6 +292,26 @@ def test_record_and_wheel_checks_of_an_installed_distribution() -> None:
     assert "1 file(s) differ" in found["pypi-modified"]  # not the .pyc pip compiled again
 
 
+def test_a_distribution_installed_from_a_wheel_of_other_tags_is_another_build() -> None:
+    """The WHEEL file's Tag lines (interpreter-abi, the platform left out) against the locked wheel's name: a cp312
+    build where the lock has cp311 is `other-build`; the locked tags, however written, are no finding."""
+    lock = read_lock(REPO / "releases" / "26.12-cpu.lock.json")
+    site = "/opt/venv/lib/python3.11/site-packages"
+
+    def found(name: str, wheel: bytes) -> dict[str, str]:
+        entry = next(e for e in lock.pip if e.name == name)
+        dist = drift.DistInfo(f"{site}/{name}-{entry.version}.dist-info", {"WHEEL": wheel}, "layer 4 (paddle)")
+        package = Package("pypi", name, entry.version, "paddle", path=dist.path)
+        return {f.id: f.title for f in drift.check_builds([dist], [package], lock, {})}
+
+    other = found("numpy", b"Wheel-Version: 1.0 \xff\nTag: cp312-cp312-manylinux_2_27_x86_64\n")
+    assert list(other) == ["pypi-other-build"]
+    assert "; installed from a wheel tagged cp312-cp312, the lock has numpy-2" in other["pypi-other-build"]
+    assert found("numpy", b"Tag:cp312-cp312-manylinux_2_27_x86_64\n") == other
+    assert found("numpy", b"Tag: cp311-cp311-manylinux_2_27_x86_64\nTag: cp311-cp311-manylinux_2_28_x86_64\n") == {}
+    assert found("typing-extensions", b"Tag: py3-none-any\n") == {}
+
+
 def test_the_per_layer_cache_keeps_facts_by_diff_id_and_refuses_damaged_entries(tmp_path: Path) -> None:
     at, f = facts(2, [Member("/etc/app.key", KEY)])
     cache = LayerCache(tmp_path)
