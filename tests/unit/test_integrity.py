@@ -284,3 +284,37 @@ def test_an_upgrade_in_a_later_layer_is_the_packages_install_even_where_its_file
     # the same files and checksums without the new version in the status: rewritten records, not an install
     same_version = [m for m in upgrade if m.path != "/var/lib/dpkg/status"]
     assert {f.id for f in judge(("RUN tamper", same_version))} == {"package-record-changed", "package-file-changed"}
+
+
+@pytest.mark.parametrize(("path", "trust"), [
+    ("/etc/ld.so.preload", "dynamic loader"), ("/etc/ld.so.conf", "dynamic loader"),
+    ("/etc/ld.so.conf.d/x86_64.conf", "dynamic loader"), ("/usr/lib/x86_64-linux-gnu/libc.so.6", "dynamic loader"),
+    ("/lib64/ld-linux.so.2", "dynamic loader"), ("/usr/local/lib/libevil.so", "dynamic loader"),
+    ("/etc/pam.d/common-auth", "PAM"), ("/etc/security/limits.conf", "PAM"), ("/etc/pam.conf", "PAM"),
+    ("/opt/x/security/pam_evil.so", "PAM"),
+    ("/etc/sudoers", "sudo and accounts"), ("/etc/sudoers.d/ci", "sudo and accounts"),
+    ("/etc/shadow", "sudo and accounts"), ("/etc/nsswitch.conf", "sudo and accounts"),
+    ("/etc/doas.conf", "sudo and accounts"), ("/etc/subuid", "sudo and accounts"),
+    ("/etc/apt/sources.list.d/x.list", "package sources and keys"), ("/usr/share/keyrings/x.gpg",
+                                                                     "package sources and keys"),
+    ("/etc/pip.conf", "package sources and keys"), ("/root/.config/pip/pip.conf", "package sources and keys"),
+    ("/home/u/.npmrc", "package sources and keys"), ("/root/.gitconfig", "package sources and keys"),
+    ("/root/.config/uv/uv.toml", "package sources and keys"), ("/root/.condarc", "package sources and keys"),
+    ("/etc/ssl/certs/ca-certificates.crt", "CA store"), ("/etc/ca-certificates.conf", "CA store"),
+    ("/usr/local/share/ca-certificates/corp.crt", "CA store"),
+    ("/opt/venv/lib/python3.11/site-packages/certifi/cacert.pem", "CA store"),
+    ("/etc/profile.d/proxy.sh", "startup"), ("/root/.bashrc", "startup"),
+    ("/opt/venv/lib/python3.11/site-packages/evil.pth", "startup"),
+    ("/usr/bin/python3", "commands"), ("/usr/local/sbin/helper", "commands"), ("/bin/sh", "commands"),
+    ("/opt/venv/bin/pip", "commands"),
+    ("/opt/venv/lib/python3.11/site-packages/numpy/core.py", "Python code"),
+    ("/usr/lib/python3.11/os.py", "Python code"),
+    ("/var/lib/dpkg/status", "package records"), ("/var/lib/dpkg/info/bash.md5sums", "package records"),
+    ("/opt/venv/lib/python3.11/site-packages/numpy-2.4.6.dist-info/RECORD", "package records"),
+    ("/usr/share/doc/bash/README", None), ("/var/lib/dpkg/statusx", None), ("/etc/ld.so.cache", None),
+    ("/etc/hostname", None), ("/opt/venv/share/man/pip.1", None),
+])
+def test_each_path_that_decides_trust_is_in_its_category(path: str, trust: str | None) -> None:
+    """A change under these paths blocks (`integrity`); elsewhere it is listed (`integrity-other`)."""
+    assert integrity.trust_of(path) == trust
+    assert integrity.trust_of(path, setuid=True) == "setuid/capabilities"  # a setuid or capable file, wherever

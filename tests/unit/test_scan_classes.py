@@ -362,3 +362,23 @@ def test_the_committed_policy_allows_ping_capability_and_blocks_the_new_kinds() 
     rules = load(REPO / "security" / "policy.yaml")
     assert rules.capabilities_allowed == {"/usr/bin/ping": {"cap_net_raw"}}
     assert {"capability", "privilege", "drift", "remote-exec", "archive"} <= rules.block_on
+
+
+@pytest.mark.parametrize(("path", "hook"), [
+    ("/etc/profile", True), ("/etc/bash.bashrc", True), ("/etc/environment", True), ("/etc/ld.so.preload", True),
+    ("/etc/rc.local", True), ("/etc/crontab", True), ("/etc/profile.d/x.sh", True), ("/etc/init.d/ssh", True),
+    ("/etc/cron.daily/dpkg", True), ("/etc/cron.d/update", True), ("/etc/systemd/system/x.service", True),
+    ("/etc/xdg/autostart/x.desktop", True), ("/lib/systemd/system/x.service", True),
+    ("/usr/lib/systemd/system/x.timer", True), ("/var/spool/cron/crontabs/root", True),
+    ("/opt/ngc-paddle/entrypoint.sh", True), ("/opt/ngc-paddle/entrypoint.d/10-banner.sh", True),
+    ("/docker-entrypoint.d/20-x.sh", True), ("/entrypoint.d/x.sh", True), ("/root/.bashrc", True),
+    ("/home/paddle/.profile", True), ("/home/paddle/.zshenv", True), ("/root/.pam_environment", True),
+    ("/opt/venv/lib/python3.11/site-packages/sitecustomize.py", True), ("/usr/lib/python3.11/usercustomize.py", True),
+    ("/etc/python3.11/sitecustomize.py", True), ("/usr/lib/python3/dist-packages/x.pth", True),
+    ("/etc/profile.bak", False), ("/etc/cron.daily", False), ("/opt/ngc-paddle/entrypoint.sh.orig", False),
+    ("/home/a/b/.bashrc", False), ("/root/.bashrc.d/x", False), ("/opt/venv/lib/python3.11/site-packages/a/b.pth",
+                                                                 False),
+    ("/usr/share/doc/sitecustomize.py.txt", False), ("/etc/environment.d/x", False),
+])
+def test_each_startup_hook_path_is_watched_and_its_neighbours_are_not(path: str, hook: bool) -> None:
+    assert hooks.wants(path) is hook
