@@ -10,7 +10,7 @@ import pytest
 
 from ngc_paddle.errors import ManifestError
 from ngc_paddle.flavor import resolve
-from ngc_paddle.lock.check import lock_status
+from ngc_paddle.lock.check import _cuda_majors, lock_status
 from ngc_paddle.lock.model import lock_path, read_lock
 from ngc_paddle.lock.pip_lock import SourceUnreachable, assign_layers, check_reachable, lock_pip, platform_tags
 from ngc_paddle.lock.subject import ManifestFlavor
@@ -129,6 +129,17 @@ def test_every_input_the_lock_records_is_compared_with_the_manifest(releases: Pa
     with pytest.raises(ManifestError) as exc:
         lock_status(ManifestFlavor(load_manifest(releases / "26.12.yaml"), "cpu"), releases)
     assert one_line(exc).startswith(f"{path}: {said}")
+
+
+def test_the_cuda_a_flavor_allows_comes_from_its_cuda_and_its_cuda_built_components() -> None:
+    """A GPU flavor's own CUDA (its major only) allows that CUDA's wheels even with no component naming it; the cpu
+    flavor has no CUDA but its DALI is built for CUDA 12, whose wheels it may install."""
+    manifest = load_manifest(REPO / "releases" / "26.12.yaml")
+    cu118 = manifest.flavors["gpu-cu118"]
+    bare = cu118.model_copy(update={"components": {n: c for n, c in cu118.components.items()
+                                                   if "cu" not in str(c.package or "")}})
+    assert _cuda_majors(bare) == {"11"}
+    assert _cuda_majors(cu118) == {"11"} and _cuda_majors(manifest.flavors["cpu"]) == {"12"}
 
 
 def test_a_lock_entry_that_does_not_install_the_pin_is_stale(releases: Path) -> None:
