@@ -159,6 +159,29 @@ def test_a_lock_with_the_archive_matches_the_manifest_and_builds_its_spec(mirror
     assert mismatch(ManifestFlavor(m, FLAVOR), lock.model_copy(update={"archives": [other]})).startswith(
         "archives.tensorrt.file")
 
+
+def test_each_field_of_an_archive_entry_is_held_to_its_component(mirrored) -> None:
+    """An entry for a component that is not an archive, at another version, from another source, into another
+    layer or installing another wheel, or no entry for the archive at all: the lock is stale, naming the field."""
+    root, _path, m = mirrored
+    subject = ManifestFlavor(m, FLAVOR)
+    entry = lock_archive(subject, "tensorrt", m.flavors[FLAVOR].components["tensorrt"], root)
+    lock = completed_lock(m, entry)
+
+    def said(*entries) -> str | None:
+        return mismatch(subject, lock.model_copy(update={"archives": list(entries)}))
+
+    pip_component = next(n for n, c in m.flavors[FLAVOR].components.items() if c.kind == "pip")
+    assert said(entry.model_copy(update={"component": pip_component})) == \
+        f"archives.{pip_component}: {pip_component!r} is not an archive component of flavor {FLAVOR}"
+    assert said(entry.model_copy(update={"component": "nothing"})).startswith("archives.nothing: 'nothing' is not")
+    assert said(entry.model_copy(update={"version": "8.6.1.7"})).startswith("archives.tensorrt.version: ")
+    assert said(entry.model_copy(update={"source": "pypi"})).startswith("archives.tensorrt.source: ")
+    assert said(entry.model_copy(update={"layer": "app"})).startswith("archives.tensorrt.layer: ")
+    wheel = entry.wheel.model_copy(update={"name": "tensorrt-libs"})
+    assert said(entry.model_copy(update={"wheel": wheel})).startswith("archives.tensorrt.wheel.name: ")
+    assert said() == f"archives: component tensorrt ({FILE}) is not locked"
+
     resolved = type("Resolved", (), {  # what layer_args needs of a resolved flavor
         "manifest": m, "name": FLAVOR, "lock": lock, "manifest_text": "{}", "pending_reason": "",
         "apt_packages": [], "driver_facts": None, "spec": m.flavors[FLAVOR]})()
