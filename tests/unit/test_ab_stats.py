@@ -35,6 +35,17 @@ def test_the_interval_holds_the_ratio_and_is_reproducible() -> None:
         stats.ratio_interval([1.0, 0.0])
 
 
+def test_the_interval_is_the_bootstrap_percentiles_at_the_asked_level() -> None:
+    """Two rounds, 0.8 and 1.25: a resample's geometric mean is 0.8 (a quarter of them), 1.0 (half) or 1.25. A 95 %
+    interval (2.5 % tails) and a 60 % one (20 % tails) reach both ends; a 40 % one (30 % tails) holds the middle."""
+    for confidence in (stats.CONFIDENCE, 0.6):
+        interval = stats.ratio_interval([0.8, 1.25], confidence)
+        assert (interval.low, interval.ratio, interval.high, interval.rounds) == pytest.approx((0.8, 1.0, 1.25, 2))
+    narrow = stats.ratio_interval([0.8, 1.25], 0.4)
+    assert (narrow.low, narrow.high) == pytest.approx((1.0, 1.0))
+    assert stats.CONFIDENCE == 0.95  # the level report.py's tables state ("95 % CI")
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_a_planted_2x_slowdown_fails(seed: int) -> None:
     judged = verdict.judge(THROUGHPUT, rounds(0.5, 0.05, 5, seed), threshold_pct=5)
