@@ -554,8 +554,13 @@ def test_a_probe_asks_for_the_runs_device_dtype_repeats_and_threads_and_logs_eac
     monkeypatch.setattr(roofline, "probe_all", lambda *a: calls.append(a) or {
         "paddle": {"peak_flops": 5e9, "method": "m"}, "cublas": {"status": "not available", "reason": "no GPU"}})
     logged = []
-    Peaks("cpu", world=1, repeats=3, threads=4).probe("float32", "train", lambda *a: logged.append(a))
+    peaks = Peaks("cpu", world=1, repeats=3, threads=4)
+    peaks.probe("float32", "train", lambda *a: logged.append(a))
     assert calls == [("cpu", "float32", 3, 4)]
+    assert peaks.found["float32"] == {  # the report's record: each probe without its method, each kind's method once
+        "dtype": "float32", "kinds": {"paddle": "m", "cublas": "not available: no GPU"},
+        "probes": [{"phase": "train", "kind": "paddle", "peak_flops": 5e9},
+                   {"phase": "train", "kind": "cublas", "status": "not available", "reason": "no GPU"}]}
     assert logged == [("peak probe float32 (train)", {"paddle": 5e9, "cublas": "not available"})]
     Peaks("gpu", world=1, repeats=2).probe("float16", "infer", lambda *a: None)
     assert calls[-1] == ("gpu", "float16", 2, 1)  # one thread unless told
