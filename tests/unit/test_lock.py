@@ -83,6 +83,17 @@ def test_a_lock_at_odds_with_its_manifest_is_refused_before_any_build(releases: 
     assert one_line(exc).startswith(f"{path}: ") and field in str(exc.value)
 
 
+def test_a_dependency_from_the_manifests_wheel_folder_is_a_pip_source(releases: Path) -> None:
+    """A wheel-dir source (wheelhouse/, for air-gapped builds) serves pip entries as an index does."""
+    path = releases / LOCK.name
+    data = json.loads(path.read_text())
+    dependency = next(e for e in data["pip"] if e["component"] is None)
+    dependency["source"] = "wheelhouse"
+    path.write_text(json.dumps(data))
+    status, lock = lock_status(ManifestFlavor(load_manifest(releases / "26.12.yaml"), "cpu"), releases)
+    assert status == "ok" and lock is not None
+
+
 def test_duplicate_keys_and_non_json_are_refused(releases: Path) -> None:
     path = releases / LOCK.name
     path.write_text('{"lock_version": 1, "lock_version": 1}')
