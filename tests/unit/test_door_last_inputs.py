@@ -210,3 +210,50 @@ def test_the_baseline_reader_refuses_deep_nesting_and_renamed_keys(tmp_path: Pat
         bench_result.read_baseline(_baseline(tmp_path, edit), "rn50")
     line = str(caught.value)
     assert f": {field}: " in line and what in line and "\n" not in line and "fix: " in line, line
+
+
+def _set(parent_path: tuple[str, ...], key: str, value):
+    def edit(results: dict) -> None:
+        parent = results
+        for part in parent_path:
+            parent = parent[part]
+        parent[key] = value
+    return edit
+
+
+@pytest.mark.parametrize(("edit", "field", "what"), [
+    (_set(("train", "fp32"), "efficiency", 1.0000001), "results.train.fp32.efficiency", "is above 1.0"),
+    (_set(("train", "fp32"), "efficiency_paddle", 2.0), "results.train.fp32.efficiency_paddle", "is above 1.0"),
+    (_set(("train", "fp32"), "ips", True), "results.train.fp32.ips", "a measurement must be a number, not True"),
+    (_set(("train", "fp32"), "ips", "fast"), "results.train.fp32.ips", "a measurement must be a number"),
+    (_set(("train", "fp32"), "loss_last", float("inf")), "results.train.fp32.loss_last", "is not a finite number"),
+    (_set(("train", "fp32"), "x" * 65, 1), "results.train.fp32", "is not a word"),
+    (_set(("infer", "paddle-inference", "fp32", "bs1"), "engine", "tvm"),
+     "results.infer.paddle-inference.fp32.bs1.engine", "names no engine this suite runs"),
+])
+def test_a_result_whose_figures_are_out_of_range_is_refused(tmp_path: Path, edit, field: str, what: str) -> None:
+    """The ranges a result.json's figures must keep: an efficiency of at most 1.0, numbers (not booleans or text)
+    where a measurement is, finite values, keys of 1-64 word characters, an engine the suite runs."""
+    data = copy.deepcopy(GOOD)
+    edit(data["results"])
+    with pytest.raises(InputError) as caught:
+        bench_result.parse(tmp_path / "result.json", data)
+    assert f": {field}: " in str(caught.value) and what in str(caught.value), str(caught.value)
+
+
+def test_a_result_at_the_edges_of_its_ranges_is_taken(tmp_path: Path) -> None:
+    """Exactly 1.0 efficiency, a 64-character key, an engine named as the suite names it, a bs999999 batch and
+    8 levels of nesting are all a result may hold; `passed` must agree with the verdict."""
+    data = copy.deepcopy(GOOD)
+    figures = data["results"]["train"]["fp32"]
+    figures.update(efficiency=1.0, efficiency_paddle=1.0)
+    figures["x" * 64] = 1
+    data["results"]["infer"]["paddle-inference"]["fp32"]["bs1"]["engine"] = "paddle-inference onednn fp32"
+    assert bench_result.parse(tmp_path / "result.json", data).verdict == data["verdict"]
+    assert bench_result._shape_problem({"train": {"summary": {"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}}}}) is None
+    deeper = {"train": {"summary": {"a": {"b": {"c": {"d": {"e": {"f": {"g": 1}}}}}}}}}
+    assert bench_result._shape_problem(deeper) == ("results", "nests deeper than 8 levels (a result nests 6)")
+    assert bench_result.BATCH_RE.fullmatch("bs999999") and not bench_result.BATCH_RE.fullmatch("bs1000000")
+    data["passed"] = not data["passed"]
+    with pytest.raises(InputError, match=r": passed: is (True|False) but the verdict is "):
+        bench_result.parse(tmp_path / "result.json", data)
