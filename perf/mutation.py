@@ -32,8 +32,52 @@ GROUPS = {  # module group -> the files (prefixes) it holds, as [tool.mutmut] on
 }
 MESSAGE_WORDS = 3  # a string literal of this many words or more is prose (a message), not a key or a status
 
-# Survivors judged equivalent: mutant name -> why no input can tell it from the original.
-EQUIVALENT: dict[str, str] = {}
+# Survivors judged equivalent: mutant name -> why no input can tell it from the original. mutmut numbers the
+# mutants of a function in order, so an edit of that function renumbers them: check this list after one.
+_CAPS = "ngc_paddle.scan.checks.capabilities."
+_HOOKS = "ngc_paddle.scan.checks.hooks.x_remote_exec__mutmut_"
+_TAGS = "ngc_paddle.scan.checks.drift.x__installed_tags__mutmut_"
+_GATES = "benchmarks.harness.gates."
+_EFF = "benchmarks.harness.efficiency.x_annotate__mutmut_"
+_FLEET = "ngc_paddle.release.fleet.results."
+_TERA = "1e12 written 1000000000001.0: a relative change of 1e-12 in a figure reported to 4 significant digits"
+EQUIVALENT: dict[str, str] = {
+    f"{_CAPS}x_decode__mutmut_12": "magic word unpacked signed ('<i'): it is only ever masked (& REVISION_MASK, "
+                                   "& EFFECTIVE), and Python's & of a negative int gives the same low 32 bits",
+    f"{_CAPS}x_decode__mutmut_60": "unknown capability bits scanned to 65 instead of 64: at most two 32-bit words "
+                                   "are read, so bit 64 is never set",
+    f"{_HOOKS}8": "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive",
+    f"{_HOOKS}18": "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive",
+    f"{_HOOKS}24": "rfind(\"\\n\", None, ...) instead of 0: None means the start of the text",
+    f"{_HOOKS}31": "rfind from 1 instead of 0: differs only when the text starts with a newline, which the quoted "
+                   "line's whitespace squeeze (' '.join(split())) removes",
+    f"{_HOOKS}44": "end > 0 instead of >= 0: find() from match.end() (at least 1) never returns 0",
+    f"{_HOOKS}45": "end >= 1 instead of >= 0: find() from match.end() (at least 1) never returns 0",
+    f"{_TAGS}7": "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive",
+    f"{_TAGS}19": "split(':') without maxsplit: a wheel tag (interpreter-abi-platform) holds no ':'",
+    f"{_TAGS}20": "rsplit(':', 1): a wheel tag holds no ':', so the first and the last ':' are the same",
+    f"{_TAGS}22": "split(':', 2): a wheel tag holds no ':'",
+    f"{_GATES}x__figures_of__mutmut_10": "get(part, None) instead of {}: the next step and the return both treat "
+                                         "anything but a mapping as {}",
+    f"{_GATES}x__figures_of__mutmut_12": "get(part) instead of get(part, {}): the next step and the return both "
+                                         "treat anything but a mapping as {}",
+    f"{_GATES}x_why_missing__mutmut_21": "get(parts[2], None) instead of {}: the node is used only if it is a mapping",
+    f"{_GATES}x_why_missing__mutmut_23": "get(parts[2]) instead of get(parts[2], {}): the node is used only if it is "
+                                         "a mapping",
+    "benchmarks.harness.peaks.xǁPeaksǁrecheck__mutmut_38": "a kind the recheck lacks counts as 1.0 x devices "
+                                                           "FLOP/s instead of 0.0: max() with the phase's own peak "
+                                                           "(billions of FLOP/s) ignores both",
+    f"{_EFF}12": _TERA, f"{_EFF}19": _TERA, f"{_EFF}68": _TERA, f"{_EFF}86": _TERA,
+    f"{_EFF}63": "own_kind None looked up as 'XXXX' instead of '': the probed kinds have neither name",
+    f"{_FLEET}x_read__mutmut_1": "read()'s default threshold 6.0 instead of 5.0: its one caller (the fan-out) always "
+                                 "passes the release's threshold",
+    f"{_FLEET}x_read__mutmut_85": "rpartition('@') instead of partition('@'): an image reference by digest holds "
+                                  "one '@'",
+    f"{_FLEET}x__bench__mutmut_1": "_bench()'s default no_ab 'XXXX' instead of '': its one caller (read) always "
+                                   "passes no_ab",
+    "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
+                                                       "of '': neither names a CUDA major",
+}
 
 
 def group_of(path: str) -> str:
