@@ -83,6 +83,20 @@ def test_a_lock_at_odds_with_its_manifest_is_refused_before_any_build(releases: 
     assert one_line(exc).startswith(f"{path}: ") and field in str(exc.value)
 
 
+@pytest.mark.parametrize(("key", "value", "said"), [
+    ("release", "26.11", "release/flavor: the lock is for 26.11-cpu, not 26.12-cpu"),
+    ("flavor", "gpu", "release/flavor: the lock is for 26.12-gpu, not 26.12-cpu"),
+])
+def test_a_lock_of_another_release_or_flavor_is_refused(releases: Path, key: str, value: str, said: str) -> None:
+    path = releases / LOCK.name
+    data = json.loads(path.read_text())
+    data[key] = value
+    path.write_text(json.dumps(data))
+    with pytest.raises(ManifestError) as exc:
+        lock_status(ManifestFlavor(load_manifest(releases / "26.12.yaml"), "cpu"), releases)
+    assert one_line(exc).startswith(f"{path}: {said}")
+
+
 def test_a_dependency_from_the_manifests_wheel_folder_is_a_pip_source(releases: Path) -> None:
     """A wheel-dir source (wheelhouse/, for air-gapped builds) serves pip entries as an index does."""
     path = releases / LOCK.name
