@@ -140,7 +140,7 @@ def collect() -> tuple[dict[str, Counter], dict[str, list[tuple[str, str]]]]:
 
 
 def score(tally: Counter) -> float | None:
-    """Killed share of the mutants that a test could tell apart (message-only and equivalent survivors out)."""
+    """Killed share of the mutants run that a test could tell apart (message-only and equivalent survivors out)."""
     caught = tally["killed"] + tally["timeout"]
     judged = tally["total"] - tally["message"] - tally["equivalent"] - tally["not checked"]
     return 100 * caught / judged if judged else None
@@ -171,6 +171,7 @@ def main() -> int:
     parser.add_argument("--record", action="store_true", help="write the figures into docs/measurements.md")
     parser.add_argument("--wall", type=float, help="seconds `mutmut run` took (recorded with the figures)")
     parser.add_argument("--survivors", action="store_true", help="list the survivors that count against the score")
+    parser.add_argument("--note", default="", help="a paragraph recorded with the figures (what the run covered)")
     options = parser.parse_args()
     started = time.monotonic()
     counts, survivors = collect()
@@ -187,9 +188,12 @@ def main() -> int:
         equivalent = "\n".join(f"- `{name}`: {why}" for name, why in sorted(EQUIVALENT.items())) or "- none"
         record("mutation", "Mutation score of the decision modules (mutmut, unit suite only)",
                f"mutmut 3.8.1 over the modules `[tool.mutmut] only_mutate` lists, each mutant run against the unit "
-               f"tests that reach it.{wall} Score = (killed + timeout) / (mutants - message-only - equivalent); "
+               f"tests that reach it.{wall} Score = (killed + timeout) / (mutants - message-only - equivalent - "
+               f"not checked); not checked: not run in this measurement; no tests: no unit test reaches it (killed by "
+               f"none, so in the score); "
                f"message-only: a survivor that changes only the text of a string of {MESSAGE_WORDS} words or more "
                f"(classified by perf/mutation.py in {time.monotonic() - started:.0f} s).\n\n{text}\n\n"
+               f"{options.note + chr(10) + chr(10) if options.note else ''}"
                f"Survivors judged equivalent (mutant: why):\n\n{equivalent}\n")
     return 0
 
