@@ -175,3 +175,13 @@ def test_a_save_the_disk_cannot_hold_is_refused_before_it_starts(tmp_path: Path,
     monkeypatch.setattr(saved_image.shutil, "disk_usage", lambda path: usage(0, 0, 50_000_000_000))
     assert saved_image.save("big:1", tmp_path / "image.tar") == tmp_path / "image.tar"
     assert calls[-1] == ["docker", "save", "-o"]
+
+
+def test_an_allowlist_entry_names_a_finding_by_id_or_alias_and_a_package_or_any() -> None:
+    """`package: "*"` accepts the advisory in every package; any other package names exactly one."""
+    finding = Finding("vulnerability", "CVE-2026-1", "HIGH", "t", package="openssl", aliases=["GHSA-x"])
+    until = date(2027, 1, 31)
+    assert policy.AllowEntry("CVE-2026-1", "*", "j", until).matches(finding)
+    assert policy.AllowEntry("GHSA-x", "openssl", "j", until).matches(finding)
+    assert not policy.AllowEntry("CVE-2026-1", "libssl3", "j", until).matches(finding)
+    assert not policy.AllowEntry("CVE-2026-2", "*", "j", until).matches(finding)
