@@ -255,8 +255,10 @@ def test_config_and_folder_findings_carry_kind_severity_title_place_and_source()
     """What the report and the gate read of each finding: an ENV secret blocks (CRITICAL), a build argument's is
     HIGH and says it stays in the history, a token-shaped value is CRITICAL; a world-writable folder is HIGH. The
     config's findings come from `config`, the layers' from `layers`."""
-    image = _Image({"DB_PASSWORD": "hunter2", "APP_CONFIG": "Zk8vQ2mX9pL4rT7wY1nB6cF3hJ5sD0aG8eU2iO4"},
-                   [Layer(2, "y", "RUN |1 API_TOKEN=abc123 /bin/sh -c true")])
+    image = _Image({"DB_PASSWORD": "hunter2", "APP_CONFIG": "Zk8vQ2mX9pL4rT7wY1nB6cF3hJ5sD0aG8eU2iO4",
+                    "RETRY": "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"},
+                   [Layer(2, "y", "RUN |1 API_TOKEN=abc123 /bin/sh -c true"),
+                    Layer(3, "z", "RUN |1 BUILD_REF=Zk8vQ2mX9pL4rT7wY1nB6cF3hJ5sD0aG8eU2iO4 /bin/sh -c true")])
     found = {(f.kind, f.id, f.severity, f.title, f.package, f.location, f.source)
              for f in layer_checks.scan_config(image, image.layers)}
     assert found == {
@@ -265,7 +267,11 @@ def test_config_and_folder_findings_carry_kind_severity_title_place_and_source()
         ("secret", "token-in-env", "CRITICAL", "Env APP_CONFIG holds a long random value (a token?)", "APP_CONFIG",
          "image config: Env APP_CONFIG", "config"),
         ("secret", "secret-in-build-args", "HIGH", "build argument API_TOKEN carries a value recorded in the image "
-         "history", "API_TOKEN", "history of layer 2 (y)", "config")}
+         "history", "API_TOKEN", "history of layer 2 (y)", "config"),
+        ("credential", "github-token", "CRITICAL", "github-token in Env RETRY", "RETRY",
+         "image config: Env RETRY", "config"),
+        ("secret", "token-in-build-args", "CRITICAL", "build argument BUILD_REF holds a long random value (a token?)",
+         "BUILD_REF", "history of layer 3 (z)", "config")}
     folder = _judge((0, [Member("/opt/shared", None, 0o777)]))
     assert [(f.kind, f.id, f.severity, f.title, f.package, f.location, f.source) for f in folder] == [
         ("world-writable", "world-writable-dir", "HIGH", "world-writable folder without the sticky bit", "/opt/shared",
