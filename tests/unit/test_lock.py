@@ -97,6 +97,22 @@ def test_a_lock_of_another_release_or_flavor_is_refused(releases: Path, key: str
     assert one_line(exc).startswith(f"{path}: {said}")
 
 
+def test_a_component_without_its_pip_entry_or_a_pending_flavor_with_a_lock_is_refused(releases: Path) -> None:
+    path = releases / LOCK.name
+    data = json.loads(path.read_text())
+    data["pip"] = [e for e in data["pip"] if e["component"] != "pytest"]
+    path.write_text(json.dumps(data))
+    manifest = load_manifest(releases / "26.12.yaml")
+    with pytest.raises(ManifestError) as exc:
+        lock_status(ManifestFlavor(manifest, "cpu"), releases)
+    assert one_line(exc).startswith(f"{path}: pip.pytest: does not install component pytest (pytest==")
+    shutil.copy(LOCK, releases / "26.12-gpu.lock.json")  # gpu's lock is pending in the manifest
+    with pytest.raises(ManifestError) as exc:
+        lock_status(ManifestFlavor(manifest, "gpu"), releases)
+    assert one_line(exc) == (f"{releases / '26.12.yaml'}: flavors.gpu.lock.pending: 26.12-gpu.lock.json exists; "
+                             "fix: drop lock.pending from the manifest")
+
+
 def test_a_dependency_from_the_manifests_wheel_folder_is_a_pip_source(releases: Path) -> None:
     """A wheel-dir source (wheelhouse/, for air-gapped builds) serves pip entries as an index does."""
     path = releases / LOCK.name

@@ -181,6 +181,10 @@ def test_each_field_of_an_archive_entry_is_held_to_its_component(mirrored) -> No
     wheel = entry.wheel.model_copy(update={"name": "tensorrt-libs"})
     assert said(entry.model_copy(update={"wheel": wheel})).startswith("archives.tensorrt.wheel.name: ")
     assert said() == f"archives: component tensorrt ({FILE}) is not locked"
+    paddle = next(e for e in lock.pip if e.component == "paddle")  # a pip component after the archive one
+    pip = [e.model_copy(update={"version": "0.0.1"}) if e is paddle else e for e in lock.pip]
+    assert f"does not install component paddle ({paddle.name}==" in mismatch(subject, lock.model_copy(
+        update={"pip": pip}))
 
     resolved = type("Resolved", (), {  # what layer_args needs of a resolved flavor
         "manifest": m, "name": FLAVOR, "lock": lock, "manifest_text": "{}", "pending_reason": "",
