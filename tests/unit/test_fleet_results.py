@@ -87,7 +87,8 @@ def test_interrupted_steps_are_not_run_and_an_unreadable_report_fails(tmp_path: 
     job = _job(tmp_path / "garbled")
     (job.local / "attempt-1" / "validation" / "validation.json").write_text("{not json")
     garbled = results.read(job, DONE, "")
-    assert garbled.validate == "FAIL" and "exit 0 but its report cannot be read" in garbled.detail
+    assert garbled.validate == "FAIL" and "exit 0 but its report cannot be read: " in garbled.detail
+    assert "validation.json: (file): not valid JSON" in garbled.detail
 
 
 def test_a_benchmark_without_a_verdict_it_can_stand_on_fails_or_is_not_run(tmp_path: Path) -> None:
@@ -162,3 +163,25 @@ def test_a_job_without_a_reference_says_so_only_when_told_why(tmp_path: Path) ->
     assert "absolute gates decide alone" not in results.read(job, DONE, "").detail
     told = results.read(job, DONE, "", no_reference="the first release of this flavor").detail
     assert told.endswith("NOT RUN: the first release of this flavor; the absolute gates decide alone")
+
+
+def test_a_gpu_job_on_a_node_without_the_gpu_is_na_and_keeps_the_nodes_facts(tmp_path: Path) -> None:
+    spec = JobSpec(flavor="gpu", profile="a100", hardware="A100-80GB", image=IMAGE, folder=tmp_path / "job",
+                   benches=(("bench-rn50", ()),), gpus=1)
+    job = Placed(spec, tmp_path / "job")
+    finished(job)
+    reading = results.read(job, DONE, "A100")
+    assert (reading.status, reading.facts["hostname"]) == ("N/A", "node1")
+    assert reading.detail.startswith("node node1 shows no NVIDIA GPU")
+
+
+def test_a_job_without_validation_or_without_a_reference_has_neither_verdict(tmp_path: Path) -> None:
+    """A job that runs no validation suite has no validation verdict (not an empty one); rounds asked for without
+    a reference image are no A/B."""
+    spec = JobSpec(flavor="cpu", profile="cpu", hardware="cpu", image=IMAGE, folder=tmp_path / "job",
+                   benches=(("bench-rn50", ()),), validate=False, ab_rounds=3)
+    job = Placed(spec, tmp_path / "job")
+    finished(job)
+    reading = results.read(job, DONE, "")
+    assert (reading.status, reading.validate, reading.ab) == ("PASS", None, None)
+    assert not reading.detail.startswith("validate")

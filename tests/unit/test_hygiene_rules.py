@@ -256,7 +256,7 @@ def test_config_and_folder_findings_carry_kind_severity_title_place_and_source()
     HIGH and says it stays in the history, a token-shaped value is CRITICAL; a world-writable folder is HIGH. The
     config's findings come from `config`, the layers' from `layers`."""
     image = _Image({"DB_PASSWORD": "hunter2", "APP_CONFIG": "Zk8vQ2mX9pL4rT7wY1nB6cF3hJ5sD0aG8eU2iO4",
-                    "RETRY": "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"},
+                    "RETRY": "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5", "SHOP": "shpat_" + "a1" * 16},
                    [Layer(2, "y", "RUN |1 API_TOKEN=abc123 /bin/sh -c true"),
                     Layer(3, "z", "RUN |1 BUILD_REF=Zk8vQ2mX9pL4rT7wY1nB6cF3hJ5sD0aG8eU2iO4 /bin/sh -c true")])
     found = {(f.kind, f.id, f.severity, f.title, f.package, f.location, f.source)
@@ -270,6 +270,8 @@ def test_config_and_folder_findings_carry_kind_severity_title_place_and_source()
          "history", "API_TOKEN", "history of layer 2 (y)", "config"),
         ("credential", "github-token", "CRITICAL", "github-token in Env RETRY", "RETRY",
          "image config: Env RETRY", "config"),
+        ("credential", "shopify-token", "HIGH", "shopify-token in Env SHOP", "SHOP",  # trivy's grade of the kind
+         "image config: Env SHOP", "config"),
         ("secret", "token-in-build-args", "CRITICAL", "build argument BUILD_REF holds a long random value (a token?)",
          "BUILD_REF", "history of layer 3 (z)", "config")}
     folder = _judge((0, [Member("/opt/shared", None, 0o777)]))
