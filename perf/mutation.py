@@ -73,6 +73,8 @@ EQUIVALENT: dict[str, str] = {
                                  "passes the release's threshold",
     f"{_FLEET}x_read__mutmut_85": "rpartition('@') instead of partition('@'): an image reference by digest holds "
                                   "one '@'",
+    f"{_FLEET}x_slurm_words__mutmut_8": "an empty reason kept ('XXXX' instead of '' in the reasons left out): the "
+                                        "list drops empty parts anyway",
     f"{_FLEET}x__bench__mutmut_1": "_bench()'s default no_ab 'XXXX' instead of '': its one caller (read) always "
                                    "passes no_ab",
     "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
