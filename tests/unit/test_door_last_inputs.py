@@ -257,3 +257,29 @@ def test_a_result_at_the_edges_of_its_ranges_is_taken(tmp_path: Path) -> None:
     data["passed"] = not data["passed"]
     with pytest.raises(InputError, match=r": passed: is (True|False) but the verdict is "):
         bench_result.parse(tmp_path / "result.json", data)
+
+
+def test_the_shape_check_knows_each_efficiency_by_its_peak_and_what_a_run_may_leave_out(tmp_path: Path) -> None:
+    """An efficiency is missing only where its own peak is reported and no failure says why; a run without
+    training, a precision whose back end did not run, and nesting in lists are judged as the harness writes them."""
+    def problem(edit) -> tuple[str, str] | None:
+        data = copy.deepcopy(GOOD)
+        edit(data["results"])
+        return bench_result._shape_problem(data["results"])
+
+    fp32 = ("train", "fp32")
+    assert problem(lambda r: r["train"]["fp32"].pop("efficiency")) == (
+        "results.train.fp32.efficiency", "is missing beside peak_tflops (renamed?): the figure the regression gate "
+                                         "compares")
+    assert problem(lambda r: r["train"]["fp32"].pop("efficiency_paddle"))[0] == "results.train.fp32.efficiency_paddle"
+    assert "beside paddle_peak_tflops" in problem(lambda r: r["train"]["fp32"].pop("efficiency_paddle"))[1]
+    failed = _set(fp32, "efficiency_failure", "probe failure: ...")
+    assert problem(lambda r: (r["train"]["fp32"].pop("efficiency"), failed(r))) is None
+    assert problem(lambda r: [r["train"]["fp32"].pop(k) for k in ("efficiency", "peak_tflops")]) is None
+    assert problem(lambda r: r.pop("train")) is None
+    assert problem(_set(("infer", "paddle-inference"), "int8", {"status": "not available", "reason": "no"})) is None
+    assert problem(_set(("train",), "summary", {"a": [[[[[[1]]]]]]})) == (
+        "results", "nests deeper than 8 levels (a result nests 6)")
+    backend = problem(lambda r: r["infer"].update(tvm={}))
+    assert backend == ("results.infer.tvm",
+                       "'tvm' is not an inference back end (paddle-inference, paddle-trt, tensorrt, onnxruntime)")
