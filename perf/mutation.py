@@ -77,6 +77,12 @@ EQUIVALENT: dict[str, str] = {
                                         "list drops empty parts anyway",
     f"{_FLEET}x__bench__mutmut_1": "_bench()'s default no_ab 'XXXX' instead of '': its one caller (read) always "
                                    "passes no_ab",
+    "ngc_common.bench_result.x__depth__mutmut_2": "the depth count starting at 1 instead of 0: it only ever "
+                                                  "measures `results`, a mapping, which sets it to at least 1",
+    "ngc_common.bench_result.x__unknown__mutmut_9": "the field cut at 201 characters instead of 200: parse() refuses "
+                                                    "keys over 64 characters first, so the field is far shorter",
+    "ngc_common.bench_result.x__shape_problem__mutmut_61": "the field cut at 201 characters instead of 200: parse() "
+                                                           "refuses keys over 64 characters first",
     "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
                                                        "of '': neither names a CUDA major",
 }
