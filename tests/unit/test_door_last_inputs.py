@@ -283,3 +283,48 @@ def test_the_shape_check_knows_each_efficiency_by_its_peak_and_what_a_run_may_le
     backend = problem(lambda r: r["infer"].update(tvm={}))
     assert backend == ("results.infer.tvm",
                        "'tvm' is not an inference back end (paddle-inference, paddle-trt, tensorrt, onnxruntime)")
+
+
+def test_the_result_reader_walks_lists_and_bounds_engine_names(tmp_path: Path) -> None:
+    """A measurement inside a list is checked too; an engine name may be 200 characters, not 201; a precision whose
+    back end did not run does not end the walk over the back end's others."""
+    def problem(edit) -> tuple[str, str] | None:
+        data = copy.deepcopy(GOOD)
+        edit(data["results"])
+        return bench_result._measurement_problem(data["results"]) or bench_result._shape_problem(data["results"])
+
+    assert problem(_set(("train", "summary"), "runs", [{"ips": "fast"}])) == (
+        "results.train.summary.runs.0.ips", "a measurement must be a number, not 'fast'")
+    engine = "paddle-inference onednn fp32 "
+    bs1 = ("infer", "paddle-inference", "fp32", "bs1")
+    assert problem(_set(bs1, "engine", engine.ljust(200, "x"))) is None
+    assert problem(_set(bs1, "engine", engine.ljust(201, "x")))[0] == "results.infer.paddle-inference.fp32.bs1.engine"
+
+    def not_run_then_renamed(results: dict) -> None:
+        backend = results["infer"]["paddle-inference"]
+        results["infer"]["paddle-inference"] = {"int8": {"status": "not available", "reason": "no"}, **backend}
+        backend["fp32"]["bsone"] = backend["fp32"].pop("bs1")
+
+    assert problem(not_run_then_renamed)[0] == "results.infer.paddle-inference.fp32.bsone"
+
+
+def test_a_baseline_of_another_benchmark_an_interrupted_or_a_smoke_run_or_too_big_is_refused(tmp_path: Path) -> None:
+    def refused(edit) -> str:
+        data = copy.deepcopy(GOOD)
+        edit(data)
+        path = tmp_path / "result.json"
+        path.write_text(json.dumps(data))
+        with pytest.raises(InputError) as caught:
+            bench_result.read_baseline(path, "rn50")
+        assert str(caught.value).startswith(f"{path}: ") and "; fix: " in str(caught.value)
+        return str(caught.value)
+
+    assert "their figures are not comparable" in refused(lambda d: d["config"].update(benchmark="hgnet"))
+    assert ": model: a result of bench-'hgnet', not of bench-rn50: their figures are not comparable" in refused(
+        lambda d: d.update(model="hgnet"))
+    assert ": verdict: an interrupted run (stopped by a signal): its figures are partial, no baseline" in refused(
+        lambda d: d.update(verdict="INTERRUPTED", passed=False))
+    assert ": config.smoke: a --smoke run (one tiny step): its figures are no baseline" in refused(
+        lambda d: d.update(verdict="SMOKE"))
+    assert "more than the limit of 4194304" in refused(
+        lambda d: d["results"]["train"].update(summary={"pad": "x" * 4 * 1024 * 1024}))
