@@ -239,6 +239,17 @@ def test_a_result_whose_figures_are_out_of_range_is_refused(tmp_path: Path, edit
     with pytest.raises(InputError) as caught:
         bench_result.parse(tmp_path / "result.json", data)
     assert f": {field}: " in str(caught.value) and what in str(caught.value), str(caught.value)
+    assert str(caught.value).startswith(f"{tmp_path / 'result.json'}: ")
+    assert str(caught.value).endswith(f"; fix: {bench_result.FIX}")
+
+
+def test_a_result_that_is_not_a_mapping_is_refused_and_an_efficiency_is_named_by_its_last_part(tmp_path) -> None:
+    with pytest.raises(InputError) as caught:
+        bench_result.parse(tmp_path / "result.json", [1])
+    assert str(caught.value).startswith(f"{tmp_path / 'result.json'}: (top level): a result.json is a mapping, not a "
+                                        "list; fix: ")
+    assert bench_result.is_efficiency("efficiency") and bench_result.is_efficiency("train.fp32.efficiency_paddle")
+    assert not bench_result.is_efficiency("train.efficiency.ips")
 
 
 def test_a_result_at_the_edges_of_its_ranges_is_taken(tmp_path: Path) -> None:
