@@ -83,6 +83,8 @@ EQUIVALENT: dict[str, str] = {
                                                     "keys over 64 characters first, so the field is far shorter",
     "ngc_common.bench_result.x__shape_problem__mutmut_61": "the field cut at 201 characters instead of 200: parse() "
                                                            "refuses keys over 64 characters first",
+    "ngc_common.bench_result.x_is_efficiency__mutmut_4": "rsplit('.') without maxsplit: the last part is the same",
+    "ngc_common.bench_result.x_is_efficiency__mutmut_7": "rsplit('.', 2): the last part is the same",
     "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
                                                        "of '': neither names a CUDA major",
 }
