@@ -339,3 +339,5 @@ def test_a_baseline_of_another_benchmark_an_interrupted_or_a_smoke_run_or_too_bi
         lambda d: d.update(verdict="SMOKE"))
     assert "more than the limit of 4194304" in refused(
         lambda d: d["results"]["train"].update(summary={"pad": "x" * 4 * 1024 * 1024}))
+    with pytest.raises(InputError, match=r"more than the limit of 4194304; fix: rerun it"):
+        bench_result.read(tmp_path / "result.json", "rerun it")  # the release's reader has the same bound
