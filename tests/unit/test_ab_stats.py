@@ -174,3 +174,27 @@ def test_the_normal_signed_rank_test_is_close_to_the_exact_one() -> None:
     assert exact.p < 0.05 and normal.p < exact.p  # the same rounds twice: stronger evidence
     on_bound = stats.signed_rank([0.95, 0.95], 0.95, "higher")
     assert on_bound.rounds == 0 and on_bound.p == 1.0  # rounds on the bound say nothing either way
+
+
+def test_worse_differences_are_log_distances_to_the_bound_signed_worse_negative() -> None:
+    assert stats.worse_differences([0.9, 1.1], 1.0, "higher") == pytest.approx([math.log(0.9), math.log(1.1)])
+    assert stats.worse_differences([0.9, 1.1], 1.0, "lower") == pytest.approx([-math.log(0.9), -math.log(1.1)])
+    assert stats._midranks([1.0, 2.0, 2.0]) == [1.0, 2.5, 2.5] and stats._midranks([3.0, 1.0]) == [2.0, 1.0]
+
+
+@pytest.mark.parametrize(("differences", "more"), [
+    # z(0.95) = 1.6449; 6 rounds alternating -0.3 and 0.1: mean -0.1, sd 0.2191, (1.6449 x 0.2191 / 0.1)^2 / (3/pi)
+    # = 13.6, so 14 rounds in all: 8 more (the 5 any p < 0.05 needs are already there)
+    ([-0.3, 0.1] * 3, 8),
+    ([0.1, -0.5], 11),  # mean -0.2, sd 0.4243: 12.7 -> 13 rounds, 11 more
+    ([-0.05, -0.05], 3),  # no spread: only the 5 rounds any p < 0.05 needs, 3 more
+    ([-0.69], 4),  # one round: no spread to scale by, 4 more to reach 5
+    ([0.1, 0.2], 3), ([math.log(2.0), math.log(0.5)], 3),  # no regression on average (mean >= 0, here exactly
+    # 0): only the 5 rounds' floor
+    ([-0.2] * 6, 1),  # enough rounds and no spread: at least one more
+])
+def test_rounds_to_confirm_is_the_one_sided_sample_size_over_the_tests_efficiency(differences: list[float],
+                                                                                   more: int) -> None:
+    ratios = [math.exp(d) for d in differences]
+    assert stats.rounds_to_confirm(ratios, 1.0, "higher", 0.05) == more
+    assert stats.rounds_to_confirm([1 / r for r in ratios], 1.0, "lower", 0.05) == more
