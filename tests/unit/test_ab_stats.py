@@ -198,3 +198,14 @@ def test_rounds_to_confirm_is_the_one_sided_sample_size_over_the_tests_efficienc
     ratios = [math.exp(d) for d in differences]
     assert stats.rounds_to_confirm(ratios, 1.0, "higher", 0.05) == more
     assert stats.rounds_to_confirm([1 / r for r in ratios], 1.0, "lower", 0.05) == more
+
+
+def test_rounds_to_decide_scales_the_half_width_facing_the_bound() -> None:
+    """Ratio e^-0.1 in [e^-0.3, e^0.05] after 4 rounds. A bound above it (e^-0.05) faces the upper half-width 0.15:
+    4 x (0.15 / 0.05)^2 = 36 rounds, 32 more; a bound below it (e^-0.15) faces the lower one, 0.2: 64, 60 more. A
+    narrow interval already off the bound needs at least one more round."""
+    interval = stats.Interval(math.exp(-0.1), math.exp(-0.3), math.exp(0.05), 4)
+    assert stats.rounds_to_decide(interval, math.exp(-0.05)) == 32
+    assert stats.rounds_to_decide(interval, math.exp(-0.15)) == 60
+    narrow = stats.Interval(math.exp(-0.1), math.exp(-0.12), math.exp(-0.08), 4)
+    assert stats.rounds_to_decide(narrow, math.exp(-0.05)) == 1
