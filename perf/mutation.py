@@ -85,6 +85,10 @@ EQUIVALENT: dict[str, str] = {
                                                            "refuses keys over 64 characters first",
     "ngc_common.bench_result.x_is_efficiency__mutmut_4": "rsplit('.') without maxsplit: the last part is the same",
     "ngc_common.bench_result.x_is_efficiency__mutmut_7": "rsplit('.', 2): the last part is the same",
+    "ngc_paddle.release.ab.stats.x__midranks__mutmut_9": "ranks start at 1.0 instead of 0.0: every rank is written "
+                                                         "before it is read",
+    "ngc_paddle.release.ab.stats.x_rounds_to_decide__mutmut_14": "bound <= ratio instead of <: a bound equal to the "
+                                                                 "ratio has returned None just before",
     "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
                                                        "of '': neither names a CUDA major",
 }
