@@ -209,3 +209,19 @@ def test_rounds_to_decide_scales_the_half_width_facing_the_bound() -> None:
     assert stats.rounds_to_decide(interval, math.exp(-0.15)) == 60
     narrow = stats.Interval(math.exp(-0.1), math.exp(-0.12), math.exp(-0.08), 4)
     assert stats.rounds_to_decide(narrow, math.exp(-0.05)) == 1
+
+
+def test_the_ab_threshold_is_gates_yamls_max_regression_pct(tmp_path) -> None:
+    """Read through the benchmarks' own loader from the repository it is given: the committed file's 5 %, and
+    another tree's own value."""
+    import shutil
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    assert verdict.max_regression_pct(repo) == 5.0
+    (tmp_path / "benchmarks" / "harness").mkdir(parents=True)
+    shutil.copy(repo / "benchmarks" / "harness" / "gates_file.py", tmp_path / "benchmarks" / "harness")
+    text = (repo / "benchmarks" / "gates.yaml").read_text().replace("max_regression_pct: 5\n",
+                                                                      "max_regression_pct: 7.5\n")
+    (tmp_path / "benchmarks" / "gates.yaml").write_text(text)
+    assert verdict.max_regression_pct(tmp_path) == 7.5
