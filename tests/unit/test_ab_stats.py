@@ -4,7 +4,9 @@ signed-rank test agrees with its definition."""
 
 import math
 import random
+import shutil
 from itertools import product
+from pathlib import Path
 
 import pytest
 
@@ -211,12 +213,9 @@ def test_rounds_to_decide_scales_the_half_width_facing_the_bound() -> None:
     assert stats.rounds_to_decide(narrow, math.exp(-0.05)) == 1
 
 
-def test_the_ab_threshold_is_gates_yamls_max_regression_pct(tmp_path) -> None:
+def test_the_ab_threshold_is_gates_yamls_max_regression_pct(tmp_path: Path) -> None:
     """Read through the benchmarks' own loader from the repository it is given: the committed file's 5 %, and
     another tree's own value."""
-    import shutil
-    from pathlib import Path
-
     repo = Path(__file__).resolve().parents[2]
     assert verdict.max_regression_pct(repo) == 5.0
     (tmp_path / "benchmarks" / "harness").mkdir(parents=True)
