@@ -243,7 +243,7 @@ def test_a_result_whose_figures_are_out_of_range_is_refused(tmp_path: Path, edit
     assert str(caught.value).endswith(f"; fix: {bench_result.FIX}")
 
 
-def test_a_result_that_is_not_a_mapping_is_refused_and_an_efficiency_is_named_by_its_last_part(tmp_path) -> None:
+def test_a_result_that_is_not_a_mapping_is_refused_and_an_efficiency_is_named_by_its_last_part(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         bench_result.parse(tmp_path / "result.json", [1])
     assert str(caught.value).startswith(f"{tmp_path / 'result.json'}: (top level): a result.json is a mapping, not a "
