@@ -224,3 +224,10 @@ def test_the_ab_threshold_is_gates_yamls_max_regression_pct(tmp_path: Path) -> N
                                                                       "max_regression_pct: 7.5\n")
     (tmp_path / "benchmarks" / "gates.yaml").write_text(text)
     assert verdict.max_regression_pct(tmp_path) == 7.5
+
+
+def test_the_signed_rank_test_of_no_round_or_one() -> None:
+    """Rounds exactly on the bound say nothing: no rounds counted, p = 1. One round beyond it: W+ = 0, which half of
+    the two sign assignments reach, so p = 0.5 = the smallest p one round can give."""
+    assert stats.signed_rank([1.0, 1.0], 1.0, "higher") == stats.PairedTest(0.0, 1.0, "exact", 0, 1.0)
+    assert stats.signed_rank([0.5], 1.0, "higher") == stats.PairedTest(0.0, 0.5, "exact", 1, 0.5)
