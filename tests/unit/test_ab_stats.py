@@ -231,3 +231,14 @@ def test_the_signed_rank_test_of_no_round_or_one() -> None:
     the two sign assignments reach, so p = 0.5 = the smallest p one round can give."""
     assert stats.signed_rank([1.0, 1.0], 1.0, "higher") == stats.PairedTest(0.0, 1.0, "exact", 0, 1.0)
     assert stats.signed_rank([0.5], 1.0, "higher") == stats.PairedTest(0.0, 0.5, "exact", 1, 0.5)
+
+
+def test_beyond_60_rounds_the_signed_rank_p_is_the_normal_approximation() -> None:
+    """64 rounds: W+ has mean 64 x 65 / 4 = 1040 and sd sqrt(64 x 65 x 129 / 24) = 149.5 under no regression. All
+    rounds worse: W+ = 0, z = (0 - 1040 + 0.5) / 149.5 = -6.95, p = 1.8e-12. Rounds alternately worse and better by
+    1..64 (the better ones the even ranks): W+ = 2 + 4 + ... + 64 = 1056, z = 0.110, p = 0.544."""
+    worse = stats.signed_rank([math.exp(-0.01 * i) for i in range(1, 65)], 1.0, "higher")
+    assert (worse.method, worse.rounds, worse.w_plus) == ("normal", 64, 0.0)
+    assert worse.p == pytest.approx(1.805e-12, rel=1e-3) and worse.min_p == 0.5 ** 64
+    mixed = stats.signed_rank([math.exp(0.01 * i * (1 if i % 2 == 0 else -1)) for i in range(1, 65)], 1.0, "higher")
+    assert (mixed.method, mixed.w_plus) == ("normal", 1056.0) and mixed.p == pytest.approx(0.5439, abs=1e-4)
