@@ -89,6 +89,12 @@ EQUIVALENT: dict[str, str] = {
                                                          "before it is read",
     "ngc_paddle.release.ab.stats.x_rounds_to_decide__mutmut_14": "bound <= ratio instead of <: a bound equal to the "
                                                                  "ratio has returned None just before",
+    **{f"ngc_paddle.release.ab.stats.x_signed_rank__mutmut_{n}": "zip(strict=...) dropped or false: the ranks are "
+       "made from the differences, so the two lists are always as long" for n in (36, 39, 40)},
+    "ngc_paddle.release.ab.stats.x_signed_rank__mutmut_41": "d >= 0 instead of d > 0: rounds on the bound (d == 0) "
+                                                            "were dropped just before",
+    "ngc_paddle.release.ab.stats.x_signed_rank__mutmut_73": "p capped at 2.0 instead of 1.0: the exact count is at "
+                                                            "most 2^n, so p never exceeds 1",
     "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
                                                        "of '': neither names a CUDA major",
 }
