@@ -242,3 +242,12 @@ def test_beyond_60_rounds_the_signed_rank_p_is_the_normal_approximation() -> Non
     assert worse.p == pytest.approx(1.805e-12, rel=1e-3) and worse.min_p == 0.5 ** 64
     mixed = stats.signed_rank([math.exp(0.01 * i * (1 if i % 2 == 0 else -1)) for i in range(1, 65)], 1.0, "higher")
     assert (mixed.method, mixed.w_plus) == ("normal", 1056.0) and mixed.p == pytest.approx(0.5439, abs=1e-4)
+
+
+def test_tied_rounds_narrow_the_normal_approximation_by_the_tie_correction() -> None:
+    """64 rounds all a factor 2 off the bound, 48 worse and 16 better: every |difference| ties at rank 32.5, W+ = 16 x
+    32.5 = 520 and the variance loses (64^3 - 64) / 48 = 5460 of its 22360: sd 130, z = (520 - 1040 + 0.5) / 130
+    = -3.996, p = 3.219e-5."""
+    ratios = [0.5] * 48 + [2.0] * 16  # |log 0.5| == |log 2| exactly
+    tied = stats.signed_rank(ratios, 1.0, "higher")
+    assert (tied.method, tied.w_plus) == ("normal", 520.0) and tied.p == pytest.approx(3.218995e-05, rel=1e-5)
