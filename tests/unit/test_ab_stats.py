@@ -33,8 +33,9 @@ def test_the_interval_holds_the_ratio_and_is_reproducible() -> None:
     assert interval.low <= interval.ratio <= interval.high
     assert interval.low >= 0.49 and interval.high <= 0.52
     assert stats.ratio_interval(ratios) == interval  # fixed seed: the same rounds, the same interval
-    with pytest.raises(ValueError):
-        stats.ratio_interval([1.0, 0.0])
+    for bad in ([], [1.0, 0.0], [1.0, -1.0], [1.0, math.inf], [1.0, math.nan]):
+        with pytest.raises(ValueError, match="ratios must be positive finite numbers"):
+            stats.ratio_interval(bad)
 
 
 def test_the_interval_is_the_bootstrap_percentiles_at_the_asked_level() -> None:
