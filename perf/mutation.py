@@ -95,6 +95,9 @@ EQUIVALENT: dict[str, str] = {
                                                             "were dropped just before",
     "ngc_paddle.release.ab.stats.x_signed_rank__mutmut_73": "p capped at 2.0 instead of 1.0: the exact count is at "
                                                             "most 2^n, so p never exceeds 1",
+    "ngc_paddle.release.ab.stats.x_ratio_interval__mutmut_32": "the upper index capped at resamples + 1 instead of "
+                                                               "- 1: ceil((1 - tail) x resamples) - 1 is at most "
+                                                               "resamples - 1 already",
     "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
                                                        "of '': neither names a CUDA major",
 }
