@@ -99,3 +99,18 @@ def test_bench_compare_whose_job_never_reached_the_ab_is_not_proven_saying_why(t
     (report,) = tmp_path.glob("ab-*/ab.json")
     assert json.loads(report.read_text())["reasons"][0] == \
         "the job did not reach the A/B: start-failed: docker: image would not start"
+
+
+
+def test_bench_compare_whose_job_left_no_outcome_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
+    def job(spec, say):
+        attempt = Path(spec.folder) / "attempt-1"
+        attempt.mkdir(parents=True)
+        return attempt
+
+    monkeypatch.setattr(compare.engine, "image_id", lambda ref: "sha256:" + "ab" * 32)
+    monkeypatch.setattr(compare.engine, "host_has_nvidia_gpus", lambda: False)
+    monkeypatch.setattr(compare, "run_job", job)
+    code = cli.main(["--root", str(REPO), "bench-compare", "ngc-paddle:26.12-cpu", "--reference",
+                     "ngc-paddle:26.11-cpu", "--smoke", "--output", str(tmp_path)])
+    assert code == 3 and "the job did not reach the A/B: no outcome written" in capsys.readouterr().err

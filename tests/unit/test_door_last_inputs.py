@@ -327,8 +327,11 @@ def test_a_baseline_of_another_benchmark_an_interrupted_or_a_smoke_run_or_too_bi
         path.write_text(json.dumps(data))
         with pytest.raises(InputError) as caught:
             bench_result.read_baseline(path, "rn50")
-        assert str(caught.value).startswith(f"{path}: ") and "; fix: " in str(caught.value)
+        assert str(caught.value).startswith(f"{path}: ")
+        assert str(caught.value).endswith(f"; fix: {bench_result.FIX}") or "more than the limit" in str(caught.value)
         return str(caught.value)
+
+    assert ": results.train.fp32: has no 'ips'" in refused(_rename_in_results(("train", "fp32"), "ips", "ipz"))
 
     assert "their figures are not comparable" in refused(lambda d: d["config"].update(benchmark="hgnet"))
     assert ": model: a result of bench-'hgnet', not of bench-rn50: their figures are not comparable" in refused(
@@ -339,5 +342,16 @@ def test_a_baseline_of_another_benchmark_an_interrupted_or_a_smoke_run_or_too_bi
         lambda d: d.update(verdict="SMOKE"))
     assert "more than the limit of 4194304" in refused(
         lambda d: d["results"]["train"].update(summary={"pad": "x" * 4 * 1024 * 1024}))
+
+
+def _rename_in_results(parent_path: tuple[str, ...], old: str, new: str):
+    rename = _rename(parent_path, old, new)
+    return lambda data: rename(data["results"])
+
+
+def test_the_release_result_reader_has_the_baselines_4_mib_bound(tmp_path: Path) -> None:
+    data = copy.deepcopy(GOOD)
+    data["results"]["train"]["summary"] = {"pad": "x" * 4 * 1024 * 1024}
+    (tmp_path / "result.json").write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"more than the limit of 4194304; fix: rerun it"):
-        bench_result.read(tmp_path / "result.json", "rerun it")  # the release's reader has the same bound
+        bench_result.read(tmp_path / "result.json", "rerun it")

@@ -382,3 +382,13 @@ def test_the_committed_policy_allows_ping_capability_and_blocks_the_new_kinds() 
 ])
 def test_each_startup_hook_path_is_watched_and_its_neighbours_are_not(path: str, hook: bool) -> None:
     assert hooks.wants(path) is hook
+
+
+def test_the_images_own_startup_parts_are_the_repositorys_entrypoint_files(repo: Path) -> None:
+    parts = hooks.own_parts(repo)
+    files = sorted((repo / "image" / "entrypoint.d").glob("*"))
+    assert files and {f"/opt/ngc-paddle/entrypoint.d/{f.name}" for f in files} <= set(parts)
+    for f in files:
+        assert parts[f"/opt/ngc-paddle/entrypoint.d/{f.name}"] == hashlib.md5(f.read_bytes()).hexdigest()
+    entrypoint = (repo / "image" / "entrypoint.sh").read_bytes()
+    assert parts["/opt/ngc-paddle/entrypoint.sh"] == hashlib.md5(entrypoint).hexdigest()
