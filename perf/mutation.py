@@ -98,6 +98,16 @@ EQUIVALENT: dict[str, str] = {
     "ngc_paddle.release.ab.stats.x_ratio_interval__mutmut_32": "the upper index capped at resamples + 1 instead of "
                                                                "- 1: ceil((1 - tail) x resamples) - 1 is at most "
                                                                "resamples - 1 already",
+    **{f"ngc_paddle.release.ab.stats.x_signed_rank__mutmut_{n}": "the normal approximation's guard on sigma changed "
+       "(sigma >= 0, > 1, or 1.0 when not): it runs beyond 60 rounds, where sigma^2 >= n(n+1)(n+1)/16 > 1 even "
+       "with every round tied" for n in (109, 114, 115, 116)},
+    "ngc_paddle.release.ab.stats.x_signed_rank__mutmut_131": "p capped at 2.0 instead of 1.0: a normal cdf is at "
+                                                             "most 1",
+    **{f"ngc_paddle.release.ab.verdict.x_max_regression_pct__mutmut_{n}": "the name given to the loaded module: it "
+       "is never registered or looked up" for n in (16, 17)},
+    **{f"ngc_paddle.release.ab.verdict.x_max_regression_pct__mutmut_{n}": "the 'cannot be loaded' branch: "
+       "spec_from_file_location always gives a spec with a loader for a .py path, so it is never reached"
+       for n in (18, 21)},
     "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
                                                        "of '': neither names a CUDA major",
 }
