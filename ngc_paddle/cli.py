@@ -19,12 +19,12 @@ from ngc_common import crash
 from ngc_common.errors import OneLineError
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import image_ref
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease, resolve
-from ngc_paddle.image_build import pipeline
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.image_build import build_flavor
 from ngc_paddle.image_build.bakefile import OVERRIDE, write_build_inputs, write_override
 from ngc_paddle.manifest.loader import latest_release
-from ngc_paddle.validate import validate
+from ngc_paddle.validate_image import validate
 
 
 def _source_overrides(values: list[str]) -> dict[str, str]:
@@ -63,7 +63,7 @@ def _ab_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_build(args: argparse.Namespace) -> int:
     flavor = resolve(Path(args.root), args.release, args.flavor, _source_overrides(args.source))
-    pipeline.build(flavor, force=args.force, say=lambda line: print(line, flush=True),
+    build_flavor.build(flavor, force=args.force, say=lambda line: print(line, flush=True),
                    cache_registry=args.cache_registry or os.environ.get("NGC_PADDLE_CACHE_REGISTRY") or None)
     return 0
 

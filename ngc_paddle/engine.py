@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from ngc_paddle.errors import ToolchainError
+from ngc_paddle.host_errors import ToolchainError
 
 ENSURE_ENGINE = Path(__file__).resolve().parents[1] / "toolchain" / "ensure-engine.sh"
 ENSURE_REGISTRY = ENSURE_ENGINE.with_name("ensure-registry.sh")

@@ -29,10 +29,10 @@ from types import MappingProxyType
 from typing import Any
 
 from ngc_paddle.cuda import CudaSpec
-from ngc_paddle.errors import ManifestError
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.lock.check import apt_packages, lock_status
 from ngc_paddle.lock.layer_args import layer_args as build_args
-from ngc_paddle.lock.model import Lock, lock_path
+from ngc_paddle.lock.lock_file import Lock, lock_path
 from ngc_paddle.lock.subject import ManifestFlavor
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest

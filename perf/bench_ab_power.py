@@ -50,7 +50,7 @@ from benchmarks.harness import cpu_kind  # noqa: E402
 from benchmarks.harness.timing import PLANTED_SLOWDOWN_ENV  # noqa: E402
 from ngc_common.exit_codes import ExitCode  # noqa: E402
 from ngc_paddle import engine, image_ref  # noqa: E402
-from ngc_paddle.errors import NgcPaddleError  # noqa: E402
+from ngc_paddle.host_errors import NgcPaddleError  # noqa: E402
 from ngc_paddle.release.ab import compare, plan, rounds, verdict  # noqa: E402
 from ngc_paddle.release.ab.metrics import IMAGE_SIZE  # noqa: E402
 from perf.bench_gate_power import load  # noqa: E402

@@ -41,7 +41,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from benchmarks.harness import cpu_kind, gates  # noqa: E402
+from benchmarks.harness import acceptance_gates, cpu_kind  # noqa: E402
 from benchmarks.harness.timing import PLANTED_SLOWDOWN_ENV  # noqa: E402
 from ngc_common.errors import InputError  # noqa: E402
 from ngc_common.exit_codes import ExitCode  # noqa: E402
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     ran = matrix(p, options, {"ISAS": "isas", "MODELS": "models", "LOADS": "loads", "VARIANTS": "variants",
                               "MODE": "mode"})
     try:
-        table = gates.load(options.gates) if options.gates else gates.load()
+        table = acceptance_gates.load(options.gates) if options.gates else acceptance_gates.load()
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT

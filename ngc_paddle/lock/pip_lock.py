@@ -34,9 +34,9 @@ from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from ngc_paddle.errors import ManifestError, NgcPaddleError
+from ngc_paddle.host_errors import ManifestError, NgcPaddleError
 from ngc_paddle.layers import BASE_LAYER, LAYER_ORDER
-from ngc_paddle.lock.model import PipEntry
+from ngc_paddle.lock.lock_file import PipEntry
 from ngc_paddle.lock.subject import LockSubject
 from ngc_paddle.manifest.schema import Flavor, Source
 

@@ -25,9 +25,9 @@ import dataclasses
 from collections.abc import Callable
 from functools import partial
 
-from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
-from ngc_paddle.release.fleet import schema as fleet_schema
+from ngc_paddle.host_errors import Failed, NgcPaddleError, NotProven
+from ngc_paddle.release.fleet import fleet_schema
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import (
     Built,
@@ -49,7 +49,7 @@ from ngc_paddle.release.stages import (
 from ngc_paddle.release.state_file import State
 
 # The gates of a built flavor, in the order they run; bench reads the A/B (a benchmark that no CPU floor decides
-# takes the A/B's verdict: ngc_paddle.release.ab.unfloored), month-over-month reads the SBOM the scan wrote.
+# takes the A/B's verdict: ngc_paddle.release.ab.gate_without_floor), month-over-month reads the SBOM the scan wrote.
 GATES: tuple[Callable[[Built], Step], ...] = (validate.plan, ab.plan, bench.plan, scan.plan, month_over_month.plan)
 # With a fleet, validate, bench and ab run as the fan-out (stages/gates.py: each job its A/B on its node); these stay
 # on this host.

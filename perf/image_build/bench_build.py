@@ -29,8 +29,8 @@ sys.path.insert(0, str(REPO))
 
 from ngc_paddle import engine  # noqa: E402
 from ngc_paddle.flavor import resolve  # noqa: E402
-from ngc_paddle.image_build import pipeline  # noqa: E402
-from ngc_paddle.image_build.report import human  # noqa: E402
+from ngc_paddle.image_build import build_flavor  # noqa: E402
+from ngc_paddle.image_build.build_report import human  # noqa: E402
 from ngc_paddle.image_build.scratch import scratch_copy  # noqa: E402
 from ngc_paddle.manifest.loader import latest_release  # noqa: E402
 
@@ -42,7 +42,7 @@ PAYLOAD_SCRIPT = (
 
 def timed_build(root: Path, release: str, flavor: str | None, sources: dict[str, str]) -> tuple[float, list[str], str]:
     started = time.monotonic()
-    report = pipeline.build(resolve(root, release, flavor, sources), say=lambda _line: None)
+    report = build_flavor.build(resolve(root, release, flavor, sources), say=lambda _line: None)
     return time.monotonic() - started, [layer.status for layer in report.layers], report.image
 
 

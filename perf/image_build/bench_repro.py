@@ -379,7 +379,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     sources = dict(item.split("=", 1) for item in args.source)
-    from ngc_paddle.errors import NgcPaddleError
+    from ngc_paddle.host_errors import NgcPaddleError
     from ngc_paddle.image_build.scratch import scratch_copy
 
     with tempfile.TemporaryDirectory(prefix="ngc-repro-", dir=os.environ.get("NGC_REPRO_TMP")) as tmp_name:

@@ -90,12 +90,12 @@ def assert_cpu_floors_decide(result: dict, floors: int) -> list[dict]:
     gates decide it (PASS or FAIL each, so the verdict is PASS or FAIL); a kind without floors (CI lands on more than
     one kind) is NOT PROVEN, saying so and naming the kind, its efficiencies reported and no CPU gate applied.
     Returns the CPU gates that applied."""
-    from benchmarks.harness import gates
+    from benchmarks.harness import acceptance_gates
 
-    table = gates.load(REPO / "benchmarks" / "gates.yaml")
+    table = acceptance_gates.load(REPO / "benchmarks" / "gates.yaml")
     kind = result["config"]["cpu_kind"]
     cpu = [g for g in result["gates"] if g["profile"] == "cpu" and g["status"] != "N/A"]  # this CPU kind's floors
-    if gates.unfloored_cpu(table, result["model"], "cpu", result["config"]) is None:
+    if acceptance_gates.unfloored_cpu(table, result["model"], "cpu", result["config"]) is None:
         assert result["verdict"] in ("PASS", "FAIL") and len(cpu) == floors, (kind, cpu)
         assert all(g["status"] in ("PASS", "FAIL") and g["acceptance"] for g in cpu), cpu
     else:

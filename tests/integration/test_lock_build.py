@@ -6,7 +6,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from ngc_paddle.image_build.scratch import scratch_copy
-from ngc_paddle.lock.model import read_lock
+from ngc_paddle.lock.lock_file import read_lock
 from tests.integration.conftest import REPO, docker, run_cli
 
 IMAGE = "ngc-paddle-h13l-itest"

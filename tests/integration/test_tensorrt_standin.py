@@ -33,7 +33,7 @@ from ngc_paddle.image_build.bakefile import bake_command, bake_env, resolved_gro
 from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.layers import bake_target
 from ngc_paddle.lock.base_image import ensure_base_image
-from ngc_paddle.lock.model import read_lock
+from ngc_paddle.lock.lock_file import read_lock
 from tests.integration.conftest import REPO, docker, run_cli
 
 IMAGE = "ngc-paddle-h29trt-itest"

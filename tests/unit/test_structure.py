@@ -17,7 +17,7 @@ PACKAGE = REPO / "ngc_paddle"
 # The parts of ngc_paddle (a folder or a top-level module), bottom layer first. Parts of one layer do
 # not import each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "fields", "layers", "distro"),  # facts and types
+    ("host_errors", "fields", "layers", "distro"),  # facts and types
     ("engine", "cosign", "outputs", "cuda"),  # the docker and cosign CLI adapters, writing files, the CUDA spec
     ("driver",),  # driver figures of a CUDA version
     ("manifest",),  # the release manifest: schema, checks, loading, the image's resolved view
@@ -26,10 +26,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # (what ngc_paddle.flavor.ResolvedFlavor satisfies), never as the raw manifest and a name to look up again.
     ("lock",),
     ("flavor",),  # a release and its flavors resolved once per run
-    ("layer_checks", "attestations"),  # the validation suite's layer checks from the host, signed evidence
+    ("validate_layer", "attestations"),  # the validation suite's layer checks from the host, signed evidence
     # the commands' own machinery, each taking the release or flavor the run resolved: `ngc-paddle lock`
     # (lock_command: above flavor, it takes the resolved release), the build, validation, image names, the scan
-    ("lock_command", "image_build", "validate", "image_ref", "scan"),
+    ("lock_command", "image_build", "validate_image", "image_ref", "scan"),
     ("release",),  # the monthly pipeline
     ("cli",),
 )
@@ -77,7 +77,7 @@ def test_no_import_points_up_or_sideways() -> None:
     assert wrong == []
 
 
-@pytest.mark.parametrize("part", ["lock", "manifest", "driver", "layer_checks"])
+@pytest.mark.parametrize("part", ["lock", "manifest", "driver", "validate_layer"])
 def test_what_the_build_uses_does_not_import_the_build(part: str) -> None:
     assert [where for (a, b), where in _edges().items() if a == part and b == "image_build"] == []
 

@@ -8,6 +8,6 @@ ratio candidate/reference per metric with a confidence interval from the rounds.
 
 Modules, one job each: `stats` (bootstrap interval, paired signed-rank test, rounds still needed), `metrics` (which
 figures of a round are compared, and which way is better), `rounds` (reading a job's bench-ab folder), `verdict`
-(PASS / FAIL / NOT PROVEN per metric and overall), `report` (ab.json, ab.md, rounds.svg), `reference` (the previous
+(PASS / FAIL / NOT PROVEN per metric and overall), `ab_report` (ab.json, ab.md, rounds.svg), `reference` (the previous
 release's image by digest), `plan` (the job spec of an A/B), `compare` (the `ngc-paddle bench-compare` command).
 """

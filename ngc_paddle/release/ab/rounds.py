@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ngc_common import bench_result, bounded_read
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.ab import metrics
 from ngc_paddle.release.ab.metrics import Metric
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from statistics import median
 from typing import Literal
 
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.ab import stats
 from ngc_paddle.release.ab.metrics import IMAGE_SIZE, Metric
 

@@ -22,17 +22,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.ab import plan as ab_plan
 from ngc_paddle.release.ab import verdict as ab_verdict
 from ngc_paddle.release.ab.reference import Reference
-from ngc_paddle.release.fleet import hardware, results
+from ngc_paddle.release.fleet import hardware_profiles, results
 from ngc_paddle.release.fleet.cells import Attempt, Cell
+from ngc_paddle.release.fleet.fleet_schema import Fleet, Profile
 from ngc_paddle.release.fleet.payload import JobSpec
 from ngc_paddle.release.fleet.runners import for_profile
-from ngc_paddle.release.fleet.runners.base import JobState, NoPlace, Placed, Runner, SubmitFailed
+from ngc_paddle.release.fleet.runners.interface import JobState, NoPlace, Placed, Runner, SubmitFailed
 from ngc_paddle.release.fleet.runners.slurm_commands import HOPELESS
-from ngc_paddle.release.fleet.schema import Fleet, Profile
 from ngc_paddle.release.stages import digest, file_digest
 
 POLL_S = 2.0
@@ -72,7 +72,7 @@ def applies(name: str, profile: Profile, target: Target) -> bool:
     """Whether a fleet profile proves this flavor: the ones it names, else GPU profiles for GPU flavors."""
     if profile.flavors is not None:
         return target.flavor in profile.flavors
-    on_gpus = (profile.hardware or name) != hardware.CPU
+    on_gpus = (profile.hardware or name) != hardware_profiles.CPU
     return on_gpus == target.gpu_flavor
 
 
@@ -115,7 +115,7 @@ class FanOut:
         self.sleep = self.stopping.wait  # between two looks at the jobs (a test's to replace)
         self.watcher: threading.Thread | None = None
         self.watch_error: BaseException | None = None
-        self.patterns = hardware.gates_profiles(root)
+        self.patterns = hardware_profiles.gates_profiles(root)
         self.run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")  # sorts by time; one per run
         self.runners: dict[str, Runner] = {}
         self.cells: dict[str, Cell] = {}
@@ -348,7 +348,7 @@ class FanOut:
                     finished=now())
         self._finish(spec.flavor, spec.profile, cell)  # kept first: a Ctrl-C from here on cannot lose it
         self.tracks.pop(track.cell, None)
-        where = f" on {hardware.describe(facts)}" if facts else ""
+        where = f" on {hardware_profiles.describe(facts)}" if facts else ""
         self.say(f"    {track.cell}: {cell.job} done{where} after {duration(cell.seconds or 0)}: {status}: "
                  f"{detail[:400]}")
 

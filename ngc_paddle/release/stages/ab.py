@@ -8,7 +8,7 @@ Run: the A/B job (ngc_paddle.release.ab: the fleet's job script, its round loop 
   interleaved in rounds; results in <flavor>/ab/<key>/ab-<time>/ (ab.json with the node's facts, ab.md, rounds.svg
   and every round's files), so that the run of a key is found again by its key alone. It runs before `bench`,
   which reads it: a benchmark NOT PROVEN only because this CPU kind has no floor is decided by this A/B
-  (ngc_paddle.release.ab.unfloored). On a fleet the same A/B runs inside each profile's job, on its node
+  (ngc_paddle.release.ab.gate_without_floor). On a fleet the same A/B runs inside each profile's job, on its node
   (stages/gates.py), not here.
 Report: `    ab: STATUS: A/B VERDICT against REF (N rounds): METRIC RATIO [LOW, HIGH] ...`; the notes' gate table and
   their "this month vs last month" section (ratio and interval per metric, of this candidate's A/B only). PASS:
@@ -23,10 +23,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ngc_paddle.flavor import ResolvedRelease
-from ngc_paddle.release.ab import compare, report, verdict
+from ngc_paddle.release.ab import ab_report, compare, verdict
 from ngc_paddle.release.ab import plan as ab_plan
 from ngc_paddle.release.ab.reference import Reference, previous_image
-from ngc_paddle.release.fleet import hardware
+from ngc_paddle.release.fleet import hardware_profiles
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import Built, Outcome, Step, digest
 
@@ -72,12 +72,12 @@ def run(built: Built, ref: Reference, this: str = "") -> Outcome:
     spec = ab_plan.compare_job(built.resolved.reference, ref.image, folder, built.opts.benchmarks, n.rounds, n.smoke,
                                1 if built.gpu_host else 0, n.validation_time, pull=True)
     attempt = compare.run_job(spec, lambda line: print(line, flush=True))
-    summary = report.analyze(attempt / "bench-ab", verdict.max_regression_pct(built.root),
-                             hardware.read_facts(attempt / "facts.txt"))
+    summary = ab_report.analyze(attempt / "bench-ab", verdict.max_regression_pct(built.root),
+                             hardware_profiles.read_facts(attempt / "facts.txt"))
     summary["candidate"]["name"] = f"{built.image} ({built.release})"
     summary["reference"]["name"] = f"{ref.image} ({ref.release or ref.why})"
-    report.write(folder, summary, f"A/B of {built.image}: this release vs {ref.release or 'the reference'}")
-    return Outcome(STATUS.get(summary["verdict"], "not proven"), report.headline(summary))
+    ab_report.write(folder, summary, f"A/B of {built.image}: this release vs {ref.release or 'the reference'}")
+    return Outcome(STATUS.get(summary["verdict"], "not proven"), ab_report.headline(summary))
 
 
 def report_of(folder: Path, this: str) -> Path | None:
@@ -88,7 +88,8 @@ def report_of(folder: Path, this: str) -> Path | None:
 
 def this_run(built: Built) -> tuple[dict | None, str]:
     """The A/B of this candidate against its reference, as this run's `ab` stage left it (it runs before `bench`),
-    or None and why there is none: for the benchmarks that no CPU floor decides (ngc_paddle.release.ab.unfloored)."""
+    or None and why there is none: for the benchmarks that no CPU floor decides
+    (ngc_paddle.release.ab.gate_without_floor)."""
     ref = reference(built)
     if ref.image is None:
         return None, f"{NOT_RUN}: {ref.why}"
@@ -127,7 +128,7 @@ def markdown(root: Path, folder: Path, stages: dict) -> str:
         summary = json.loads(path.read_text()) if path else None
         lines += ["### this host", ""]
         if summary is not None and _of_candidate(summary, candidate):
-            lines += [*report.notes_table(summary), ""]
+            lines += [*ab_report.notes_table(summary), ""]
         else:
             lines += [f"{entry['status']}: {entry.get('detail', '')}", ""]
     gates = stages.get("gates")
@@ -137,7 +138,7 @@ def markdown(root: Path, folder: Path, stages: dict) -> str:
                       key=lambda p: attempt_number(p.parents[1])) if cell.get("ab") and cell.get("folder") else []
         summary = json.loads(runs[-1].read_text()) if runs else None
         if summary is not None and _of_candidate(summary, candidate):
-            lines += [f"### {profile} ({cell.get('job')}, {cell.get('node')})", "", *report.notes_table(summary), ""]
+            lines += [f"### {profile} ({cell.get('job')}, {cell.get('node')})", "", *ab_report.notes_table(summary), ""]
     if not lines:
         said = [e.get("detail", "") for e in [entry or {}, *cells.values()]]
         why = next((d[d.index(NOT_RUN):].split(";")[0] for d in said if NOT_RUN in d), "")

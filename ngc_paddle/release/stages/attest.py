@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ngc_paddle import attestations, cosign
 from ngc_paddle.attestations import Attestation
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.image_build import provenance
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import Built, Outcome, digest

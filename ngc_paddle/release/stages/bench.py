@@ -6,7 +6,7 @@ Inputs (resume key): the image id, the benchmarks asked for (`--bench`), whether
 Run: `docker run IMAGE COMMAND --output ... [--baseline ...]` per benchmark (the benchmark refuses a
   baseline of other hardware itself); results in <flavor>/bench/<command>/<run>/. A benchmark NOT PROVEN only
   because this CPU kind has no floor (gates.yaml: "reported, not gated, NOT PROVEN unless the A/B gate decides")
-  takes the verdict of its metrics in this run's A/B (ngc_paddle.release.ab.unfloored).
+  takes the verdict of its metrics in this run's A/B (ngc_paddle.release.ab.gate_without_floor).
 Report: `    bench: STATUS: COMMAND: VERDICT (N pass, N fail, N not run, N n/a, baseline RUN|no baseline)
   [(failed: gates)]; ...` (a verdict the A/B decided: `COMMAND: VERDICT: no floor for CPU kind KIND: decided by
   A/B (...): METRIC ratio R CI [LOW, HIGH] ...; absolute: ...`), the same in state.json and the notes' gate
@@ -21,9 +21,9 @@ from pathlib import Path
 from ngc_common import bench_result
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import engine
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
-from ngc_paddle.release.ab import unfloored
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.release.ab import gate_without_floor
 from ngc_paddle.release.options import BENCHMARKS
 from ngc_paddle.release.stages import Built, Outcome, Step, ab, digest, release_folder
 
@@ -94,9 +94,9 @@ def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: 
         except NgcPaddleError as exc:
             return Outcome("failed", f"{command} wrote a result.json that cannot be read: {exc}")
         baseline = baselines[command].parent.name if command in baselines else None
-        kind = unfloored.kind_without_floor(result)
+        kind = gate_without_floor.kind_without_floor(result)
         if kind is not None and ab_of_this_run is not None:
-            decided, why = unfloored.decide(command, kind, *ab_of_this_run())
+            decided, why = gate_without_floor.decide(command, kind, *ab_of_this_run())
             details.append(describe(command, result, baseline, (decided, why)))
             statuses.append(STATUS_OF.get(decided, "not proven"))
             continue
@@ -109,7 +109,7 @@ def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: 
 def describe(command: str, result: bench_result.ResultFile, baseline: str | None,
              decided: tuple[str, str] | None = None) -> str:
     """`COMMAND: VERDICT (N pass, N fail, N not run, N n/a, baseline RUN|no baseline) [(failed: gates)][; reasons]`;
-    a verdict the A/B `decided` (ngc_paddle.release.ab.unfloored): `COMMAND: VERDICT: WHY; absolute: (...)`."""
+    a verdict the A/B `decided` (ngc_paddle.release.ab.gate_without_floor): `COMMAND: VERDICT: WHY; absolute: (...)`."""
     gates = result.gates
     counts = {s: sum(g.status == s for g in gates) for s in ("PASS", "FAIL", "NOT RUN", "N/A")}
     failed = [g.gate for g in gates if g.status == "FAIL"]

@@ -23,7 +23,7 @@ from ngc_paddle.release.ab.plan import Size
 from ngc_paddle.release.ab.reference import Reference
 from ngc_paddle.release.fleet.cells import Cell
 from ngc_paddle.release.fleet.fanout import FanOut, Target
-from ngc_paddle.release.fleet.schema import Fleet
+from ngc_paddle.release.fleet.fleet_schema import Fleet
 from ngc_paddle.release.options import BENCHMARKS
 from ngc_paddle.release.stages import Outcome, digest, release_folder
 from ngc_paddle.release.stages.bench import stored_verdict

@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.manifest.schema import MonthOverMonth
 from ngc_paddle.release.stages import Built, Outcome, Step, digest, file_digest, release_folder
 from ngc_paddle.release.stages import scan as scan_stage

@@ -29,12 +29,12 @@ from ngc_common import bounded_read
 from ngc_common.error_line import one_line
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import driver_sentence, requirement
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease, release_tags
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.manifest.loader import load_manifest
 from ngc_paddle.manifest.schema import Flavor, Manifest
 from ngc_paddle.outputs import ensure_folder, staged
-from ngc_paddle.release.fleet import hardware
+from ngc_paddle.release.fleet import hardware_profiles
 from ngc_paddle.release.options import BENCHMARKS
 from ngc_paddle.release.stages import ab, bench, gates, release_folder
 from ngc_paddle.release.state_file import MAX_DETAIL, State
@@ -295,7 +295,7 @@ def profile_table(flavors: dict[str, dict]) -> list[str]:
     for name, profile, cell in cells:
         hw = cell.get("hardware", profile)
         shown = profile if hw in (profile, "-") else f"{profile} ({hw})"
-        node = hardware.describe(cell["facts"]) if cell.get("facts") else cell.get("node") or "-"
+        node = hardware_profiles.describe(cell["facts"]) if cell.get("facts") else cell.get("node") or "-"
         job = cell.get("job") or "-"
         if cell.get("attempts"):
             job += f" (requeued; {len(cell['attempts'])} attempt(s) without a verdict)"

@@ -18,7 +18,7 @@ Report: `--> push TARGET`, `    pushed TARGET@DIGEST (the registry serves the sa
 from collections.abc import Callable
 
 from ngc_paddle import engine
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.registry import DigestMismatch, push_and_verify, served_digest
 from ngc_paddle.release.stages import digest
 from ngc_paddle.release.state_file import State

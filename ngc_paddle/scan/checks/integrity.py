@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.scan.checks import bytecode, hooks, package_records
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.source.saved_image import BASE, Layer

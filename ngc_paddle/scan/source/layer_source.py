@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO
 
 from ngc_paddle import engine
-from ngc_paddle.errors import NgcPaddleError, ToolchainError
+from ngc_paddle.host_errors import NgcPaddleError, ToolchainError
 from ngc_paddle.scan.source.layer_tar import layer_tar
 from ngc_paddle.scan.source.saved_image import ImageConfig, Layer, SavedImage, image_layers, save
 

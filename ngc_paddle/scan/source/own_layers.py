@@ -27,7 +27,7 @@ from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.scan.source.image_release import FLAVOR_LABEL, RELEASE_LABEL, ImageRelease
 from ngc_paddle.scan.source.saved_image import BASE, Layer, step_text
 
-REPORT = "build/reports/{release}-{flavor}/build.json"  # ngc_paddle/image_build/pipeline.py writes it
+REPORT = "build/reports/{release}-{flavor}/build.json"  # ngc_paddle/image_build/build_flavor.py writes it
 Inspect = Callable[[list[str]], dict[str, dict]]  # engine.inspect_images: ref -> `docker image inspect` object
 
 
@@ -38,7 +38,7 @@ class _ReportLayer(BaseModel):
 
 
 class _Report(BaseModel):
-    """The part of the build report (image_build/report.BuildReport) that names the images each layer made."""
+    """The part of the build report (image_build/build_report.BuildReport) that names the images each layer made."""
 
     model_config = ConfigDict(extra="ignore")
     base_image: str

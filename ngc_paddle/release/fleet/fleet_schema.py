@@ -25,8 +25,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
-from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.release.fleet import hardware
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.release.fleet import hardware_profiles
 from ngc_paddle.release.options import BENCHMARKS
 
 FIX = "see fleets/example-gpu-site.yaml and docs/fleets.md for the format"
@@ -157,7 +157,7 @@ class FleetError(NgcPaddleError):
     """The fleet file cannot be used (bad input: exit 2)."""
 
 
-LOCAL = Fleet(profiles={hardware.CPU: Profile(local=LocalPlace())})  # no fleet file: this host, as a node
+LOCAL = Fleet(profiles={hardware_profiles.CPU: Profile(local=LocalPlace())})  # no fleet file: this host, as a node
 
 
 def load(path: Path, root: Path) -> Fleet:
@@ -167,14 +167,14 @@ def load(path: Path, root: Path) -> Fleet:
         fleet = Fleet.model_validate(data)
     except ValidationError as exc:
         raise FleetError(one_line(path, exc, FIX)) from None
-    known = hardware.gates_profiles(root)
+    known = hardware_profiles.gates_profiles(root)
     for name, profile in fleet.profiles.items():
         where = f"{path}: profiles.{name}"
         hw = profile.hardware or name
         if hw not in known:
             raise FleetError(f"{where}: {hw!r} is not a hardware profile of benchmarks/gates.yaml; fix: use one of "
                              f"{', '.join(known)}, or name it with hardware:")
-        if hw != hardware.CPU and profile.gpus == 0:
+        if hw != hardware_profiles.CPU and profile.gpus == 0:
             where += ".slurm.gres" if profile.slurm else f".{profile.runner}.gpus"
             raise FleetError(f"{where}: the {hw} profile asks for no GPU, so its jobs would never see one; fix: "
                              "ask for at least one (slurm: gres: gpu:1; ssh/local: gpus: 1)")

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from ngc_paddle import cli
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release.stages.notes import check_record, notes_text
 from ngc_paddle.release.state_file import MAX_DETAIL, State, StateError
