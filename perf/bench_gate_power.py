@@ -20,7 +20,7 @@ exist. Prints every run, each round's time and the estimate for all rounds, and 
 gate, model, CPU kind and load (rn50 and hgnet share the training metric: one's miss must not hide in the
 other's total); records them in docs/measurements.md after a complete run. Exit 0 when there were no misses and
 no false fails, 1 otherwise. The defaults (10 rounds of rn50 and hgnet, native and AVX2-capped, idle and busy,
-healthy and each phase slowed 2x) are what issue 28's done-when asks for.
+healthy and each phase slowed 2x) are what proving the CPU gates needs.
 
   python perf/bench_gate_power.py IMAGE [--runs 10] [--models rn50,hgnet] [--loads idle,busy] [--isas native,avx2]
                                   [--variants healthy,slowed-train,slowed-infer] [--mode all] [--gates FILE]
@@ -53,7 +53,7 @@ SLOWED_PHASES = {"healthy": (), "slowed-train": ("train",), "slowed-infer": ("in
 OPTION = {"image_size": "--image-size", "batch_size": "--batch-size", "infer_image_size": "--infer-image-size",
           "model": "--model", "gpus": "--gpus"}
 ISA_WORDS = {"native": "native kernels", "avx2": "capped to AVX2"}  # how the report names each --isas choice
-DEFAULT_RUNS = 10  # what the done-when of issue 28 asks for (make bench-gate-power's default)
+DEFAULT_RUNS = 10  # the rounds proving the CPU gates takes (make bench-gate-power's default)
 SHORT = ["--warmup", "1", "--steps", "3", "--infer-iters", "20", "--batch-sizes", "1,8",
          "--backends", "paddle-inference"]
 

@@ -5,7 +5,7 @@ gates validate, ab (the A/B against the previous release's image), bench, scan a
 file the validate, ab and bench stages are one `gates` stage fanned out per hardware profile (Slurm, SSH hosts,
 this host), each job its A/B on its own node, submitted before the local gates
 run and watched while they run. Then the stages that must pass on the gated digest before it may carry a
-release tag (BEFORE_RELEASE_TAG: issue 21's attestations), then for every flavor at once push (the release tag
+release tag (BEFORE_RELEASE_TAG: the attestations), then for every flavor at once push (the release tag
 moved to the gated digest), with the notes written after the gates and again after the push. Each stage is one
 module in ngc_paddle/release/stages/, saying its inputs (its resume key), how it runs and how it
 reports. The release is resolved once (ngc_paddle.flavor: the manifest opened once, each flavor's lock

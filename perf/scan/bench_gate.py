@@ -1,7 +1,7 @@
 """The whole scan gate against trivy's own secret scan on the same image, side by side in one run: a cold scan,
 a rescan after a change to the top layer, and trivy alone.
 
-Why: the gate wraps trivy and adds its own layer checks and SBOM; its targets (issue 30) are a cold scan
+Why: the gate wraps trivy and adds its own layer checks and SBOM; its targets are a cold scan
 shorter than trivy alone on the same image (docker save + `trivy image --input TAR --scanners secret`), and
 a rescan after a change to the top layer of about 5 to 7 s (it reads only that layer: the per-layer caches
 of the gate and of trivy hold the others). On a shared machine only figures measured in one run, alternating,

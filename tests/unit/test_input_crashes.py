@@ -1,5 +1,5 @@
-"""Inputs and outputs at the door: the crash, hang and overwrite bugs of issue 23, each checked to end in one line
-(exit 2) with nothing lost."""
+"""Bad inputs and outputs at the command line: each crash, hang or overwrite once found there now ends in one
+line (exit 2) with nothing lost."""
 
 import contextlib
 import io

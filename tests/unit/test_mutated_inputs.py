@@ -1,4 +1,4 @@
-"""The last inputs a mutation run got through (issue 30): each one now ends in one line naming it (exit 2), or does
+"""The last inputs a mutation run got through: each one now ends in one line naming it (exit 2), or does
 the right thing (a quoted version is bumped as the diff says)."""
 
 import copy
