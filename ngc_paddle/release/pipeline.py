@@ -1,24 +1,6 @@
 """`ngc-paddle release YY.MM`: the release stages in order for each flavor, their state, and the push decision.
 
-Per flavor: build, then the candidate pushed under its candidate tag (the gates run it by digest), then the
-gates validate, ab (the A/B against the previous release's image), bench, scan and month-over-month; with a fleet
-file the validate, ab and bench stages are one `gates` stage fanned out per hardware profile (Slurm, SSH hosts,
-this host), each job its A/B on its own node, submitted before the local gates
-run and watched while they run. Then the stages that must pass on the gated digest before it may carry a
-release tag (BEFORE_RELEASE_TAG: the attestations), then for every flavor at once push (the release tag
-moved to the gated digest), with the notes written after the gates and again after the push. Each stage is one
-module in ngc_paddle/release/stages/, saying its inputs (its resume key), how it runs and how it
-reports. The release is resolved once (ngc_paddle.flavor: the manifest opened once, each flavor's lock
-and image names derived once) and passed to the build and every stage; this module only orders them,
-keeps their results in build/release/<release>/state.json (written after every stage) and decides
-the push. A rerun skips a gate whose key is unchanged and
-that passed, so it resumes after an interruption or a failure; the build itself always runs, its
-unchanged case answered from the images' labels. Any failed gate stops the push and is named; the
-registry then keeps the previous release. A gate that is NOT PROVEN (GPU checks or benchmarks of a
-GPU flavor on a host without a GPU, a scan whose vulnerability part did not run for want of a
-source) stops the push too (exit 3 when nothing failed), unless `accept_unproven` gives a reason, which
-the notes print in the gate table; a gate NOT PROVEN with the same key is then taken as stored, not run
-again. Containers the stages start get the host's GPUs where it has them (engine.run_flags).
+The long form: docs/design-notes.md, section `ngc_paddle/release/pipeline.py`.
 """
 
 import dataclasses

@@ -6,14 +6,7 @@ of the payloads the layers install (what `pip`/`apt` put on disk), measured in t
   python perf/image_build/bench_build.py [--release YY.MM] [--flavor cpu] [--keep-cache]
   python perf/image_build/bench_build.py --skip-cold (--cold-s SECONDS | --cold-report build.json)
 
-The cold build runs in a scratch copy of the repository with its own image name and with the
-BuildKit cache pruned first (unless --keep-cache), so it never touches the release's own tags.
-Reinstalling the packages is part of "cold": on a mirror-less host this is dominated by downloads.
---skip-cold leaves the cache alone (for a host whose cache others use): the first build of the copy
-is then a warm-up, not timed, and the cold figure comes from --cold-s or a cold build's report
-(its duration_s, which leaves out the steps before the first layer: the ratios come out a little high).
-The no-change rebuild is timed twice: in-process, and as `make image` runs it (the toolchain script
-and the `ngc-paddle build` command, Python start-up included).
+The long form: docs/design-notes.md, section `perf/image_build/bench_build.py`.
 """
 
 import argparse

@@ -1,17 +1,6 @@
 """The fan-out: one job per flavor x hardware profile, all submitted at once, watched, requeued once, collected.
 
-Why: a release has to be proven on every profile it claims, and waiting for the profiles one after the other
-would cost their sum. Every job is submitted before any is waited on (one sbatch per profile, a job array over
-the flavors that share it); progress is a line per change of a job (queued, running on NODE, done, with times)
-and a line a minute while jobs run. A job that ends without a verdict (a dead node, a time limit, an image that
-would not start) is requeued once and is NOT RUN if it fails again, never PASS; a profile with no place to run
-(an empty partition, a gres no node has, no SSH host answering) is NOT PROVEN with that reason; a node without
-the profile's GPU gives N/A. Ctrl-C or SIGTERM cancels every job still queued or running (scancel, or the
-job's own trap) before the pipeline exits, and leaves every cell that finished in state.json, so a rerun
-resumes: a cell whose inputs (the candidate's digest, the profile, its benchmarks and baselines) are unchanged
-since it passed is not run again. With references (the previous release's image of each flavor, by digest), every
-job also runs its A/B on its own node (ngc_paddle.release.ab: both images on the same node and GPU, interleaved in
-rounds), whose verdict joins the cell's.
+The long form: docs/design-notes.md, section `ngc_paddle/release/fleet/fanout.py`.
 """
 
 import shutil

@@ -5,16 +5,7 @@ Why: a fleet file decides which machines prove a release. A misspelt key, a part
 runs somewhere else, or nowhere, minutes later. Here any of them is one line naming the file and the field,
 exit 2, before anything is pushed or submitted.
 
-    profiles:
-      A100-80GB:                       # a profile of benchmarks/gates.yaml, or `cpu` (or any name + `hardware:`)
-        flavors: [gpu]                 # optional: default cpu profile -> flavors without CUDA, GPU ones -> with
-        slurm: {partition: a100, gres: "gpu:1", time: "01:00:00", container: pyxis}
-        bench: {bench-rn50: [--precision, "tf32,amp"], bench-hgnet: [--model, tiny]}
-        validate: [-m, "not slow"]
-      L4:
-        ssh: {hosts: [gpu-l4-01, "ops@gpu-l4-02:2222"], gpus: 1}
-      cpu:
-        local: {}
+The long form: docs/design-notes.md, section `ngc_paddle/release/fleet/fleet_schema.py`.
 """
 
 import re

@@ -1,21 +1,6 @@
 """Release stage `ab`: the candidate against the previous release's image of its flavor, side by side on this host.
 
-Inputs (resume key): the image id, the reference (REGISTRY/REPO@DIGEST), the benchmarks and the rounds' size, whether
-  this host gives containers a GPU.
-Run: the A/B job (ngc_paddle.release.ab: the fleet's job script, its round loop only, started by the local runner):
-  the candidate by its digest (the candidate stage pushed it) and the reference by digest (the previous release's
-  `push.digest`, from its state.json or its committed notes record; `--reference [FLAVOR=]IMAGE` names another),
-  interleaved in rounds; results in <flavor>/ab/<key>/ab-<time>/ (ab.json with the node's facts, ab.md, rounds.svg
-  and every round's files), so that the run of a key is found again by its key alone. It runs before `bench`,
-  which reads it: a benchmark NOT PROVEN only because this CPU kind has no floor is decided by this A/B
-  (ngc_paddle.release.ab.gate_without_floor). On a fleet the same A/B runs inside each profile's job, on its node
-  (stages/gates.py), not here.
-Report: `    ab: STATUS: A/B VERDICT against REF (N rounds): METRIC RATIO [LOW, HIGH] ...`; the notes' gate table and
-  their "this month vs last month" section (ratio and interval per metric, of this candidate's A/B only). PASS:
-  passed; FAIL: failed; NOT PROVEN (noise too high, with the rounds that would decide; or a reference that exists
-  but cannot be pulled, with the fix) or NOT RUN (the A/B did not finish): not proven, which holds the release.
-  No reference (a first release: no previous release, no such flavor in it, no digest recorded): `not run`, with
-  the reason, which does not block: the absolute gates (bench) decide alone, and the notes say so.
+The long form: docs/design-notes.md, section `ngc_paddle/release/stages/ab.py`.
 """
 
 import json

@@ -1,17 +1,6 @@
 """Release stage `bench`: each benchmark in the image, gated against the previous release's results on this host.
 
-Inputs (resume key): the image id, the benchmarks asked for (`--bench`), whether this host gives
-  containers a GPU, the baselines (the newest passing result.json of each benchmark in the previous
-  release's run of this flavor) and the key of this run's `ab` stage, which runs before it.
-Run: `docker run IMAGE COMMAND --output ... [--baseline ...]` per benchmark (the benchmark refuses a
-  baseline of other hardware itself); results in <flavor>/bench/<command>/<run>/. A benchmark NOT PROVEN only
-  because this CPU kind has no floor (gates.yaml: "reported, not gated, NOT PROVEN unless the A/B gate decides")
-  takes the verdict of its metrics in this run's A/B (ngc_paddle.release.ab.gate_without_floor).
-Report: `    bench: STATUS: COMMAND: VERDICT (N pass, N fail, N not run, N n/a, baseline RUN|no baseline)
-  [(failed: gates)]; ...` (a verdict the A/B decided: `COMMAND: VERDICT: no floor for CPU kind KIND: decided by
-  A/B (...): METRIC ratio R CI [LOW, HIGH] ...; absolute: ...`), the same in state.json and the notes' gate
-  table; the notes' benchmark section shows each benchmark's newest result.md (`markdown`). Any FAIL: failed;
-  any NOT PROVEN: not proven.
+The long form: docs/design-notes.md, section `ngc_paddle/release/stages/bench.py`.
 """
 
 import os

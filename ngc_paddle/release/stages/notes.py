@@ -1,21 +1,7 @@
 """Release stage `notes`: release-notes/<release>.md in the form of NGC's framework container notes, its
 record, and the support matrix.
 
-Inputs: none kept; the notes are written after the gates of every run (pushed or blocked) and again
-  after the push, from state.json of every flavor (not the last run alone), each flavor's stored
-  benchmark tables, the committed record release-notes/inputs/<release>.json (flavors released
-  earlier, on a fresh checkout too) and the hand-written release-notes/known-issues/<release>.md.
-Run: `collect` merges the inputs, `write` writes the notes, the record and the support matrix, all
-  files or none (`make notes`, `render`, re-renders the committed record with the current code).
-Report: the notes themselves. Sections: contents of the container (every component, read back from the
-  built image by the build stage, beside the manifest's pin), driver requirements (derived from the CUDA
-  version), GPU requirements, what changed since the previous release, the gate table (a row per flavor
-  and stage with its status and detail; an entry stored for an earlier image shows as stale), package
-  changes, benchmark tables, this month vs last month (the A/B against the previous release's image: ratio and
-  interval per metric, per flavor x profile, or why it did not run), known issues and a digest per flavor.
-The record (release-notes/inputs/<release>.json) is committed because the stored state (build/release/)
-  is not: `make notes` and the tests re-render the committed notes exactly from it, and releasing one
-  flavor keeps what earlier runs stored for the others even on a fresh checkout.
+The long form: docs/design-notes.md, section `ngc_paddle/release/stages/notes.py`.
 """
 
 import json

@@ -1,19 +1,6 @@
 """File integrity: every file of the image under the system's paths against the records of what installed it.
 
-Why: tampering with what the image trusts (a library in /etc/ld.so.preload, an apt source marked trusted, a
-sudoers drop-in, a root cron entry, a changed binary) has no name a rule could list in advance, but every such
-change is either a file that no package installed or a package's file that no longer matches what its package
-installed; checking files against their packages' own records catches the family, named or not, as
-`dpkg --verify`/debsums and `rpm -V` do. The records: dpkg's (`<package>.list` for what a package owns,
-`<package>.md5sums` for its files' md5, the status file's Conffiles for its configuration files), pip's (each
-dist-info's RECORD with the sha256 of each file), the base layer (the locked root file system the os component
-names), and the project's own layers, which declare what they add beyond packages (layers/declared-files.yaml:
-the venv, the entrypoint parts, the banner, the suite, the generated caches and account entries). Anything else
-is a finding naming the file, its package or "no package", and what changed: `integrity` (blocks) under the
-paths that decide trust, `integrity-other` (listed) elsewhere. The per-layer part (file_scope.py: each file's
-md5 or sha256, type and link) is gathered in the layer walk and cached with the layer's facts; the judgement
-here is made on the final file system each scan (whiteouts in later layers remove what lower layers had), so
-a change to it needs no layer read again.
+The long form: docs/design-notes.md, section `ngc_paddle/scan/checks/integrity.py`.
 """
 
 import fnmatch
