@@ -59,6 +59,7 @@ integration: $(BIN)/.installed toolchain fleet-toolchain
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/hadolint --config .hadolint.yaml Dockerfile layers/*/Dockerfile
+	$(BIN)/lint-imports --no-logo
 	$(BIN)/ngc-paddle manifest check
 
 # The image a target means: IMAGE, else RELEASE/FLAVOR (each defaulting from the manifests), else the newest
