@@ -13,7 +13,7 @@ applied, as built; and as `manifest show` and a layer image's checks see it), th
 arguments, the lock status, tags, the scan's view of the image's release, and the release notes. Regenerate only on
 purpose: `python tests/unit/test_flavor_reports.py > .../golden.json`.
 
-reports.json (each input set): the reports of whole trips through the commands (resolve_once_trips.py: `build`
+reports.json (each input set): the reports of whole trips through the commands (flavor_report_trips.py: `build`
 with the engine faked, `scan` of a saved image, `gates` with the fan-out faked, the A/B's default reference,
 `manifest check`/`show`, `bake-file`, `release notes`, image_ref), made by 8833686, main's last commit before the
 resolve-once merge (15475e8; b8113ac gives the same reports less issue 29's `left_out`, and has no A/B and no scan
