@@ -17,7 +17,7 @@ build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLA
              $(foreach s,$(SOURCES),--source $(s))
 
 .PHONY: image lock test unit integration lint toolchain fleet-toolchain validate scan release gates notes bake-print \
-        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-gate-power bench-ab-power bench-stop bench-scan bench-fleet bench-compare clean \
+        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-gate-power bench-ab-power bench-stop bench-scan bench-fleet bench-compare bench-tests clean \
         distclean help
 
 help:
@@ -50,11 +50,18 @@ lock: $(BIN)/.installed toolchain
 test: unit integration
 
 unit: $(BIN)/.installed
-	$(BIN)/pytest tests/unit -n 2 $(PYTEST_ARGS)
+	$(BIN)/pytest tests/unit -n 2 --durations=5 $(PYTEST_ARGS)
 
+## Ends with the slowest tests and their times (pytest --durations); `make bench-tests` records them per file
 integration: $(BIN)/.installed toolchain fleet-toolchain
 	bash toolchain/ensure-disk.sh
-	$(BIN)/pytest tests/integration $(PYTEST_ARGS)
+	$(BIN)/pytest tests/integration --durations=20 $(PYTEST_ARGS)
+
+## Both suites timed per file and per test, with the machine and its CPU kind, into docs/measurements.md beside the
+## previous run's figures (docs/test-times.json); a run with failures records nothing
+bench-tests: $(BIN)/.installed toolchain fleet-toolchain
+	bash toolchain/ensure-disk.sh
+	$(BIN)/python -m perf.suite_times $(PYTEST_ARGS)
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
