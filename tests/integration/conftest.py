@@ -21,9 +21,14 @@ import yaml
 from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.loader import latest_release
+from ngc_paddle.scan.checks.layer_cache import CACHE_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "ngc_paddle.cli"]
+# One scan cache for the session: a scan of a scratch copy's image reads from the cache what any earlier scan of
+# this session (or of the checkout) read of the same layers. Every CLI the tests start inherits it.
+os.environ.setdefault(CACHE_ENV, str(REPO / "build" / "scan-cache" / "layers"))
+SHARED_CACHES = ("cache",)  # build/cache: the freshness check's verified Debian indexes, shared with scratch copies
 
 
 @dataclass
@@ -72,6 +77,26 @@ def built_cu118() -> str:
                 if line.startswith(("==> tagged", "==> unchanged")))
 
 
+@dataclass
+class Validated:
+    image: str
+    proc: subprocess.CompletedProcess
+    report: dict
+    folder: Path
+
+    def __iter__(self):
+        return iter((self.image, self.proc, self.report, self.folder))
+
+
+@pytest.fixture(scope="session")
+def cu118_validated(built_cu118: str, tmp_path_factory: pytest.TempPathFactory) -> Validated:
+    """gpu-cu118's whole validation suite from the host, run once: read by every test that only reads its report."""
+    folder = tmp_path_factory.mktemp("cu118-validation")
+    proc = run_cli("validate", built_cu118, "--output", str(folder))
+    assert (folder / "validation.json").is_file(), proc.stdout[-3000:] + proc.stderr
+    return Validated(built_cu118, proc, json.loads((folder / "validation.json").read_text()), folder)
+
+
 def _sigint_as_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
@@ -104,10 +129,20 @@ def assert_cpu_floors_decide(result: dict, floors: int) -> list[dict]:
     return cpu
 
 
+def scratch(destination: Path, image: str) -> Path:
+    """A scratch copy of the repository (images named `image`) that shares the checkout's download caches."""
+    root = scratch_copy(REPO, destination, image)
+    for name in SHARED_CACHES:
+        (REPO / "build" / name).mkdir(parents=True, exist_ok=True)
+        (root / "build").mkdir(exist_ok=True)
+        (root / "build" / name).symlink_to(REPO / "build" / name)
+    return root
+
+
 @pytest.fixture
 def scratch_repo(tmp_path: Path) -> Path:
     """A copy of the repository whose images are named ngc-paddle-itest, so tests can break it freely."""
-    return scratch_copy(REPO, tmp_path / "repo", "ngc-paddle-itest")
+    return scratch(tmp_path / "repo", "ngc-paddle-itest")
 
 
 def _registry_pids(config: str) -> list[int]:
