@@ -50,18 +50,26 @@ lock: $(BIN)/.installed toolchain
 test: unit integration
 
 unit: $(BIN)/.installed
-	$(BIN)/pytest tests/unit -n 2 --durations=5 $(PYTEST_ARGS)
+	$(BIN)/pytest tests/unit -n 2 --durations=5 $(if $(JUNIT),--junitxml=$(JUNIT).xml) $(PYTEST_ARGS)
 
-## Ends with the slowest tests and their times (pytest --durations); `make bench-tests` records them per file
+## Two phases: the files whose verdicts need a quiet CPU (a benchmark's efficiency gate must PASS: the `alone` marker,
+## tests/integration/conftest.py) run one test at a time; the others on ITEST_WORKERS xdist workers (default 2; 0: one
+## process), files that share engine tags on one worker. Each phase ends with its slowest tests (pytest --durations).
+## PYTEST_ARGS that select nothing in one phase leave that phase's "no tests ran" (exit 5) unremarked; alone, never.
+ITEST_WORKERS ?= 2
+ITEST = $(BIN)/pytest tests/integration --durations=20
 integration: $(BIN)/.installed toolchain fleet-toolchain
 	bash toolchain/ensure-disk.sh
-	$(BIN)/pytest tests/integration --durations=20 $(PYTEST_ARGS)
+	$(ITEST) -m "not alone" -n $(ITEST_WORKERS) --dist loadgroup $(if $(JUNIT),--junitxml=$(JUNIT)-parallel.xml) \
+	  $(PYTEST_ARGS) || { rc=$$?; [ $$rc = 5 ] && [ -n "$(PYTEST_ARGS)" ] || exit $$rc; }
+	$(ITEST) -m alone $(if $(JUNIT),--junitxml=$(JUNIT)-alone.xml) \
+	  $(PYTEST_ARGS) || { rc=$$?; [ $$rc = 5 ] && [ -n "$(PYTEST_ARGS)" ] || exit $$rc; }
 
 ## Both suites timed per file and per test, with the machine and its CPU kind, into docs/measurements.md beside the
 ## previous run's figures (docs/test-times.json); a run with failures records nothing
 bench-tests: $(BIN)/.installed toolchain fleet-toolchain
 	bash toolchain/ensure-disk.sh
-	$(BIN)/python -m perf.suite_times $(PYTEST_ARGS)
+	$(BIN)/python -m perf.suite_times
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

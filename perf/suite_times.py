@@ -22,8 +22,8 @@ from perf.measurements import REPO, record
 
 TIMES = REPO / "docs" / "test-times.json"
 OUT = REPO / "build" / "test-times"
-# suite folder -> the pytest options `make test` gives it (Makefile: unit, integration)
-SUITES = {"tests/unit": ["-n", "2"], "tests/integration": []}
+# suite -> the make target that runs it as `make test` does (the Makefile holds the pytest options)
+SUITES = {"unit": "unit", "integration": "integration"}
 SLOWEST = 15
 
 
@@ -48,7 +48,8 @@ def read_junit(path: Path) -> list[Case]:
     cases = []
     for case in ET.parse(path).getroot().iter("testcase"):
         outcome = next((c.tag for c in case if c.tag in ("failure", "error", "skipped")), "passed")
-        cases.append(Case(_file_of(case.get("classname", "")), case.get("name", ""), float(case.get("time", 0)),
+        name = case.get("name", "").split("@", 1)[0]  # xdist's --dist loadgroup appends @GROUP
+        cases.append(Case(_file_of(case.get("classname", "")), name, float(case.get("time", 0)),
                           {"failure": "failed", "error": "failed"}.get(outcome, outcome)))
     return cases
 
@@ -88,28 +89,34 @@ def markdown(now: dict, before: dict | None) -> str:
 
 
 def run_suites(suites: list[str], extra: list[str]) -> tuple[list[Path], dict[str, float], int]:
+    """Each suite through its make target (which holds the pytest options), its junit reports under OUT."""
     OUT.mkdir(parents=True, exist_ok=True)
-    reports, wall, code = [], {}, 0
+    for old in OUT.glob("*.xml"):
+        old.unlink()
+    wall, code = {}, 0
     for suite in suites:
-        report = OUT / f"{Path(suite).name}.xml"
         started = time.monotonic()
-        print(f"== {suite}", flush=True)
-        code = subprocess.run([sys.executable, "-m", "pytest", suite, *SUITES.get(suite, []), "-q",
-                               f"--junitxml={report}", *extra], cwd=REPO).returncode
+        print(f"== make {SUITES[suite]}", flush=True)
+        code = subprocess.run(["make", SUITES[suite], f"JUNIT={OUT / suite}", f"PYTEST_ARGS={' '.join(extra)}"],
+                              cwd=REPO).returncode
         wall[suite] = round(time.monotonic() - started, 1)
-        reports.append(report)
         if code != 0:
             break
-    return reports, wall, code
+    return sorted(OUT.glob("*.xml")), wall, code
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("suites", nargs="*", default=list(SUITES), help="test folders (default: unit, integration)")
+    parser.add_argument("suites", nargs="*", default=list(SUITES), help="unit and/or integration (default: both)")
     parser.add_argument("--junit", nargs="+", type=Path, help="record these junit reports instead of running")
     parser.add_argument("--wall", type=float, help="with --junit: the run's wall seconds (default: the test times)")
     parser.add_argument("--no-record", action="store_true", help="print only")
     opts, extra = parser.parse_known_args(argv)
+    unknown = [s for s in opts.suites if s not in SUITES]
+    if unknown:
+        print(f"error: suite {unknown[0]!r}: not one of {', '.join(SUITES)}; fix: name unit or integration",
+              file=sys.stderr)
+        return ExitCode.BAD_INPUT
     if opts.junit:
         missing = [str(p) for p in opts.junit if not p.is_file()]
         if missing:
