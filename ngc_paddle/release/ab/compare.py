@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ngc_paddle import engine
 from ngc_paddle.host_errors import Failed, NgcPaddleError, NotProven
+from ngc_paddle.outputs import check_folder
 from ngc_paddle.release.ab import ab_report, plan, verdict
 from ngc_paddle.release.ab.reference import previous_image
 from ngc_paddle.release.fleet import hardware_profiles
@@ -97,6 +98,7 @@ def compare(root: Path, candidate: str, reference: str | None, model: str, round
             output: Path, registry: str = DEFAULT_REGISTRY, time_validation: bool = False,
             warmup: int = plan.WARMUP_ROUNDS, say: Callable[[str], None] = print) -> dict:
     """Run the A/B, write its reports and return its summary; raises by its verdict (exit 1 or 3)."""
+    check_folder(output)  # a file there (or above it) is bad input, found before any image is pulled
     ensure_image(candidate, "candidate")
     reference = reference or default_reference(root, candidate, registry)
     ensure_image(reference, "reference")
