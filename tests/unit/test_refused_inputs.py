@@ -3,6 +3,7 @@ and the fix, or the right result. No engine: engine calls are faked where a comm
 
 import contextlib
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,25 @@ def test_bench_compare_output_that_is_a_file_or_under_one(tmp_path: Path, images
                         "--output", str(output)))
     assert ("lies under" if under else "is a file, not a folder") in err
     assert (tmp_path / "taken").read_text() == "keep"
+
+
+def test_a_round_whose_figure_overflows_to_infinity_is_a_missing_figure_not_a_crash(tmp_path: Path) -> None:
+    from ngc_paddle.release.ab import ab_report
+
+    ab = tmp_path / "bench-ab"
+    ab.mkdir()
+    (ab / "outcome").write_text("done\n")
+    lines = []
+    for r in range(0, 6):
+        for side in ("candidate", "reference"):
+            out = ab / f"round-{r:02d}" / side / "bench-rn50" / "rn50-1"
+            out.mkdir(parents=True)
+            ips = "1e400" if (r, side) == (3, "candidate") else "10.5"  # JSON's grammar allows it; it parses as inf
+            (out / "result.json").write_text(json.dumps({"results": {"train": {"fp32": {"ips": 10.5}}}})
+                                             .replace("10.5", ips))
+            lines.append(f"round-{r:02d}\t{side}\tbench-rn50\t0\t{1000 + r}\t900")
+    (ab / "rounds.tsv").write_text("\n".join(lines) + "\n")
+    summary = ab_report.analyze(ab, 5.0)
+    assert summary["rounds"] == 5
+    assert any("round 03 candidate bench-rn50" in r and "results.train.fp32.ips: inf is not a finite number" in r
+               for r in summary["reasons"]), summary["reasons"]
