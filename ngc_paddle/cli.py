@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ngc_common import crash
-from ngc_common.errors import OneLineError
+from ngc_common.errors import OneLineError, shown
 from ngc_common.exit_codes import ExitCode
-from ngc_paddle import image_ref
+from ngc_paddle import fields, image_ref
 from ngc_paddle.flavor import ResolvedRelease, resolve
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.image_build import build_flavor
@@ -38,18 +38,36 @@ def _source_overrides(values: list[str]) -> dict[str, str]:
 
 
 def _references(values: list[str]) -> dict[str, str]:
-    """--reference [FLAVOR=]IMAGE, repeated: the A/B reference per flavor ("*": every flavor)."""
+    """--reference [FLAVOR=]IMAGE, repeated: the A/B reference per flavor ("*": every flavor), each an image by
+    digest in the OCI reference grammar (the flavor is checked against the release where it is loaded:
+    ngc_paddle.release.stages.ab.check_references)."""
     found = {}
     for value in values:
         flavor, sep, image = value.partition("=")
         if not sep:
             flavor, image = "*", value
-        if not image or "@sha256:" not in image:
-            raise NgcPaddleError(f"--reference {value!r}: the reference must be an image by digest "
-                                 "(REGISTRY/REPO@sha256:...), which every node pulls; fix: --reference "
-                                 "[FLAVOR=]REGISTRY/REPO@sha256:...")
+        try:
+            if sep and not flavor.strip():
+                raise ValueError("names no flavor before '='")
+            fields.digest_reference(image)
+        except ValueError as exc:
+            raise NgcPaddleError(f"--reference {shown(value)}: (argument): {exc}; fix: --reference "
+                                 "[FLAVOR=]REGISTRY/REPO@sha256:<64 hex> (an image by digest, which every node "
+                                 "pulls)") from None
         found[flavor] = image
     return found
+
+
+def _registry(args: argparse.Namespace) -> None:
+    """--registry is put before image names that docker pushes and pulls: what docker would refuse (a space, a
+    newline, a scheme) is one line here, before anything runs."""
+    value = getattr(args, "registry", None)
+    if value is not None:
+        try:
+            fields.registry(value)
+        except ValueError as exc:
+            raise NgcPaddleError(f"--registry {shown(value)}: (argument): {exc}; fix: --registry HOST[:PORT] "
+                                 "(e.g. 127.0.0.1:5000, registry.example:5000)") from None
 
 
 def _ab_options(p: argparse.ArgumentParser) -> None:
@@ -438,6 +456,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     try:
         _refuse_empty(args, options)
+        _registry(args)
         return args.func(args)
     except OneLineError as exc:  # NgcPaddleError, or an image-side reader's InputError
         print(f"error: {exc}", file=sys.stderr)

@@ -72,6 +72,7 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     release = ResolvedRelease.load(opts.root, opts.release, opts.sources)  # the one load of the manifest
     root, manifest = release.root, release.manifest
     resolved, every = requested_flavors(release, opts.flavors)
+    ab.check_references(release, opts.references)
     flavors = [flavor.name for flavor in resolved]
     fleet = fleet_schema.load(opts.fleet, root) if opts.fleet else None  # a bad fleet file: exit 2, nothing pushed
     state = State(release_folder(root, manifest.release) / "state.json")

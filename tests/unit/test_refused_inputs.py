@@ -4,12 +4,16 @@ and the fix, or the right result. No engine: engine calls are faked where a comm
 import contextlib
 import io
 import json
+import subprocess
+import types
 from pathlib import Path
 
 import pytest
 
-from ngc_paddle import cli
+from ngc_paddle import cli, engine
+from ngc_paddle.release import state_file
 from ngc_paddle.release.ab import compare
+from ngc_paddle.release.fleet.runners import local
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGE_ID = "sha256:" + "ab" * 32
@@ -25,6 +29,18 @@ def run(*argv: str) -> tuple[int, str]:
 def one_line(code: int, err: str) -> str:
     assert code == 2 and err.count("\n") == 1 and err.startswith("error: ") and "; fix: " in err, (code, err)
     return err
+
+
+@pytest.fixture(autouse=True)
+def no_engine(monkeypatch) -> None:
+    """Nothing here may reach docker, a job or a registry, even with a fix taken out to see its test fail."""
+    def reached(*args, **kwargs):
+        raise AssertionError(f"the engine was reached: {args[:1]}")
+
+    stub = types.SimpleNamespace(**{**vars(subprocess), "run": reached, "Popen": reached})
+    monkeypatch.setattr(engine, "subprocess", stub)
+    monkeypatch.setattr(local, "subprocess", stub)
+    monkeypatch.setattr(state_file.State, "record", reached)
 
 
 @pytest.fixture
@@ -64,3 +80,54 @@ def test_a_round_whose_figure_overflows_to_infinity_is_a_missing_figure_not_a_cr
     assert summary["rounds"] == 5
     assert any("round 03 candidate bench-rn50" in r and "results.train.fp32.ips: inf is not a finite number" in r
                for r in summary["reasons"]), summary["reasons"]
+
+
+DIGEST = "sha256:" + "0a" * 32
+
+
+@pytest.mark.parametrize("command", [["gates", "26.12"], ["release", "26.12"],
+                                     ["bench-compare", "ngc-paddle:26.12-cpu", "--reference", f"r/x@{DIGEST}"]])
+@pytest.mark.parametrize("value", ["reg istry:5000", "127.0.0.1:5000\nx", "https://registry.example", "reg:5000:1"])
+def test_a_registry_docker_would_refuse_is_one_line(images_here, command: list[str], value: str) -> None:
+    err = one_line(*run(*command, "--registry", value))
+    assert err.startswith(f"error: --registry {value!r}"[:30]) and "is not a registry HOST[:PORT][/PATH]" in err
+
+
+def test_a_registry_with_a_path_is_still_one(monkeypatch) -> None:
+    ran = []
+    monkeypatch.setattr(engine.subprocess, "run", lambda cmd, env, **k: ran.append(env["REGISTRY_PORT"]) or
+                        subprocess.CompletedProcess(cmd, 0, "", ""))
+    engine.ensure_registry("127.0.0.1:5001/team")
+    assert ran == ["5001"]
+
+
+@pytest.mark.parametrize(("reference", "needle"), [
+    ("r:5000/ngc-paddle@sha256:0a0a", "is not sha256: followed by exactly 64 lower-case hex digits"),
+    ("r:5000/ngc-paddle@sha256:", "is not sha256: followed by exactly 64"),
+    ("r:5000/ngc-paddle@sha256:" + "0A" * 32, "is not sha256: followed by exactly 64"),
+    ("r:5000/ngc-paddle@sha256:" + "0" * 65, "is not sha256: followed by exactly 64"),
+    (f"@{DIGEST}", "'' is not a repository"),
+    (f"r:5000/@{DIGEST}", "'r:5000/' is not a repository"),
+    (f" r:5000/ngc-paddle@{DIGEST}", "is not a repository"),
+    (f"r:5000/ngc paddle@{DIGEST}", "is not a repository"),
+    (f"r:5000/{'a' * 5000}@{DIGEST}", "characters: no image reference is that long"),
+    (f"r:5000/{'a' * 300}@{DIGEST}", "more than 255"),
+    ("r:5000/ngc-paddle:26.12-cpu", "names no digest"),
+    (f"=r:5000/ngc-paddle@{DIGEST}", "names no flavor"),
+])
+@pytest.mark.parametrize("command", ["gates", "release"])
+def test_a_reference_is_parsed_with_the_oci_grammar(command: str, reference: str, needle: str) -> None:
+    err = one_line(*run(command, "26.12", "--reference", reference))
+    assert "--reference " in err and needle in err and "fix: --reference [FLAVOR=]REGISTRY/REPO@sha256:" in err
+
+
+@pytest.mark.parametrize("command", ["gates", "release"])
+def test_a_reference_for_a_flavor_the_release_lacks_is_one_line(command: str) -> None:
+    err = one_line(*run(command, "26.12", "--reference", f"cpux=r:5000/ngc-paddle@{DIGEST}"))
+    assert "'cpux' is not a flavor of release 26.12 (cpu, gpu" in err
+
+
+def test_good_references_are_kept_per_flavor() -> None:
+    refs = cli._references([f"r:5000/ngc-paddle@{DIGEST}", f"gpu=r:5000/team/ngc-paddle:26.11-gpu@{DIGEST}",
+                            f"ubuntu@{DIGEST}"])
+    assert refs == {"*": f"ubuntu@{DIGEST}", "gpu": f"r:5000/team/ngc-paddle:26.11-gpu@{DIGEST}"}
