@@ -73,7 +73,8 @@ def _registry(args: argparse.Namespace) -> None:
 def _ab_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reference", action="append", default=[], metavar="[FLAVOR=]IMAGE",
                    help="A/B reference by digest (default: the previous release's image of each flavor, by digest)")
-    p.add_argument("--ab-rounds", type=int, help="A/B rounds (default: 5, 3 with --ab-smoke)")
+    p.add_argument("--ab-rounds", type=int, help="A/B rounds, 1 to 999 (default: 5, 3 with --ab-smoke; a FAIL "
+                   "needs at least 5)")
     p.add_argument("--ab-smoke", action="store_true", help="seconds-long A/B rounds (tests)")
     p.add_argument("--ab-validation-time", action="store_true", help="each A/B round also times the validation "
                    "suite's fast checks")
@@ -392,7 +393,8 @@ def parser() -> argparse.ArgumentParser:
                     "image of the candidate's flavor, by digest from --registry)")
     bc.add_argument("--model", choices=("rn50", "hgnet", "all"), default="rn50", help="benchmark(s) of each round "
                     "(default: rn50)")
-    bc.add_argument("--rounds", type=int, help="measured rounds (default: 5, 3 with --smoke)")
+    bc.add_argument("--rounds", type=int, help="measured rounds, 1 to 999 (default: 5, 3 with --smoke; a FAIL "
+                    "needs at least 5)")
     bc.add_argument("--warmup-rounds", type=int, choices=(0, 1), default=1, help="a first round run and discarded "
                     "(default: 1)")
     bc.add_argument("--smoke", action="store_true", help="seconds-long rounds (--smoke runs): the machinery, not the "

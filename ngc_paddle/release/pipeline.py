@@ -73,6 +73,7 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     root, manifest = release.root, release.manifest
     resolved, every = requested_flavors(release, opts.flavors)
     ab.check_references(release, opts.references)
+    ab.size(opts)  # --ab-rounds out of range: exit 2 before anything is built
     flavors = [flavor.name for flavor in resolved]
     fleet = fleet_schema.load(opts.fleet, root) if opts.fleet else None  # a bad fleet file: exit 2, nothing pushed
     state = State(release_folder(root, manifest.release) / "state.json")

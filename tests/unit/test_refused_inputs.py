@@ -131,3 +131,22 @@ def test_good_references_are_kept_per_flavor() -> None:
     refs = cli._references([f"r:5000/ngc-paddle@{DIGEST}", f"gpu=r:5000/team/ngc-paddle:26.11-gpu@{DIGEST}",
                             f"ubuntu@{DIGEST}"])
     assert refs == {"*": f"ubuntu@{DIGEST}", "gpu": f"r:5000/team/ngc-paddle:26.11-gpu@{DIGEST}"}
+
+
+@pytest.mark.parametrize("rounds", ["0", "-3", "1000"])
+@pytest.mark.parametrize("command", [["gates", "26.12", "--ab-rounds"], ["release", "26.12", "--ab-rounds"],
+                                     ["bench-compare", "ngc-paddle:26.12-cpu", "--reference", f"r/x@{DIGEST}",
+                                      "--rounds"]])
+def test_rounds_out_of_range_say_how_many_can_decide(images_here, command: list[str], rounds: str) -> None:
+    from ngc_paddle.release.ab import verdict
+
+    err = one_line(*run(*command, rounds))
+    assert f"{command[-1]} {rounds}: (argument): must be 1 to 999, and a FAIL needs at least " \
+           f"{verdict.FAIL_MIN_ROUNDS} (the paired signed-rank test cannot reach p < 0.05 with fewer)" in err
+
+
+def test_rounds_in_range_and_the_defaults_are_kept() -> None:
+    from ngc_paddle.release.ab.plan import Size
+
+    assert Size.of(None, False, False).rounds == 5 and Size.of(None, True, False).rounds == 3
+    assert Size.of(2, True, False).rounds == 2 and Size.of(999, False, False).rounds == 999
