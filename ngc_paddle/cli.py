@@ -226,13 +226,13 @@ def cmd_release(args: argparse.Namespace) -> int:
         release = args.target or latest_release(root / "releases")
         print(render(root, release).relative_to(root))
         return 0
-    from ngc_paddle.release.options import ReleaseOptions
+    from ngc_paddle.release.options import ReleaseOptions, benchmarks
     from ngc_paddle.release.pipeline import run
 
     release = args.release or latest_release(root / "releases")
     opts = ReleaseOptions(release, args.flavor, args.registry, Path(args.policy),
                           Path(args.osv_dir) if args.osv_dir else None,
-                          tuple(args.bench) if args.bench is not None else ReleaseOptions.benchmarks, root,
+                          benchmarks(args.bench), root,
                           args.accept_unproven, _source_overrides(args.source),
                           Path(args.fleet) if args.fleet else None, args.key, args.no_attest,
                           _references(args.reference), args.ab_rounds, args.ab_smoke, args.ab_validation_time)
@@ -265,10 +265,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_gates(args: argparse.Namespace) -> int:
     from ngc_paddle.release.ab.plan import Size
     from ngc_paddle.release.gates_command import run
-    from ngc_paddle.release.options import BENCHMARKS
+    from ngc_paddle.release.options import benchmarks
 
     run(_release(args.release, Path(args.root)), args.flavor, Path(args.fleet) if args.fleet else None, args.registry,
-        tuple(args.bench) if args.bench is not None else BENCHMARKS, args.accept_unproven,
+        benchmarks(args.bench), args.accept_unproven,
         say=lambda line: print(line, flush=True), references=_references(args.reference),
         ab_size=Size.of(args.ab_rounds, args.ab_smoke, args.ab_validation_time))
     return 0

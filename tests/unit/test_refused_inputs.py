@@ -150,3 +150,16 @@ def test_rounds_in_range_and_the_defaults_are_kept() -> None:
 
     assert Size.of(None, False, False).rounds == 5 and Size.of(None, True, False).rounds == 3
     assert Size.of(2, True, False).rounds == 2 and Size.of(999, False, False).rounds == 999
+
+
+@pytest.mark.parametrize("command", ["gates", "release"])
+@pytest.mark.parametrize("name", ["bench-resnet", "rn50", "bench-rn50 bench-hgnet", "x" * 500])
+def test_bench_names_a_shipped_benchmark(command: str, name: str) -> None:
+    err = one_line(*run(command, "26.12", "--bench", "bench-rn50", "--bench", name))
+    assert ": (argument): is not a benchmark of the image; fix: name one of bench-rn50, bench-hgnet" in err
+
+
+def test_the_shipped_benchmarks_are_taken_and_the_default_is_all() -> None:
+    from ngc_paddle.release.options import BENCHMARKS, benchmarks
+
+    assert benchmarks(None) == BENCHMARKS and benchmarks(["bench-hgnet"]) == ("bench-hgnet",)
