@@ -163,3 +163,34 @@ def test_the_shipped_benchmarks_are_taken_and_the_default_is_all() -> None:
     from ngc_paddle.release.options import BENCHMARKS, benchmarks
 
     assert benchmarks(None) == BENCHMARKS and benchmarks(["bench-hgnet"]) == ("bench-hgnet",)
+
+
+def _fleet(tmp_path: Path, profile: dict) -> Path:
+    path = tmp_path / "fleet.yaml"
+    path.write_text(json.dumps({"profiles": {"cpu": profile}}))  # JSON is YAML
+    return path
+
+
+@pytest.mark.parametrize("command", ["gates", "release"])
+def test_a_fleet_naming_a_flavor_the_release_lacks_is_one_line(tmp_path: Path, command: str) -> None:
+    fleet = _fleet(tmp_path, {"flavors": ["cpu", "cpux"], "local": {}})
+    err = one_line(*run(command, "26.12", "--fleet", str(fleet)))
+    assert "profiles.cpu.flavors: 'cpux' is not a flavor of release 26.12 (cpu, gpu" in err
+
+
+@pytest.mark.parametrize("shared_dir", ["/", "//", "/scratch/../etc", "/scratch/./x", "/.."])
+def test_a_fleet_shared_dir_of_the_root_or_with_dots_is_refused(tmp_path: Path, shared_dir: str) -> None:
+    from ngc_paddle.release.fleet import fleet_schema
+
+    fleet = _fleet(tmp_path, {"slurm": {"partition": "cpu", "shared_dir": shared_dir}})
+    with pytest.raises(fleet_schema.FleetError, match=r"profiles\.cpu\.slurm\.shared_dir: .*(root folder|'\.\.')"):
+        fleet_schema.load(fleet, REPO)
+    err = one_line(*run("gates", "26.12", "--fleet", str(fleet)))
+    assert "shared_dir" in err
+
+
+def test_a_fleet_shared_dir_below_the_root_is_kept(tmp_path: Path) -> None:
+    from ngc_paddle.release.fleet import fleet_schema
+
+    fleet = fleet_schema.load(_fleet(tmp_path, {"slurm": {"partition": "cpu", "shared_dir": "/scratch/ngc.x"}}), REPO)
+    assert fleet.profiles["cpu"].slurm.shared_dir == "/scratch/ngc.x"
