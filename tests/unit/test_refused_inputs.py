@@ -194,3 +194,57 @@ def test_a_fleet_shared_dir_below_the_root_is_kept(tmp_path: Path) -> None:
 
     fleet = fleet_schema.load(_fleet(tmp_path, {"slurm": {"partition": "cpu", "shared_dir": "/scratch/ngc.x"}}), REPO)
     assert fleet.profiles["cpu"].slurm.shared_dir == "/scratch/ngc.x"
+
+
+def _previous_run(tmp_path: Path) -> tuple[Path, Path]:
+    """A release 26.12 after a 26.11 whose cpu flavor left one run of bench-rn50: (the root, the run's folder)."""
+    (tmp_path / "releases").mkdir()
+    text = (REPO / "releases" / "26.12.yaml").read_text()
+    (tmp_path / "releases" / "26.12.yaml").write_text(text)
+    (tmp_path / "releases" / "26.11.yaml").write_text(text.replace('release: "26.12"', 'release: "26.11"'))
+    folder = tmp_path / "build" / "release" / "26.11" / "cpu" / "bench" / "bench-rn50" / "rn50-20261101T000000Z"
+    folder.mkdir(parents=True)
+    return tmp_path, folder
+
+
+def _baselines(root: Path) -> dict[str, Path]:
+    from ngc_paddle.flavor import ResolvedRelease
+    from ngc_paddle.release.stages import bench as bench_stage
+
+    return bench_stage.previous_bench_results(ResolvedRelease.load(root, "26.12"), "cpu", ("bench-rn50",))
+
+
+@pytest.mark.parametrize(("change", "needle"), [
+    (lambda d: d["results"]["train"]["fp32"].update(img_per_s=d["results"]["train"]["fp32"].pop("ips")),
+     "results.train.fp32: has no 'ips'"),
+    (lambda d: (d.update(model="hgnet"), d["config"].update(benchmark="hgnet")), "model: a result of bench-'hgnet'"),
+    (lambda d: d["results"]["infer"]["paddle-inference"].update(fp64={}),
+     "results.infer.paddle-inference.fp64: 'fp64' is not an inference precision"),
+])
+def test_a_stored_baseline_the_benchmark_would_refuse_is_not_used(tmp_path: Path, change, needle: str) -> None:
+    from ngc_paddle.host_errors import NgcPaddleError
+    from tests.unit.fuzz_support import bench_result
+
+    root, run_folder = _previous_run(tmp_path)
+    data = bench_result("rn50")
+    (run_folder / "result.json").write_text(json.dumps(data))
+    assert _baselines(root) == {"bench-rn50": run_folder / "result.json"}  # what --baseline takes, the release takes
+    change(data)
+    (run_folder / "result.json").write_text(json.dumps(data))
+    with pytest.raises(NgcPaddleError) as info:
+        _baselines(root)
+    assert f"result.json: {needle}" in str(info.value) and f"fix: delete {run_folder}" in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["dangling link", "folder"])
+def test_an_unreadable_stored_result_is_no_silent_no_baseline(tmp_path: Path, kind: str) -> None:
+    from ngc_paddle.host_errors import NgcPaddleError
+
+    root, run_folder = _previous_run(tmp_path)
+    if kind == "folder":
+        (run_folder / "result.json").mkdir()
+    else:
+        (run_folder / "result.json").symlink_to(tmp_path / "gone.json")
+    with pytest.raises(NgcPaddleError, match=r"result\.json: \(file\): (no such file|is a directory)") as info:
+        _baselines(root)
+    assert f"fix: delete {run_folder}" in str(info.value) and str(info.value).count("\n") == 0
