@@ -248,3 +248,41 @@ def test_an_unreadable_stored_result_is_no_silent_no_baseline(tmp_path: Path, ki
     with pytest.raises(NgcPaddleError, match=r"result\.json: \(file\): (no such file|is a directory)") as info:
         _baselines(root)
     assert f"fix: delete {run_folder}" in str(info.value) and str(info.value).count("\n") == 0
+
+
+def _declarations(tmp_path: Path, text: str | None) -> Path:
+    path = tmp_path / "layers" / "declared-files.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if text is not None:
+        path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("layers:\n  pytorch:\n    - {path: /etc/x, why: x}\n", "'pytorch' is not a layer (os, cuda, dali"),
+    ("layers:\n  os:\n    - {path: \"/etc/x\\u0007y\", why: x}\n", "holds the control character U+0007"),
+    ("layers:\n  os:\n    - {path: \"/etc/x\\u202ey\", why: x}\n", "holds the control character U+202E"),
+    ("layers:\n  os:\n    - {path: /etc/x, why: \"a\\u0000b\"}\n", "holds the control character U+0000"),
+])
+def test_declared_files_take_only_layers_and_plain_paths(tmp_path: Path, text: str, needle: str) -> None:
+    from ngc_paddle.scan.checks import integrity
+
+    path = _declarations(tmp_path, text)
+    with pytest.raises(integrity.DeclarationError) as info:
+        integrity.load_declarations(tmp_path)
+    assert str(info.value).startswith(f"{path}: layers.") and needle in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["folder", "dangling link"])
+def test_declared_files_that_cannot_be_read_are_not_no_declarations(tmp_path: Path, kind: str) -> None:
+    from ngc_paddle.scan.checks import integrity
+
+    path = _declarations(tmp_path, None)
+    if kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to(tmp_path / "gone.yaml")
+    with pytest.raises(integrity.DeclarationError, match=r"declared-files\.yaml: \(file\): (is a directory|no such)"):
+        integrity.load_declarations(tmp_path)
+    path.unlink() if kind != "folder" else path.rmdir()
+    assert integrity.load_declarations(tmp_path) == {}  # absent: nothing declared, as before
