@@ -286,3 +286,25 @@ def test_declared_files_that_cannot_be_read_are_not_no_declarations(tmp_path: Pa
         integrity.load_declarations(tmp_path)
     path.unlink() if kind != "folder" else path.rmdir()
     assert integrity.load_declarations(tmp_path) == {}  # absent: nothing declared, as before
+
+
+NUMPY = "      numpy: {layer: paddle, kind: pip, package: numpy, version: 2.4.6, source: pypi, license: BSD-3-Clause}\n"
+
+
+@pytest.mark.parametrize("command", [["manifest", "show", "26.12", "--flavor", "cpu"], ["bake-file", "26.12"],
+                                     ["release", "new", "27.01", "--from", "26.12", "--dry-run"],
+                                     ["manifest", "check", "26.12"]])
+def test_one_pip_package_at_two_versions_in_a_flavor_is_refused(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "releases").mkdir()
+    text = (REPO / "releases" / "26.12.yaml").read_text()
+    assert text.count(NUMPY) >= 1
+    twice = NUMPY + NUMPY.replace("numpy:", "numpy-pinned:").replace("numpy,", "NumPy,").replace("2.4.6", "2.4.5")
+    (tmp_path / "releases" / "26.12.yaml").write_text(text.replace(NUMPY, twice, 1))
+    for lock in (REPO / "releases").glob("26.12-*.lock.json"):
+        (tmp_path / "releases" / lock.name).write_bytes(lock.read_bytes())
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["--root", str(tmp_path), *command])
+    assert code == 2 and "flavors.cpu: components 'numpy' (numpy==2.4.6) and 'numpy-pinned' (NumPy==2.4.5) pin the " \
+        "pip package numpy at two versions; keep one entry" in err.getvalue(), err.getvalue()
+    assert not (tmp_path / "releases" / "27.01.yaml").exists() and not (tmp_path / "build").exists()
