@@ -308,3 +308,74 @@ def test_one_pip_package_at_two_versions_in_a_flavor_is_refused(tmp_path: Path, 
     assert code == 2 and "flavors.cpu: components 'numpy' (numpy==2.4.6) and 'numpy-pinned' (NumPy==2.4.5) pin the " \
         "pip package numpy at two versions; keep one entry" in err.getvalue(), err.getvalue()
     assert not (tmp_path / "releases" / "27.01.yaml").exists() and not (tmp_path / "build").exists()
+
+
+DATA = REPO / "tests" / "data"
+
+
+def _nulled(data: dict, where: tuple) -> dict:
+    node = data
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = None
+    return data
+
+
+@pytest.mark.parametrize("where", [
+    ("Results",), ("Results", 0, "Vulnerabilities"), ("Results", 2, "Secrets"),
+    ("Results", 0, "Vulnerabilities", 0, "FixedVersion"), ("CreatedAt",), ("SchemaVersion",),
+])
+def test_null_in_a_trivy_report_where_a_value_belongs_is_bad_input(tmp_path: Path, where: tuple) -> None:
+    from ngc_paddle.scan.vulnerabilities.scanners import ReportError, read_trivy
+
+    path = tmp_path / "trivy.json"
+    path.write_text(json.dumps(_nulled(json.loads((DATA / "reports" / "trivy.json").read_text()), where)))
+    with pytest.raises(ReportError) as info:
+        read_trivy(path)
+    assert f"{path}: {'.'.join(map(str, where))}: is null where the format requires a value" in str(info.value)
+
+
+@pytest.mark.parametrize("where", [
+    ("matches", 0, "vulnerability", "fix"), ("matches", 0, "vulnerability", "description"), ("descriptor",),
+    ("distro",),
+])
+def test_null_in_a_grype_report_where_a_value_belongs_is_bad_input(tmp_path: Path, where: tuple) -> None:
+    from ngc_paddle.scan.vulnerabilities.scanners import ReportError, read_grype
+
+    path = tmp_path / "grype.json"
+    path.write_text(json.dumps(_nulled(json.loads((DATA / "reports" / "grype.json").read_text()), where)))
+    with pytest.raises(ReportError) as info:
+        read_grype(path)
+    assert f"{path}: {'.'.join(map(str, where))}: is null where the format requires a value" in str(info.value)
+
+
+@pytest.mark.parametrize("where", [
+    ("modified",), ("database_specific",), ("database_specific", "severity"), ("affected", 0, "package"),
+    ("affected", 0, "ranges", 0, "events", 1, "fixed"), ("affected", 0, "ecosystem_specific"),
+])
+def test_null_in_an_osv_advisory_where_a_value_belongs_is_bad_input(tmp_path: Path, where: tuple) -> None:
+    from ngc_paddle.scan.vulnerabilities.scanners import ReportError, load_osv
+
+    data = json.loads((DATA / "osv" / "GHSA-q2q7-5pp4-w6pg.json").read_text())
+    if where[-1] == "ecosystem_specific":
+        data["affected"][0]["ecosystem_specific"] = {}
+    (tmp_path / "osv").mkdir()
+    path = tmp_path / "osv" / "advisory.json"
+    path.write_text(json.dumps(_nulled(data, where)))
+    with pytest.raises(ReportError) as info:
+        load_osv(tmp_path / "osv")
+    assert f"{path}: 0.{'.'.join(map(str, where))}: is null where the format requires a value" in str(info.value)
+
+
+def test_absent_optional_keys_still_read_as_before(tmp_path: Path) -> None:
+    from ngc_paddle.scan.vulnerabilities.scanners import read_grype, read_trivy
+
+    trivy = json.loads((DATA / "reports" / "trivy.json").read_text())
+    del trivy["Results"][0]["Vulnerabilities"][0]["FixedVersion"]
+    (tmp_path / "trivy.json").write_text(json.dumps(trivy))
+    assert read_trivy(tmp_path / "trivy.json")[0].fixed == ""
+    grype = json.loads((DATA / "reports" / "grype.json").read_text())
+    del grype["matches"][0]["vulnerability"]["fix"]
+    grype["matches"][0]["relatedVulnerabilities"] = None  # grype's own way of writing none
+    (tmp_path / "grype.json").write_text(json.dumps(grype))
+    assert read_grype(tmp_path / "grype.json")[0].fixed == ""
