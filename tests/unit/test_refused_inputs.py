@@ -104,6 +104,8 @@ def test_a_registry_with_a_path_is_still_one(monkeypatch) -> None:
 @pytest.mark.parametrize(("reference", "needle"), [
     ("r:5000/ngc-paddle@sha256:0a0a", "is not sha256: followed by exactly 64 lower-case hex digits"),
     ("r:5000/ngc-paddle@sha256:", "is not sha256: followed by exactly 64"),
+    ("r:5000/ngc-paddle@", "digest '' is not sha256: followed by exactly 64"),
+    ("cpu=", "'' names no digest"),
     ("r:5000/ngc-paddle@sha256:" + "0A" * 32, "is not sha256: followed by exactly 64"),
     ("r:5000/ngc-paddle@sha256:" + "0" * 65, "is not sha256: followed by exactly 64"),
     (f"@{DIGEST}", "'' is not a repository"),
