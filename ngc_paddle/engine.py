@@ -114,7 +114,7 @@ def remove_instance(name: str) -> None:
 def ensure_registry(registry: str) -> None:
     """Start a local registry when `registry` is one on this host (127.0.0.1:PORT; toolchain/ensure-registry.sh,
     idempotent); a remote one is the caller's to run."""
-    host, _, port = registry.partition(":")
+    host, _, port = registry.split("/", 1)[0].partition(":")  # HOST[:PORT][/PATH]
     if host != "127.0.0.1":
         return
     proc = subprocess.run(["bash", str(ENSURE_REGISTRY)], env={**os.environ, "REGISTRY_PORT": port or "5000"},

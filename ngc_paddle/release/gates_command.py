@@ -40,8 +40,9 @@ def run(resolved: ResolvedRelease, flavor_names: list[str], fleet_file: Path | N
     """`resolved`: the release, loaded once by the command."""
     root, manifest = resolved.root, resolved.manifest
     flavors = [f.name for f in requested_flavors(resolved, flavor_names)[0]]
+    ab.check_references(resolved, references or {})
     # a bad fleet file: exit 2, nothing done
-    fleet = fleet_schema.load(fleet_file, root) if fleet_file else fleet_schema.LOCAL
+    fleet = fleet_schema.load(fleet_file, root, resolved) if fleet_file else fleet_schema.LOCAL
     images = {}
     for name in flavors:
         image = resolved.flavor(name).image

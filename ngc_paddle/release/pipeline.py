@@ -72,8 +72,11 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     release = ResolvedRelease.load(opts.root, opts.release, opts.sources)  # the one load of the manifest
     root, manifest = release.root, release.manifest
     resolved, every = requested_flavors(release, opts.flavors)
+    ab.check_references(release, opts.references)
+    ab.size(opts)  # --ab-rounds out of range: exit 2 before anything is built
     flavors = [flavor.name for flavor in resolved]
-    fleet = fleet_schema.load(opts.fleet, root) if opts.fleet else None  # a bad fleet file: exit 2, nothing pushed
+    # a bad fleet file (or one naming a flavor the release lacks): exit 2, nothing pushed
+    fleet = fleet_schema.load(opts.fleet, root, release) if opts.fleet else None
     state = State(release_folder(root, manifest.release) / "state.json")
     attest.signing_key(opts)  # no key (and no --no-attest): exit 2 before anything is built
     failures: list[str] = []

@@ -7,7 +7,9 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ngc_common.errors import shown
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.ab import ab_report, compare, verdict
 from ngc_paddle.release.ab import plan as ab_plan
 from ngc_paddle.release.ab.reference import Reference, previous_image
@@ -27,6 +29,17 @@ def reference_for(release: ResolvedRelease, flavor: str, *, references: dict[str
     if given:
         return Reference(given, "given with --reference")
     return previous_image(release, flavor, registry)
+
+
+def check_references(release: ResolvedRelease, references: dict[str, str]) -> None:
+    """A FLAVOR=IMAGE reference names a flavor of the release: one it lacks would otherwise be ignored and the
+    default reference used without a word."""
+    flavors = list(release.manifest.flavors)
+    for flavor, image in references.items():
+        if flavor != "*" and flavor not in flavors:
+            raise NgcPaddleError(f"--reference {shown(f'{flavor}={image}')}: (argument): {shown(flavor)} is not a "
+                                 f"flavor of release {release.release} ({', '.join(flavors)}); fix: name one of "
+                                 "them, or give IMAGE alone for every flavor")
 
 
 def size(opts: ReleaseOptions) -> ab_plan.Size:

@@ -44,16 +44,24 @@ def previous_bench_results(release: ResolvedRelease, flavor: str, commands: tupl
     found = {}
     for command in commands if previous else ():
         folder = release_folder(previous.root, previous.release) / flavor / "bench" / command
-        passed = [path for path in sorted(folder.glob("*/result.json")) if stored_verdict(path) == "PASS"]
-        if passed:  # a failed or unproven run is no baseline
+        # every run's result.json, a dangling link or a folder in its place included: each is read, none skipped
+        stored = [run / "result.json" for run in sorted(folder.iterdir())
+                  if os.path.lexists(run / "result.json")] if folder.is_dir() else []
+        passed = [path for path in stored if stored_verdict(path) == "PASS"]
+        if passed:  # a failed or unproven run is no baseline; the newest passed one is, if the benchmark takes it
+            bench_result.read_baseline(passed[-1], command.removeprefix("bench-"), _fix(passed[-1]),
+                                       BenchResultError)
             found[command] = passed[-1]
     return found
 
 
+def _fix(result: Path) -> str:
+    return f"delete {result.parent} (the previous release's run of it then gives no baseline) or restore the file"
+
+
 def stored_verdict(result: Path) -> str:
     """The verdict of a stored result; one that cannot be read is bad input (exit 2), not a silently lost baseline."""
-    fix = f"delete {result.parent} (the previous release's run of it then gives no baseline) or restore the file"
-    return bench_result.read(result, fix, BenchResultError).verdict
+    return bench_result.read(result, _fix(result), BenchResultError).verdict
 
 
 def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: dict[str, Path],

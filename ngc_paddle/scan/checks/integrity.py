@@ -4,17 +4,20 @@ The long form: docs/design-notes.md, section `ngc_paddle/scan/checks/integrity.p
 """
 
 import fnmatch
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
+from ngc_paddle.fields import Text
 from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.scan.checks import bytecode, hooks, package_records
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.source.saved_image import BASE, Layer
@@ -61,14 +64,22 @@ class _Strict(BaseModel):
 
 
 class Declared(_Strict):
-    """Files one of our layers adds or changes beyond what its packages' records hold (shell-style globs)."""
+    """Files one of our layers adds or changes beyond what its packages' records hold (shell-style globs); no
+    control characters (a pattern holding one matches no real path, and hides in a review)."""
 
-    path: Annotated[str, Field(min_length=2, max_length=500, pattern=r"^/[^\s]*$")]
-    why: Annotated[str, Field(min_length=1, max_length=500)]
+    path: Annotated[Text, Field(min_length=2, max_length=500, pattern=r"^/[^\s]*$")]
+    why: Annotated[Text, Field(min_length=1, max_length=500)]
+
+
+def _layer(name: str) -> str:
+    """A declaration under a name that is no layer would declare nothing, silently."""
+    if name not in LAYER_ORDER:
+        raise ValueError(f"{name[:40]!r} is not a layer ({', '.join(LAYER_ORDER)})")
+    return name
 
 
 class Declarations(_Strict):
-    layers: dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,30}$")], list[Declared]]
+    layers: dict[Annotated[str, AfterValidator(_layer)], list[Declared]]
 
 
 class DeclarationError(NgcPaddleError):
@@ -77,7 +88,7 @@ class DeclarationError(NgcPaddleError):
 
 def load_declarations(root: Path) -> dict[str, list[Declared]]:
     path = root / DECLARED_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):  # absent: nothing declared; a folder or a dangling link there is read (one line)
         return {}
     data = bounded_read.load_yaml(path, DeclarationError, 256 * 1024)
     try:
