@@ -74,7 +74,8 @@ def markdown(now: dict, before: dict | None) -> str:
     lines = ["Wall time per suite: " + ", ".join(f"{s} {_minutes(t)}" for s, t in now["wall_s"].items())
              + f"; total **{_minutes(now['total_s'])}**"
              + (f" (before: {_minutes(prior.get('total_s'))}, recorded {prior.get('recorded', '?')} on "
-                f"{prior.get('cpu_kind', '?')})" if before else "") + ".",
+                f"{prior.get('cpu_kind', '?')}{'; ' + prior['note'] if prior.get('note') else ''})" if before else "")
+             + "." + (f" {now['note']}." if now.get("note") else ""),
              f"CPU kind: {now['cpu_kind']}. Tests: {now['tests']} ({now['outcomes']['passed']} passed, "
              f"{now['outcomes']['skipped']} skipped).", "",
              "Per file (test time: setup, call and teardown summed; tests run side by side overlap):", "",
@@ -111,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--junit", nargs="+", type=Path, help="record these junit reports instead of running")
     parser.add_argument("--wall", type=float, help="with --junit: the run's wall seconds (default: the test times)")
     parser.add_argument("--no-record", action="store_true", help="print only")
+    parser.add_argument("--note", help="what the run covered, when not the whole suites as make test runs them")
     opts, extra = parser.parse_known_args(argv)
     unknown = [s for s in opts.suites if s not in SUITES]
     if unknown:
@@ -131,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         cases = [c for r in reports if r.is_file() for c in read_junit(r)]
     now = summarise(cases, wall)
     now.update(cpu_kind=cpu_kind.detect(environ={}).name, recorded=time.strftime("%Y-%m-%d", time.gmtime()))
+    if opts.note:
+        now["note"] = opts.note
     before = json.loads(TIMES.read_text()) if TIMES.is_file() else None
     text = markdown(now, before)
     print(text)
