@@ -26,24 +26,14 @@ RUN --mount=type=tmpfs,target=/tmp \
     && install -d -m 1777 /workspace \
     && bash /tmp/ngc/lib/clamp-mtimes.sh "$start"
 
-# PYTHONWARNINGS (what Python's warnings module reads at start-up, so it holds for `docker exec` and `--entrypoint`
-# too, not only for what the entrypoint starts): Paddle 3 warns at every `import paddle` that no ccache is on PATH
-# (paddle.utils.cpp_extension looks for one to cache the C++ custom-op builds it compiles; the image ships no
-# compiler, so it builds none); GPU Paddle warns at every import where it finds no GPU ("You are using GPU version
-# Paddle, but your CUDA device is not set properly. CPU device will be used by default.", paddle/base/framework.py),
-# which the entrypoint says once instead (entrypoint.d/20-gpu-driver.sh); with a GPU it never fires. Both said once
-# in the banner. Quiet imports are checked per flavor (tests/integration/test_quiet_imports.py).
+# PYTHONWARNINGS quiets two warnings Paddle prints at every import (no ccache; GPU Paddle without a GPU), which
+# the banner and the entrypoint say once instead. The long form: docs/design-notes.md, section `Dockerfile`.
 ENV NGC_PADDLE_HOME=/opt/ngc-paddle \
     PATH=/opt/ngc-paddle/bin:/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     PYTHONWARNINGS=ignore:No\ ccache\ found:UserWarning,ignore:You\ are\ using\ GPU\ version\ Paddle:UserWarning
 
-# The suite's own files: image/ (entrypoint, commands), the validation suite, the benchmarks, the resolved
-# manifest, the release policy (setuid allowlist, key fixtures: what the hygiene checks and the scan gate
-# allow), and ngc_common, installed into the image's Python: what the host tooling and the image share (exit
-# codes, errors, the bounded reader, the result schema, PEP 503, the secret patterns, these paths).
-# Copied in a RUN from the build context bind-mounted at /tmp/ngc/layer (under a tmpfs at /tmp, as in every
-# layer) rather than with COPY, for a reproducible layer: COPY stamps the folders it creates or fills with the
-# build time, and no step can clamp a COPY layer afterwards (layers/lib/clamp-mtimes.sh does it here).
+# The suite's own files (image/, validation/, benchmarks/, the resolved manifest, the release policy, ngc_common),
+# copied in a RUN rather than with COPY, for a reproducible layer. The long form: docs/design-notes.md, `Dockerfile`.
 RUN --mount=type=tmpfs,target=/tmp \
     --mount=type=bind,target=/tmp/ngc/layer \
     start=$(date +%s) \

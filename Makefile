@@ -17,7 +17,7 @@ build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLA
              $(foreach s,$(SOURCES),--source $(s))
 
 .PHONY: image lock test unit integration lint toolchain fleet-toolchain validate scan release gates notes bake-print \
-        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-gate-power bench-ab-power bench-stop bench-scan bench-fleet bench-compare mutation clean \
+        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-gate-power bench-ab-power bench-stop bench-scan bench-fleet bench-compare bench-tests mutation clean \
         distclean help
 
 help:
@@ -50,15 +50,31 @@ lock: $(BIN)/.installed toolchain
 test: unit integration
 
 unit: $(BIN)/.installed
-	$(BIN)/pytest tests/unit -n 2 $(PYTEST_ARGS)
+	$(BIN)/pytest tests/unit -n 2 --durations=5 $(if $(JUNIT),--junitxml=$(JUNIT).xml) $(PYTEST_ARGS)
 
+## Two phases: the files whose verdicts need a quiet CPU (a benchmark's efficiency gate must PASS: the `alone` marker,
+## tests/integration/conftest.py) run one test at a time; the others on ITEST_WORKERS xdist workers (default 2; 0: one
+## process), files that share engine tags on one worker. Each phase ends with its slowest tests (pytest --durations).
+## PYTEST_ARGS that select nothing in one phase leave that phase's "no tests ran" (exit 5) unremarked; alone, never.
+ITEST_WORKERS ?= 2
+ITEST = $(BIN)/pytest tests/integration --durations=20
 integration: $(BIN)/.installed toolchain fleet-toolchain
 	bash toolchain/ensure-disk.sh
-	$(BIN)/pytest tests/integration $(PYTEST_ARGS)
+	$(ITEST) -m "not alone" -n $(ITEST_WORKERS) --dist loadgroup $(if $(JUNIT),--junitxml=$(JUNIT)-parallel.xml) \
+	  $(PYTEST_ARGS) || { rc=$$?; [ $$rc = 5 ] && [ -n "$(PYTEST_ARGS)" ] || exit $$rc; }
+	$(ITEST) -m alone $(if $(JUNIT),--junitxml=$(JUNIT)-alone.xml) \
+	  $(PYTEST_ARGS) || { rc=$$?; [ $$rc = 5 ] && [ -n "$(PYTEST_ARGS)" ] || exit $$rc; }
+
+## Both suites timed per file and per test, with the machine and its CPU kind, into docs/measurements.md beside the
+## previous run's figures (docs/test-times.json); a run with failures records nothing
+bench-tests: $(BIN)/.installed toolchain fleet-toolchain
+	bash toolchain/ensure-disk.sh
+	$(BIN)/python -m perf.suite_times
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/hadolint --config .hadolint.yaml Dockerfile layers/*/Dockerfile
+	$(BIN)/lint-imports --no-logo
 	$(BIN)/ngc-paddle manifest check
 
 # The image a target means: IMAGE, else RELEASE/FLAVOR (each defaulting from the manifests), else the newest

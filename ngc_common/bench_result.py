@@ -303,20 +303,44 @@ def read(path: Path, fix: str, error: type[OneLineError] = InputError) -> Result
     return parse(path, data, fix, error)
 
 
-def read_baseline(path: Path, benchmark: str) -> dict[str, Any]:
+def read_results(path: Path, error: type[OneLineError] = InputError) -> dict[str, Any]:
+    """The result.json at `path` of any release's harness (an A/B round's: the reference may be another release,
+    whose other fields this schema need not know): the file as a mapping whose `results` is a mapping of finite
+    numbers (1e400 parses as inf, which no ratio survives); `error` in one line naming the field otherwise."""
+    fix = "rerun the round (a result.json the harness wrote holds only finite numbers)"
+    data = bounded_read.load_json(path, error, MAX_RESULT_BYTES)
+    if not (isinstance(data, dict) and isinstance(data.get("results"), dict)):
+        raise error(line(path, "results", "is missing or not a mapping", fix))
+    stack: list[tuple[str, Any]] = [("results", data["results"])]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            raise error(line(path, where[:200], f"{node} is not a finite number", fix))
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        stack.extend((f"{where}.{key}", value) for key, value in items)
+    return data
+
+
+def read_baseline(path: Path, benchmark: str, fix: str = FIX, error: type[OneLineError] = InputError) -> dict[str, Any]:
     """A previous result.json of `benchmark` to gate regressions against, as the plain mapping gates.regressions
-    reads; a file that is not one (or a --smoke run, or another benchmark's) raises InputError."""
-    data = bounded_read.load_json(path, InputError, MAX_RESULT_BYTES)  # the reader's own fix: check the path...
-    result = parse(path, data)
+    reads; a file that is not one (or a --smoke run, or another benchmark's) raises `error`. The one reader of a
+    baseline: the benchmark's --baseline and the release's pick of the previous release's stored run."""
+    try:
+        data = bounded_read.load_json(path, error, MAX_RESULT_BYTES)  # the reader's own fix: check the path...
+    except OneLineError as exc:
+        if fix == FIX:
+            raise
+        raise error(f"{str(exc).rsplit('; fix: ', 1)[0]}; fix: {fix}") from None
+    result = parse(path, data, fix, error)
     problem = _shape_problem(data["results"])
     if problem:
-        raise InputError(line(path, problem[0], problem[1], FIX))
+        raise error(line(path, problem[0], problem[1], fix))
     if result.model != benchmark or result.config.benchmark != benchmark:
-        raise InputError(line(path, "model", f"a result of bench-{result.model[:40]!r}, not of bench-{benchmark}: "
-                              "their figures are not comparable", FIX))
+        raise error(line(path, "model", f"a result of bench-{result.model[:40]!r}, not of bench-{benchmark}: "
+                         "their figures are not comparable", fix))
     if result.verdict == "INTERRUPTED":
-        raise InputError(line(path, "verdict", "an interrupted run (stopped by a signal): its figures are partial, "
-                              "no baseline", FIX))
+        raise error(line(path, "verdict", "an interrupted run (stopped by a signal): its figures are partial, "
+                         "no baseline", fix))
     if result.verdict == "SMOKE" or result.config.smoke:
-        raise InputError(line(path, "config.smoke", "a --smoke run (one tiny step): its figures are no baseline", FIX))
+        raise error(line(path, "config.smoke", "a --smoke run (one tiny step): its figures are no baseline", fix))
     return data

@@ -8,12 +8,7 @@ that each of these ends in one `FILE: (file): what is wrong; fix: what to do` li
 error type (exit 2), never a traceback, a hang or a silent accept. Schemas (pydantic models) then
 check what the data means.
 
-One set of limits, the larger of the two readers this replaces, because the largest legitimate file
-decides: a scanner report for a GPU image is a few MB (so MAX_BYTES is 16 MiB, and each reader of a
-small file passes its own smaller `max_bytes`: a manifest 1 MiB, a result.json or state.json 4 MiB);
-the real files nest at most 7 levels, and 64 stays far below Python's recursion limit; 2 million
-values after expanding YAML aliases lets the largest report through and stops a "billion laughs".
-Standard library and PyYAML (both sides have it).
+The long form: docs/design-notes.md, section `ngc_common/bounded_read.py`.
 """
 
 import json

@@ -2,7 +2,7 @@
 
 Why: every bad input, on either side of the image boundary, ends in a single readable line on stderr
 (printed as `error: LINE`) and an exit code that says what kind of failure it was. The host package's
-errors (ngc_paddle/errors.py) derive from OneLineError; the image side raises InputError.
+errors (ngc_paddle/host_errors.py) derive from OneLineError; the image side raises InputError.
 Standard library only.
 """
 

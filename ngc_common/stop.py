@@ -6,17 +6,7 @@ call) where Python handlers do not run, Paddle installs glog's failure handler f
 imported (it printed `SIGTERM received by PID 1` and the run went on), and worker threads (DALI, Paddle's
 pools) can keep an exiting interpreter alive for minutes. So a stop here does not depend on the main thread:
 
-- `install(..., block=True)` (the benchmarks): SIGTERM and SIGINT are blocked in the calling thread before any
-  library starts a thread, so every thread inherits the block and no handler (Paddle's, glog's, Python's)
-  ever sees them; a thread of ours takes them with sigwait, runs `on_stop` (which writes the interrupted
-  run's report) and ends the process with os._exit, workers or not. Forked children get the signals back,
-  with their default handling. (A child started with exec keeps them blocked: our own harness, relaunched
-  by paddle.distributed.launch, installs its own stop; tini -g signals every process of the group.)
-- `install(..., block=False)` (validate, whose main thread only waits on pytest): a plain handler, so the
-  children it starts keep the default handling and end with it (tini -g signals the whole group).
-
-Either way a watchdog ends the process GRACE_S after the signal even if `on_stop` hangs. A second signal while
-stopping is ignored: the first one decides the exit code. Standard library only.
+The long form: docs/design-notes.md, section `ngc_common/stop.py`.
 """
 
 import contextlib

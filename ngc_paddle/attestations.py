@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import cosign
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 
 IN_TOTO = "https://in-toto.io/Statement/v0.1"  # the statement type cosign 2.x writes
 SLSA_V02 = "https://slsa.dev/provenance/v0.2"

@@ -16,15 +16,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ngc_common import crash
-from ngc_common.errors import OneLineError
+from ngc_common.errors import OneLineError, shown
 from ngc_common.exit_codes import ExitCode
-from ngc_paddle import image_ref
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle import fields, image_ref
 from ngc_paddle.flavor import ResolvedRelease, resolve
-from ngc_paddle.image_build import pipeline
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.image_build import build_flavor
 from ngc_paddle.image_build.bakefile import OVERRIDE, write_build_inputs, write_override
 from ngc_paddle.manifest.loader import latest_release
-from ngc_paddle.validate import validate
+from ngc_paddle.validate_image import validate
 
 
 def _source_overrides(values: list[str]) -> dict[str, str]:
@@ -38,24 +38,43 @@ def _source_overrides(values: list[str]) -> dict[str, str]:
 
 
 def _references(values: list[str]) -> dict[str, str]:
-    """--reference [FLAVOR=]IMAGE, repeated: the A/B reference per flavor ("*": every flavor)."""
+    """--reference [FLAVOR=]IMAGE, repeated: the A/B reference per flavor ("*": every flavor), each an image by
+    digest in the OCI reference grammar (the flavor is checked against the release where it is loaded:
+    ngc_paddle.release.stages.ab.check_references)."""
     found = {}
     for value in values:
         flavor, sep, image = value.partition("=")
         if not sep:
             flavor, image = "*", value
-        if not image or "@sha256:" not in image:
-            raise NgcPaddleError(f"--reference {value!r}: the reference must be an image by digest "
-                                 "(REGISTRY/REPO@sha256:...), which every node pulls; fix: --reference "
-                                 "[FLAVOR=]REGISTRY/REPO@sha256:...")
+        try:
+            if sep and not flavor.strip():
+                raise ValueError("names no flavor before '='")
+            fields.digest_reference(image)
+        except ValueError as exc:
+            raise NgcPaddleError(f"--reference {shown(value)}: (argument): {exc}; fix: --reference "
+                                 "[FLAVOR=]REGISTRY/REPO@sha256:<64 hex> (an image by digest, which every node "
+                                 "pulls)") from None
         found[flavor] = image
     return found
+
+
+def _registry(args: argparse.Namespace) -> None:
+    """--registry is put before image names that docker pushes and pulls: what docker would refuse (a space, a
+    newline, a scheme) is one line here, before anything runs."""
+    value = getattr(args, "registry", None)
+    if value is not None:
+        try:
+            fields.registry(value)
+        except ValueError as exc:
+            raise NgcPaddleError(f"--registry {shown(value)}: (argument): {exc}; fix: --registry HOST[:PORT] "
+                                 "(e.g. 127.0.0.1:5000, registry.example:5000)") from None
 
 
 def _ab_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reference", action="append", default=[], metavar="[FLAVOR=]IMAGE",
                    help="A/B reference by digest (default: the previous release's image of each flavor, by digest)")
-    p.add_argument("--ab-rounds", type=int, help="A/B rounds (default: 5, 3 with --ab-smoke)")
+    p.add_argument("--ab-rounds", type=int, help="A/B rounds, 1 to 999 (default: 5, 3 with --ab-smoke; a FAIL "
+                   "needs at least 5)")
     p.add_argument("--ab-smoke", action="store_true", help="seconds-long A/B rounds (tests)")
     p.add_argument("--ab-validation-time", action="store_true", help="each A/B round also times the validation "
                    "suite's fast checks")
@@ -63,7 +82,7 @@ def _ab_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_build(args: argparse.Namespace) -> int:
     flavor = resolve(Path(args.root), args.release, args.flavor, _source_overrides(args.source))
-    pipeline.build(flavor, force=args.force, say=lambda line: print(line, flush=True),
+    build_flavor.build(flavor, force=args.force, say=lambda line: print(line, flush=True),
                    cache_registry=args.cache_registry or os.environ.get("NGC_PADDLE_CACHE_REGISTRY") or None)
     return 0
 
@@ -207,13 +226,13 @@ def cmd_release(args: argparse.Namespace) -> int:
         release = args.target or latest_release(root / "releases")
         print(render(root, release).relative_to(root))
         return 0
-    from ngc_paddle.release.options import ReleaseOptions
+    from ngc_paddle.release.options import ReleaseOptions, benchmarks
     from ngc_paddle.release.pipeline import run
 
     release = args.release or latest_release(root / "releases")
     opts = ReleaseOptions(release, args.flavor, args.registry, Path(args.policy),
                           Path(args.osv_dir) if args.osv_dir else None,
-                          tuple(args.bench) if args.bench is not None else ReleaseOptions.benchmarks, root,
+                          benchmarks(args.bench), root,
                           args.accept_unproven, _source_overrides(args.source),
                           Path(args.fleet) if args.fleet else None, args.key, args.no_attest,
                           _references(args.reference), args.ab_rounds, args.ab_smoke, args.ab_validation_time)
@@ -246,10 +265,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_gates(args: argparse.Namespace) -> int:
     from ngc_paddle.release.ab.plan import Size
     from ngc_paddle.release.gates_command import run
-    from ngc_paddle.release.options import BENCHMARKS
+    from ngc_paddle.release.options import benchmarks
 
     run(_release(args.release, Path(args.root)), args.flavor, Path(args.fleet) if args.fleet else None, args.registry,
-        tuple(args.bench) if args.bench is not None else BENCHMARKS, args.accept_unproven,
+        benchmarks(args.bench), args.accept_unproven,
         say=lambda line: print(line, flush=True), references=_references(args.reference),
         ab_size=Size.of(args.ab_rounds, args.ab_smoke, args.ab_validation_time))
     return 0
@@ -374,7 +393,8 @@ def parser() -> argparse.ArgumentParser:
                     "image of the candidate's flavor, by digest from --registry)")
     bc.add_argument("--model", choices=("rn50", "hgnet", "all"), default="rn50", help="benchmark(s) of each round "
                     "(default: rn50)")
-    bc.add_argument("--rounds", type=int, help="measured rounds (default: 5, 3 with --smoke)")
+    bc.add_argument("--rounds", type=int, help="measured rounds, 1 to 999 (default: 5, 3 with --smoke; a FAIL "
+                    "needs at least 5)")
     bc.add_argument("--warmup-rounds", type=int, choices=(0, 1), default=1, help="a first round run and discarded "
                     "(default: 1)")
     bc.add_argument("--smoke", action="store_true", help="seconds-long rounds (--smoke runs): the machinery, not the "
@@ -438,6 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     try:
         _refuse_empty(args, options)
+        _registry(args)
         return args.func(args)
     except OneLineError as exc:  # NgcPaddleError, or an image-side reader's InputError
         print(f"error: {exc}", file=sys.stderr)

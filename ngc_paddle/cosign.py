@@ -17,7 +17,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ngc_paddle.errors import NgcPaddleError, ToolchainError
+from ngc_paddle.host_errors import NgcPaddleError, ToolchainError
 
 CLI = "cosign"
 DOCKER_CERTS = Path("/etc/docker/certs.d")

@@ -9,26 +9,7 @@ The image ships NVIDIA's CUDA libraries from PyPI and no CUDA forward-compatibil
 provides). So the only way an older driver runs it is CUDA *minor-version compatibility*, and the
 figures below are NVIDIA's for that, on Linux x86_64:
 
-- Minimum: an application built with any CUDA 11.x toolkit runs on a driver >= 450.80.02, any
-  12.x toolkit on a driver >= 525.60.13, "with limited feature-set". Source: NVIDIA, CUDA
-  Compatibility, "Minor Version Compatibility", Table 1 and its note on 450.80.02
-  (https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html), and the
-  CUDA Toolkit Release Notes, Table 2 "CUDA Toolkit and Minimum Required Driver Version for CUDA
-  Minor Version Compatibility" (https://docs.nvidia.com/cuda/archive/12.6.3/cuda-toolkit-release-notes/).
-- The limits below the toolkit's own driver (same page, "Application Considerations"): PTX that
-  the toolkit produced cannot be JIT-compiled by an older driver (cudaErrorUnsupportedPtxVersion:
-  NVRTC kernels, and GPUs for which a library carries no prebuilt code), and APIs newer than the
-  driver fail with cudaErrorCallRequiresNewerDriver.
-- Full functionality: the driver shipped with the toolkit's minor release, CUDA Toolkit Release
-  Notes, Table 3 "CUDA Toolkit and Corresponding Driver Versions" (GA release of each minor; an
-  update release of the same minor supports the same PTX ISA and APIs). Checked against those
-  pages in 2026-12.
-
-A `cuda-compat` component (NVIDIA's forward-compatibility libraries in the cuda layer) would plug in
-here: with it, data-center GPUs on NVIDIA's listed older branches (NGC's "R470, R525, ..."
-sentence; /work/shared/docs/reference-releases.md) could also run the image, the requirement would
-gain `brand=tesla,driver>=B,driver<B+1` terms, and the entrypoint would put the compat folder first
-on the loader path when the host driver is older. None of that is claimed while no flavor ships it.
+The long form: docs/design-notes.md, section `ngc_paddle/driver.py`.
 """
 
 from dataclasses import dataclass

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from ngc_paddle.errors import ToolchainError
+from ngc_paddle.host_errors import ToolchainError
 
 ENSURE_ENGINE = Path(__file__).resolve().parents[1] / "toolchain" / "ensure-engine.sh"
 ENSURE_REGISTRY = ENSURE_ENGINE.with_name("ensure-registry.sh")
@@ -114,7 +114,7 @@ def remove_instance(name: str) -> None:
 def ensure_registry(registry: str) -> None:
     """Start a local registry when `registry` is one on this host (127.0.0.1:PORT; toolchain/ensure-registry.sh,
     idempotent); a remote one is the caller's to run."""
-    host, _, port = registry.partition(":")
+    host, _, port = registry.split("/", 1)[0].partition(":")  # HOST[:PORT][/PATH]
     if host != "127.0.0.1":
         return
     proc = subprocess.run(["bash", str(ENSURE_REGISTRY)], env={**os.environ, "REGISTRY_PORT": port or "5000"},

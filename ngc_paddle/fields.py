@@ -23,8 +23,14 @@ PIP_NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,198}[A-Za-z0-9])?")  #
 DEBIAN_NAME_RE = re.compile(r"[a-z0-9][a-z0-9+.-]{1,99}")  # Debian policy 5.6.1
 DEBIAN_SUITE_RE = re.compile(r"[a-z][a-z0-9-]{0,63}(?:/[a-z][a-z0-9-]{0,63})?")  # bookworm, bookworm-updates
 URL_RE = re.compile(rf"https?://{_HOST}(?:/[A-Za-z0-9._~%/+-]{{0,1000}})?|file:///[A-Za-z0-9._~%/+-]{{0,1000}}")
+_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
 IMAGE_NAME_RE = re.compile(_IMAGE_NAME)
-IMAGE_REF_RE = re.compile(rf"{_IMAGE_NAME}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?")
+IMAGE_REF_RE = re.compile(rf"{_IMAGE_NAME}(?::{_TAG})?(?:@sha256:[0-9a-f]{{64}})?")
+# An image by digest (the OCI reference grammar: repository path components, an optional tag, `@sha256:` and
+# exactly 64 lower-case hex digits), and the registry part an image name is put under (HOST[:PORT][/PATH]).
+DIGEST_REF_RE = re.compile(rf"(?P<name>{_IMAGE_NAME})(?::{_TAG})?@sha256:[0-9a-f]{{64}}")
+REGISTRY_RE = re.compile(rf"{_HOST}(?:/{_PATH_COMPONENT})*")
+MAX_NAME = 255  # the distribution spec's limit on a repository name, registry included
 TOKEN_RE = re.compile(r"[A-Za-z0-9._:+~/@-]{1,200}")  # ids, licenses, version prefixes: printable ASCII, no spaces
 REL_PATH_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,500}")
 # A vendor archive's file name (no folder): what a source of kind `archive` serves, e.g. TensorRT's tar.
@@ -52,6 +58,32 @@ def pip_name(value: str) -> str:
     if req.name != value or req.extras or req.specifier or req.url or req.marker:
         raise ValueError(f"{_shown(value)} is a requirement, not a bare distribution name")
     return value
+
+
+def digest_reference(value: str) -> str:
+    """REGISTRY/REPO[:TAG]@sha256:<64 hex>, as every node pulls it; a ValueError saying what is wrong otherwise."""
+    if len(value) > 2 * MAX_NAME:
+        raise ValueError(f"{_shown(value)} is {len(value)} characters: no image reference is that long")
+    name, sep, digest = value.rpartition("@")
+    if not sep:
+        raise ValueError(f"{_shown(value)} names no digest (@sha256:...): a tag may move, a digest cannot")
+    if not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
+        raise ValueError(f"digest {_shown(digest)} is not sha256: followed by exactly 64 lower-case hex digits")
+    match = DIGEST_REF_RE.fullmatch(value)
+    if match is None:
+        raise ValueError(f"{_shown(name)} is not a repository (lower-case path components, e.g. "
+                         "registry:5000/ngc-paddle, optionally :TAG)")
+    if len(match.group("name")) > MAX_NAME:
+        raise ValueError(f"the repository name is {len(match.group('name'))} characters, more than {MAX_NAME}")
+    return value
+
+
+def registry(value: str) -> str:
+    """HOST[:PORT][/PATH] that an image name goes under (127.0.0.1:5000, registry.example/team)."""
+    if len(value) > MAX_NAME:
+        raise ValueError(f"{_shown(value)} is {len(value)} characters, more than {MAX_NAME}")
+    return check(value, REGISTRY_RE, "a registry HOST[:PORT][/PATH] (no scheme, spaces or tag; e.g. "
+                                     "127.0.0.1:5000)")
 
 
 def debian_name(value: str) -> str:

@@ -1,23 +1,6 @@
 """A release and its flavors resolved once per run: what every step of a build or a release reads.
 
-Why: a build and every release stage need the same facts about a flavor (the manifest with the run's
-mirrors applied, the flavor's spec, its lock, the manifest the image carries, the image and layer tag
-names). Derived again at each step, they cost a manifest load and a walk through the resolver each
-time, and two steps could disagree (one with the mirrors applied, one without). Here they are derived
-once, frozen, and passed down: `ResolvedRelease.load` opens the release's manifest once (and, on first
-use, the previous release's, `previous_release`, resolved the same way, which month-over-month, the
-benchmark baselines, the A/B reference and the notes compare with); `ResolvedRelease.flavor` resolves
-one flavor. A step that needs a fact of a release or a flavor takes these, never a release's or a
-flavor's name to look up again.
-
-A gate that runs elsewhere (a Slurm job, an SSH host) needs only a ResolvedFlavor: the image to run
-(`reference`: by digest once `with_digest` recorded it, else the tag), whether it needs a GPU, the
-manifest it carries, and the release and flavor names its results are filed under.
-
-Everything below the run that needs a fact of the flavor (each layer's build arguments, its components per
-layer, its apt packages, its sources and where they are, its CUDA and driver facts, the image's manifest)
-asks the ResolvedFlavor; manifest/resolve.py is entered once per flavor (and once for the release's
-mirrors), here, and nothing below takes the raw manifest and a flavor name to derive them again.
+The long form: docs/design-notes.md, section `ngc_paddle/flavor.py`.
 """
 
 import json
@@ -29,10 +12,10 @@ from types import MappingProxyType
 from typing import Any
 
 from ngc_paddle.cuda import CudaSpec
-from ngc_paddle.errors import ManifestError
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.lock.check import apt_packages, lock_status
 from ngc_paddle.lock.layer_args import layer_args as build_args
-from ngc_paddle.lock.model import Lock, lock_path
+from ngc_paddle.lock.lock_file import Lock, lock_path
 from ngc_paddle.lock.subject import ManifestFlavor
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest

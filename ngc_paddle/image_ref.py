@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from ngc_paddle import engine
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.host_errors import NgcPaddleError
 
 
 def resolve(image: str | None, release: str | None, flavor: str | None, root: Path) -> tuple[str, str]:

@@ -16,11 +16,11 @@ from pathlib import Path
 from ngc_paddle import engine, outputs
 from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
 from ngc_paddle.lock.archive_lock import lock_archives
-from ngc_paddle.lock.base import base_facts
 from ngc_paddle.lock.base_image import ensure_base_image
+from ngc_paddle.lock.base_pin import base_facts
 from ngc_paddle.lock.check import lock_inputs, without_layers
 from ngc_paddle.lock.debian_lock import lock_debian
-from ngc_paddle.lock.model import LOCK_VERSION, Lock, lock_path
+from ngc_paddle.lock.lock_file import LOCK_VERSION, Lock, lock_path
 from ngc_paddle.lock.pip_lock import check_reachable, lock_pip, unreachable_optional_layers
 
 

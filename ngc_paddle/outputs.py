@@ -13,11 +13,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 
 
 def ensure_folder(folder: Path, stop: Path | None = None) -> Path:
     """Create `folder`; refuse it, or any folder between `stop` and it, when it is a symlink."""
+    folder = check_folder(folder, stop)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NgcPaddleError(f"{folder}: (folder): cannot be made ({exc.strerror}); fix: name a folder you can "
+                             "write") from None
+    return folder
+
+
+def check_folder(folder: Path, stop: Path | None = None) -> Path:
+    """`folder` when it could be made (nothing made yet): a run that writes it later is refused before it starts,
+    not half-way, when it is a file, lies under one or is a symlink."""
     folder = Path(folder)
     chain = [folder, *folder.parents]
     for part in chain:
@@ -32,11 +44,6 @@ def ensure_folder(folder: Path, stop: Path | None = None) -> Path:
     if blocker is not None:
         what = "is a file" if blocker == folder else f"lies under {blocker}, which is a file"
         raise NgcPaddleError(f"{folder}: (folder): {what}, not a folder; fix: name a folder for the outputs")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NgcPaddleError(f"{folder}: (folder): cannot be made ({exc.strerror}); fix: name a folder you can "
-                             "write") from None
     return folder
 
 

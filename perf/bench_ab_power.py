@@ -1,37 +1,6 @@
 """Does the A/B gate catch a planted regression, and pass an image compared with itself? (`make bench-ab-power`)
 
-Why: the A/B twin of bench-gate-power. A gate nobody has seen fail proves nothing, and an A/B gate that fails an
-image against itself blocks every release. The image is A/B'd against itself on this host through the release's own
-machinery: the round loop of the fleet's job script (payload.sh `ngc_ab`, started by the local runner as
-`ngc-paddle bench-compare` does: ngc_paddle.release.ab.compare.run_job), read back by ngc_paddle.release.ab.rounds
-and judged by ngc_paddle.release.ab.verdict; a planted slowdown (benchmarks/harness/timing.py) reaches only the
-candidate's containers (the job's `candidate_env`). Variants:
-  healthy       nothing planted: every metric must PASS (a FAIL is a false fail);
-  slowed-train  train=2: the training metrics must FAIL (a miss otherwise), the inference metrics PASS;
-  slowed-infer  infer=2: the other way round;
-  slowed-1.2    1.2 on both phases (a 17 % lower rate, over 3x the 5 % threshold): every metric must FAIL.
-Rounds run one after another (the job's order alternated as in a release) and are judged after each one, as a
-release with that many rounds would judge them, until every slowed metric has FAILed (--max-rounds, 30, at most)
-and every other metric is decided (or has had --pass-rounds, 10); the round at which each slowed metric first
-FAILed is printed, so "the A/B gate catches 1.2x in N rounds" is a measured figure. A slowed metric that has not
-FAILed by the cap is a miss; an unslowed one still NOT PROVEN then is undecided (the release would be held, not
-passed), counted apart. Judging after every round looks at the data repeatedly, which raises the chance of a false
-fail above a fixed-length A/B's: a false fail here overstates the release's risk, never understates it.
-Per CPU kind (`--isas native,avx2`: the image as it is, and an image derived from it whose environment holds the
-AVX2 caps of benchmarks/harness/cpu_kind.ISA_CAPS, so both sides of that A/B run capped), on an idle host and with
-every core busy (bench_gate_power.load), --runs repetitions. Each run is short (ROUND_ARGS: 32 px images, one
-inference batch size, about 5 s of measured training and 2 s of inference) and uses THREADS CPU thread(s): a run
-that keeps one core, as CPU training does, is slowed less by another process on a 2-core host, and the per-round
-ratios spread half as much (inference, the image against itself: sigma of log(ratio) 0.08 over 10 rounds with
-one thread, 0.15 over 6 with two), so a PASS within 5 % needs a quarter of the rounds. One repetition of the native
-kind took 75 minutes here (66 rounds), both kinds about 2.5 hours; each repetition's time is printed.
-Prints every round's verdicts and the misses / false fails / undecided per metric, CPU kind and load; records
-them in docs/measurements.md. Exit 0 no miss and no false fail, 1 otherwise, 3 when only undecided metrics remain.
-
-  python perf/bench_ab_power.py IMAGE [--runs 1] [--isas native,avx2] [--loads idle,busy]
-                                [--variants healthy,slowed-train,slowed-infer,slowed-1.2] [--max-rounds 30]
-                                [--pass-rounds 10] [--threads 1] [--model rn50] [--warmup-rounds 1] [--keep DIR]
-                                [--json FILE] [--no-record]
+The long form: docs/design-notes.md, section `perf/bench_ab_power.py`.
 """
 
 import argparse
@@ -50,7 +19,7 @@ from benchmarks.harness import cpu_kind  # noqa: E402
 from benchmarks.harness.timing import PLANTED_SLOWDOWN_ENV  # noqa: E402
 from ngc_common.exit_codes import ExitCode  # noqa: E402
 from ngc_paddle import engine, image_ref  # noqa: E402
-from ngc_paddle.errors import NgcPaddleError  # noqa: E402
+from ngc_paddle.host_errors import NgcPaddleError  # noqa: E402
 from ngc_paddle.release.ab import compare, plan, rounds, verdict  # noqa: E402
 from ngc_paddle.release.ab.metrics import IMAGE_SIZE  # noqa: E402
 from perf.bench_gate_power import load  # noqa: E402

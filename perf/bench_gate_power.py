@@ -1,30 +1,6 @@
 """Do the CPU gates catch a real regression of their own phase, on more than one CPU kind, idle and busy?
 
-Why: a gate nobody has seen fail proves nothing, and a floor set on one CPU kind may not catch a regression on
-another (training read 41 % of Paddle's kernels on a Xeon, 66-83 % on an AMD EPYC, where a planted 2x slowdown
-then passed). For each model with CPU gates in benchmarks/gates.yaml (bench-rn50, bench-hgnet) this runs the
-benchmark in the image in the gates' own configuration (their `when`), shortened (few steps) but long enough
-for the interleaved probes, as variants:
-  healthy        as shipped: every gate must PASS (a FAIL or NOT PROVEN is a false fail);
-  slowed-train   NGC_PADDLE_BENCH_PLANTED_SLOWDOWN=train=2 (each timed training step sleeps as long as it ran:
-                 half the work rate): the training gate must FAIL (a PASS is a miss), the inference gate PASS;
-  slowed-infer   the same for inference alone;
-  slowed         both phases (=2): every gate must FAIL;
-per CPU kind (`--isas native,avx2`: the kernels as the CPU has them, and capped to AVX2 with oneDNN's, MKL's
-and OpenBLAS's own variables, benchmarks/harness/cpu_kind.ISA_CAPS, which makes this machine a second kind),
-on an idle host and with every core busy (one spinning process per core), N rounds of each, alternating so
-drift on the host hits all alike. A kind without floors in gates.yaml is skipped with the reason (the A/B gate,
-`make bench-ab-power`, covers it); a slowed phase whose model has no floor for the kind (a kind measured for
-training only) is printed as "not gated (A/B covers it)", not counted as a miss of a gate that does not
-exist. Prints every run, each round's time and the estimate for all rounds, and the false-fail and miss counts per
-gate, model, CPU kind and load (rn50 and hgnet share the training metric: one's miss must not hide in the
-other's total); records them in docs/measurements.md after a complete run. Exit 0 when there were no misses and
-no false fails, 1 otherwise. The defaults (10 rounds of rn50 and hgnet, native and AVX2-capped, idle and busy,
-healthy and each phase slowed 2x) are what issue 28's done-when asks for.
-
-  python perf/bench_gate_power.py IMAGE [--runs 10] [--models rn50,hgnet] [--loads idle,busy] [--isas native,avx2]
-                                  [--variants healthy,slowed-train,slowed-infer] [--mode all] [--gates FILE]
-                                  [--json FILE] [--no-record]
+The long form: docs/design-notes.md, section `perf/bench_gate_power.py`.
 """
 
 import argparse
@@ -41,7 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from benchmarks.harness import cpu_kind, gates  # noqa: E402
+from benchmarks.harness import acceptance_gates, cpu_kind  # noqa: E402
 from benchmarks.harness.timing import PLANTED_SLOWDOWN_ENV  # noqa: E402
 from ngc_common.errors import InputError  # noqa: E402
 from ngc_common.exit_codes import ExitCode  # noqa: E402
@@ -53,7 +29,7 @@ SLOWED_PHASES = {"healthy": (), "slowed-train": ("train",), "slowed-infer": ("in
 OPTION = {"image_size": "--image-size", "batch_size": "--batch-size", "infer_image_size": "--infer-image-size",
           "model": "--model", "gpus": "--gpus"}
 ISA_WORDS = {"native": "native kernels", "avx2": "capped to AVX2"}  # how the report names each --isas choice
-DEFAULT_RUNS = 10  # what the done-when of issue 28 asks for (make bench-gate-power's default)
+DEFAULT_RUNS = 10  # the rounds proving the CPU gates takes (make bench-gate-power's default)
 SHORT = ["--warmup", "1", "--steps", "3", "--infer-iters", "20", "--batch-sizes", "1,8",
          "--backends", "paddle-inference"]
 
@@ -284,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     ran = matrix(p, options, {"ISAS": "isas", "MODELS": "models", "LOADS": "loads", "VARIANTS": "variants",
                               "MODE": "mode"})
     try:
-        table = gates.load(options.gates) if options.gates else gates.load()
+        table = acceptance_gates.load(options.gates) if options.gates else acceptance_gates.load()
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT

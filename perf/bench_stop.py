@@ -1,21 +1,8 @@
 """How fast do the image's commands stop when told? `docker stop`, `timeout` and Ctrl-C, timed, N rounds.
 
-Why: a command whose PID 1 ignores SIGTERM hangs every pipeline that puts a time limit on it. The image runs
-tini as PID 1 and its commands end the running phase, write result.json with the verdict INTERRUPTED and
-exit 143 (SIGTERM) or 130 (SIGINT). tests/integration/test_stopping.py checks that behaviour; this script
-measures it, each case N rounds on the built image:
-  stop-training    `docker stop -t 10` once bench-rn50 trains: seconds from the call until the container
-                   exited; the target is its exit 143 (137 would mean Docker had to kill it after 10 s);
-  stop-inference   the same while bench-rn50 runs inference;
-  sigint-inference `docker kill -s INT` while bench-hgnet runs inference: exit 130;
-  timeout-40       `timeout 40 docker run ... bench-rn50` as a user types it: wall seconds, exit 124, within
-                   55 s (40 s + 15 s);
-  stop-validate    `docker stop -t 10` during validate's parallel phase: exit 143.
-Every benchmark case must also leave a result.json saying INTERRUPTED; validate, the earlier report it was
-given untouched. Prints each run and a table; records
-it in docs/measurements.md after a run where every case met its target. Exit 0 then, 1 otherwise.
-
   python perf/bench_stop.py IMAGE [--runs 3] [--cases stop-training,timeout-40,...] [--no-record]
+
+The long form: docs/design-notes.md, section `perf/bench_stop.py`.
 """
 
 import argparse

@@ -8,10 +8,7 @@ A run of part of a script's matrix (one CPU kind of two, one model) writes its o
 not overwrite the figures of the part it did not run; any run drops the part sections it covers (each part's
 choices are kept in its section), so a part's figures are never shown beside newer ones of the same cells.
 
-  from perf.measurements import matrix, record
-  record("bench-scan", "Scan gate against trivy", markdown_table_and_lines)
-  ran = matrix(parser, options, {"ISAS": "isas", "MODEL": "model"})  # make variable -> the option it sets
-  record("bench-ab-power", "...", text, ran)  # ISAS=avx2 given: section bench-ab-power.avx2
+The long form: docs/design-notes.md, section `perf/measurements.py`.
 """
 
 import argparse

@@ -51,6 +51,11 @@ apt_install() {  # PACKAGE COMMAND
 }
 
 answers && exit 0
+# Two callers at once (two scans, a scan and a release) start one registry: the second waits, then finds it.
+mkdir -p /run/lock
+exec 9>"/run/lock/ngc-paddle-registry-$PORT.lock"
+flock 9
+answers && exit 0
 [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || die "no registry answers on $ADDR; fix: start one there or pass --registry"
 if ! command -v docker-registry >/dev/null; then
   apt_install docker-registry docker-registry
@@ -92,6 +97,6 @@ YAML
 log "starting docker-registry on $ADDR (storage $STORE$([ "$TLS" = 1 ] && echo ", TLS")$([ -n "$USER_NAME" ] && echo ", login required"))"
 # distribution reads REGISTRY_* variables as overrides of its config (REGISTRY_STORAGE=/path would replace the
 # storage section and stop it with "StorageDriver not registered"): this script's own settings stay here.
-env $(compgen -e | grep '^REGISTRY_' | sed 's/^/-u /') setsid docker-registry serve "$CONF" >>"/var/log/ngc-paddle-registry-$PORT.log" 2>&1 </dev/null &
+env $(compgen -e | grep '^REGISTRY_' | sed 's/^/-u /') setsid docker-registry serve "$CONF" >>"/var/log/ngc-paddle-registry-$PORT.log" 2>&1 </dev/null 9>&- &
 for _ in $(seq 1 30); do answers && { log "registry is up"; exit 0; }; sleep 1; done
 die "docker-registry did not answer on $ADDR within 30 s: see /var/log/ngc-paddle-registry-$PORT.log"

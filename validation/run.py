@@ -7,16 +7,7 @@ saves. Their results are merged into validation.json, validation.md and validati
 Reports are written to a scratch folder first and moved into place only when pytest produced a
 verdict, so a crashed run never replaces an earlier report.
 
-  run.py [--output DIR] [--serial | --single] [--hosts docker://NAME] [-m EXPR] [--smoke]
-         [--manifest FILE --layer NAME --probes DIR] [--allow-empty] [pytest args...]
-Exit (ngc_common.exit_codes): 0 all checks passed (skips that do not apply to the flavor allowed), 1 a check
-failed, 2 the suite could not run, 3 NOT PROVEN: a GPU flavor whose GPU checks could not run (no GPU
-visible), 4 a crash, 143/130 stopped by SIGTERM/SIGINT (no report written: the earlier one stays).
---smoke only collects the checks: does the suite start here (pytest, testinfra, the manifest)?
-The checks of every layer of the flavor up to --layer run (default: all), each reported with its
-layer. A layer image has no manifest and no probes of its own: --manifest names the flavor's
-resolved manifest on this machine, --probes where the probes were copied into the image.
---allow-empty: a selection without checks (a layer with no `fast` ones) exits 0 and writes nothing.
+The long form: docs/design-notes.md, section `validation/run.py`.
 """
 
 import argparse

@@ -1,1 +1,1 @@
-"""The benchmark harness every model shares (each hands it its ModelSpec: registry.py): timing, gates, reports."""
+"""The benchmark harness every model shares (each hands it its ModelSpec: model_registry.py): timing, gates, reports."""

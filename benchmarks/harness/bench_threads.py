@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.harness import cpus
-from benchmarks.harness.registry import models
+from benchmarks.harness.model_registry import models
 
 
 def train_once(model: str, threads: int | None, steps: int, folder: Path) -> dict:

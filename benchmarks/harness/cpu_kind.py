@@ -1,16 +1,8 @@
 """The CPU kind a run's kernels see: vendor + the widest vector ISA they may use (e.g. intel-avx512, amd-avx2).
 
-Why: a CPU efficiency is a ratio measured in the same run, but its healthy value still moves with the CPU:
-training read 41 % of Paddle's own kernels on the Intel Xeon that set the first gate and 66-83 % on an AMD
-EPYC with AVX2 only, where a planted 2x slowdown then passed. So a CPU floor in gates.yaml holds for one
-kind (`when: {cpu_kind: ...}`) and a run of a kind without a floor is reported, not gated (the A/B gate
-against the previous release decides there). The kind is the vendor from /proc/cpuinfo and the widest of
-the ISA levels below that the CPU has, lowered by any cap given to the libraries Paddle's kernels run on:
-oneDNN's ONEDNN_MAX_CPU_ISA (or DNNL_MAX_CPU_ISA) and MKL's MKL_ENABLE_INSTRUCTIONS. ISA_CAPS holds the
-variables that cap those and NumPy's OpenBLAS (OPENBLAS_CORETYPE, a probe of the hardware roofline) at
-once, for `make bench-gate-power --isas avx2`, which shows the gates on a second kind on one machine.
-
 Standard library only: the host's perf scripts import it too.
+
+The long form: docs/design-notes.md, section `benchmarks/harness/cpu_kind.py`.
 """
 
 import os

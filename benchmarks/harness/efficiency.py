@@ -1,18 +1,6 @@
 """Figures that carry across machines: the model's achieved FLOP/s over peaks probed in the same run.
 
-Why: img/s on one CPU says little about another (machines of one kind differ 4x, and may be busy),
-but the share of an attainable peak that the model reaches moves much less when the peak is probed
-interleaved with the work (peaks.Peaks). So each run
-  1. counts the model's FLOPs per image (2 x the multiply-accumulates of its convolutions and
-     linear layers), training = 3 x forward (forward, plus the backward passes for activations
-     and weights, each about one forward's work);
-  2. probes two rooflines per dtype (roofline.py): the fastest kernels the image ships ("of the
-     hardware") and the kernels the phase's engine runs on ("of Paddle's own kernels");
-  3. reports efficiency = achieved / the hardware peak, efficiency_paddle = achieved / Paddle's own
-     kernels' peak and, on GPUs, MFU = achieved / the data sheet's dense peak (gates.yaml `peak_tflops`).
-An efficiency above MAX_EFFICIENCY (after the phase's recheck, peaks.Peaks.recheck) is not a figure: the probe
-missed a faster kernel or measured another load. It is left out and `<name>_failure` says why, so a gate on
-it is NOT RUN and the run NOT PROVEN.
+The long form: docs/design-notes.md, section `benchmarks/harness/efficiency.py`.
 """
 
 from collections.abc import Callable

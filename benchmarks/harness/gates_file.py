@@ -58,7 +58,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-# Optional keys may be left out but never given as null: gates.py reads the plain mapping (`"min" in gate`,
+# Optional keys may be left out but never given as null: acceptance_gates.py reads the plain mapping (`"min" in gate`,
 # `gate.get("when", {})`), where a null would be a crash or a gate that never applies. Hence a type without
 # None and a default of None, which pydantic does not validate.
 class When(_Strict):

@@ -9,8 +9,8 @@ import os
 import subprocess
 import sys
 
+from benchmarks.harness.model_spec import ModelSpec
 from benchmarks.harness.run_config import RunConfig
-from benchmarks.harness.spec import ModelSpec
 
 
 def relaunch_distributed(config: RunConfig, spec: ModelSpec) -> int | None:

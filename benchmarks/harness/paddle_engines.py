@@ -1,21 +1,6 @@
 """Which Paddle API runs an exported program at a precision, and the predictor it builds: one decision, named.
 
-Why: Paddle 3's `paddle.jit.save` writes a PIR program (`.json`); Paddle Inference's
-`Config.enable_tensorrt_engine` applies to legacy `.pdmodel` programs only. So (Paddle Inference 3.x
-docs, docs/benchmarks.md):
-- paddle-trt-pir: a `.json` program goes through `paddle.tensorrt.convert(model, TensorRTConfig(inputs=
-  [Input(min, opt, max)], precision_mode=PrecisionMode.FP32|FP16))`, which writes a program of
-  `tensorrt_engine` ops; that one runs with a plain `Config` + `enable_use_gpu`. Shapes are dynamic:
-  min batch 1, opt = max = the batch timed. PIR-TRT has no INT8 calibrator: INT8 only from a quantized
-  program (quantize/dequantize ops, whose scales the converter reads; quantization.ptq_export makes one),
-  otherwise not run.
-- paddle-trt-legacy: a `.pdmodel` program (Paddle 2.6's only kind, gpu-cu118) runs with
-  `enable_tensorrt_engine` and dynamic shape info (min 1, opt = max = the batch); INT8 calibrates first
-  (use_calib_mode, on real images: quantization.py) unless the program is quantized. The timed predictor
-  serializes its engines (use_static) built DETAILED (`enable_tensorrt_inspector`), so that
-  tensorrt_python.paddle_trt_layer_precisions reads each layer's precision back from them.
-- paddle-inference gpu / onednn: Paddle Inference without TensorRT (GPU FP32/FP16; CPU FP32 on oneDNN).
-Every figure carries its plan's label ("paddle-trt-pir fp16"), so a result never calls FP32 work INT8.
+The long form: docs/design-notes.md, section `benchmarks/harness/paddle_engines.py`.
 """
 
 from dataclasses import dataclass

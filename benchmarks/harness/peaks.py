@@ -8,12 +8,7 @@ is compared with the median of its probes per kind: the highest kind is "the har
 engine runs on (roofline.OWN_KIND) "Paddle's own kernels". Every probe is kept for the report
 (result.json `results.peak`).
 
-A phase whose work outran one of its peaks is probed again at once (Peaks.recheck): a workload cannot beat a
-true peak, so a median below the work was caught at a worse moment than the work (a burst of other load, a
-clock still ramping; a CI run read 112 % once on a host where healthy runs read 77-93 %). Per kind the higher
-of the two medians stands, which can only lower an efficiency, never lift a regression over its floor; a peak
-still beaten after the recheck stays a probe failure (efficiency.annotate). The recheck ran after the work, not
-beside it, so a figure below its floor against a rechecked peak decides nothing (gates: NOT RUN, not FAIL).
+The long form: docs/design-notes.md, section `benchmarks/harness/peaks.py`.
 """
 
 import contextlib

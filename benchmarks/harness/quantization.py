@@ -9,9 +9,7 @@ quantize/dequantize layers) and exports that with paddle.jit.save; Paddle-TRT th
 random tensors would describe noise, so INT8 needs real images (--data, else --eval-data) and is not run
 without them.
 
-How many: a fixed number of images, whatever the batch size (Paddle Inference's INT8 calibration guidance is a few
-hundred real inputs, docs of gpu-paths): CALIBRATION_IMAGES, or every image of the folder where it holds fewer;
-the result says how many were used (`calibration_images`).
+The long form: docs/design-notes.md, section `benchmarks/harness/quantization.py`.
 """
 
 from __future__ import annotations

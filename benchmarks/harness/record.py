@@ -7,8 +7,8 @@ the hardware key included.
 
 from benchmarks.harness import cpu_kind, environment
 from benchmarks.harness.hardware import hardware_key
+from benchmarks.harness.model_spec import ModelSpec
 from benchmarks.harness.run_config import RunConfig
-from benchmarks.harness.spec import ModelSpec
 
 
 def run_config(config: RunConfig, spec: ModelSpec) -> dict:

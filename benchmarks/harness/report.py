@@ -11,9 +11,9 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchmarks.harness.acceptance_gates import Outcome, Verdict
 from benchmarks.harness.dllogger import DLLogger
-from benchmarks.harness.gates import Outcome, Verdict
-from benchmarks.harness.spec import ModelSpec
+from benchmarks.harness.model_spec import ModelSpec
 
 
 def run_folder(base: Path, model: str) -> Path:

@@ -1,17 +1,6 @@
 """Two rooflines per dtype: the fastest kernels the image ships ("the hardware") and Paddle's own kernels.
 
-Why: a peak that a workload exceeds is not a peak. Paddle's own dygraph GEMM reaches ~33 GFLOP/s on the
-2-core build machine while oneDNN (through Paddle Inference) and the image's BLAS (through NumPy) reach
-several times that, so an efficiency against Paddle's kernels alone read 390 % for Paddle Inference and
-hid how far Paddle's CPU training is from what the cores can do. Each probe kind measures a large GEMM
-(and, where the kernel library has one, a ResNet-like 3x3 convolution) in the benchmark's dtype and
-thread count, median of a few repetitions:
-  paddle            Paddle's own kernels (paddle.matmul, conv2d in dygraph): what training runs on;
-  paddle-inference  Paddle Inference's CPU kernels (oneDNN), through a predictor of a one-layer program;
-  blas              the image's BLAS through NumPy (float32 only);
-  cublas            cuBLAS through paddle.matmul on a GPU, 8192^3 (TF32 where Paddle enables it for fp32).
-The hardware peak is the highest kind; a kind the device or dtype lacks is listed as not available with
-the reason (cublas on a CPU, blas for float16), never silently dropped.
+The long form: docs/design-notes.md, section `benchmarks/harness/roofline.py`.
 """
 
 import statistics

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from benchmarks.harness.gates import GATES_FILE
+from benchmarks.harness.acceptance_gates import GATES_FILE
 from benchmarks.harness.recipes import IMAGENET_TRAIN_IMAGES
 from ngc_common.bench_result import INFER_PRECISIONS, TRAIN_PRECISIONS
 from ngc_common.errors import InputError
@@ -197,7 +197,7 @@ def defaults_table(spec) -> str:
 
 def docs_section() -> str:
     """The generated part of docs/benchmarks.md: every registered model's table."""
-    from benchmarks.harness.registry import models
+    from benchmarks.harness.model_registry import models
 
     return "\n".join(defaults_table(spec) for spec in models().values())
 

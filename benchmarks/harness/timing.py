@@ -4,14 +4,7 @@ Why: every benchmark reports the same figures the same way (DLE method): through
 batch / mean step time over the measured steps; latency percentiles over per-step times. Pure
 Python so the arithmetic is unit-tested on any host.
 
-Two things ride on every StepTimer without the back ends knowing:
-  - the interleaved peak probe (`interleave(probe)`): probe, slice of measured steps, probe, ..., so that
-    other work on the host hits the workload and the peak it is divided by alike (peaks.Peaks sets it);
-  - a test hook, PLANTED_SLOWDOWN_ENV=F (F > 1): each timed step sleeps (F - 1) x its own time inside the
-    timed region, halving the work rate at F=2; `train=F` or `infer=F` (comma-separated) slows one phase
-    alone, so a gate is shown to catch a regression of its own phase without the other phase's gate
-    catching it for it. Only the gate-power scripts (`make bench-gate-power`, `make bench-ab-power`) set it;
-    a run with it set says so on stderr.
+The long form: docs/design-notes.md, section `benchmarks/harness/timing.py`.
 """
 
 import contextlib

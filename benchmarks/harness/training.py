@@ -25,7 +25,7 @@ AMP = {"amp": ("float16", "O1"), "amp-o2": ("float16", "O2"), "bf16": ("bfloat16
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """One precision's training run, from the run config (runner.train_config); no defaults of its own."""
+    """One precision's training run, from the run config (run_loop.train_config); no defaults of its own."""
 
     batch_size: int
     image_size: int

@@ -1,6 +1,6 @@
 """bench-hgnet (`python -m benchmarks.hgnet`): the shared benchmark command with PP-HGNet's ModelSpec (spec.py)."""
 
-from benchmarks.harness.cli import entry
+from benchmarks.harness.bench_cli import entry
 from benchmarks.hgnet.spec import SPEC
 
 if __name__ == "__main__":

@@ -5,10 +5,10 @@ ONNX, ONNX Runtime) with acceptance gates; --classify for real images; --eval-da
 accuracy of given PaddleClas weights. `python -m benchmarks.hgnet --help`.
 """
 
+from benchmarks.harness.model_registry import register
+from benchmarks.harness.model_spec import ModelSpec
 from benchmarks.harness.recipes import PADDLECLAS_PPHGNET
-from benchmarks.harness.registry import register
 from benchmarks.harness.run_config import Option
-from benchmarks.harness.spec import ModelSpec
 from ngc_common.errors import InputError
 
 OPTIONS = (

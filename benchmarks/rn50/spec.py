@@ -5,10 +5,10 @@ Inference, Paddle-TRT, and TensorRT's own Python API on the ONNX export) with ac
 `python -m benchmarks.rn50 --help`.
 """
 
+from benchmarks.harness.model_registry import register
+from benchmarks.harness.model_spec import ModelSpec
 from benchmarks.harness.recipes import DLE_RN50
-from benchmarks.harness.registry import register
 from benchmarks.harness.run_config import Option
-from benchmarks.harness.spec import ModelSpec
 
 OPTIONS = (Option("--zero-init-residual", "start the last BatchNorm scale of each block at 0 (DLE starts it at 1.0)",
                   False, flag_kind="switch"),)

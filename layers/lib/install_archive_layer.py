@@ -1,16 +1,6 @@
 """Install one layer's locked vendor archives inside the image being built: the shared libraries and the wheel.
 
-Why: a component of kind `archive` (gpu-cu118's TensorRT 8.6.1.6 for CUDA 11.8: NVIDIA ships its cp311 bindings
-and CUDA 11 libraries only as a tar, see ngc_paddle/lock/archive_lock.py) is installed from the file the lock
-pins: fetched from its source (a URL, or a folder under wheelhouse/), refused unless its sha256 is the locked one,
-its TOP/lib/ shared objects extracted into the folder its spec names (ngc_common/image_paths.py: ARCHIVE_LIBS,
-/opt/<component>/lib; files and their soname links, nothing else: no static libraries, no stubs), and its wheel
-installed with `pip install --require-hashes --no-deps` from the archive itself. What was installed is recorded
-beside them (ARCHIVE_RECORD) for the checks and the release. register-libs.sh then puts the folder on the loader's
-path. A failure is one line naming the layer, the archive, the source and the fix. Plain standard library: nothing
-else is installed yet.
-
-Downloads are kept in a BuildKit cache mount (by sha256): a rebuild does not fetch a multi-gigabyte tar again.
+The long form: docs/design-notes.md, section `layers/lib/install_archive_layer.py`.
 """
 
 import hashlib

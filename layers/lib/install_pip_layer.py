@@ -9,9 +9,7 @@ extra index): a distribution pinned to `nvidia` can never be served by PyPI (dep
 confusion). A failure is one line naming the layer, the distribution, the source and the fix.
 Plain standard library: it runs before anything else is installed.
 
-The venv has no pip of its own at first (the os layer makes it --without-pip): the first pip layer installs the
-locked pip, setuptools and wheel before anything else, with Debian's pip wheel run once as the installer
-(python3-pip-whl, a dependency of python3-venv); every later pip run is the locked pip.
+The long form: docs/design-notes.md, section `layers/lib/install_pip_layer.py`.
 """
 
 import glob

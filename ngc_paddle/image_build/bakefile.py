@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ngc_paddle import engine, outputs
-from ngc_paddle.errors import ManifestError, ToolchainError
 from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease, layer_repository
+from ngc_paddle.host_errors import ManifestError, ToolchainError
 from ngc_paddle.layers import bake_target, dockerfile_for
 from ngc_paddle.manifest.schema import Manifest
 from ngc_paddle.outputs import ensure_folder

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ngc_paddle import engine
-from ngc_paddle.errors import ToolchainError
 from ngc_paddle.flavor import ResolvedFlavor
+from ngc_paddle.host_errors import ToolchainError
 from ngc_paddle.image_build import provenance
+from ngc_paddle.image_build.build_report import BuildReport, LayerResult, human
 from ngc_paddle.image_build.inputs import LABEL, FlavorInputs, flavor_inputs, short
-from ngc_paddle.image_build.report import BuildReport, LayerResult, human
 from ngc_paddle.layers import bake_target
 from ngc_paddle.lock.base_image import present_base_image
 

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from ngc_paddle.attestations import SLSA_V02, SLSA_V1
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 
 ENV = {"BUILDX_METADATA_PROVENANCE": "max"}  # what buildx needs to write the provenance into the metadata file
 METADATA_KEY = "buildx.build.provenance"

@@ -1,1 +1,1 @@
-"""Locks: every distribution, Debian package and base of a release flavor, with hashes (issue 13)."""
+"""Locks: every distribution, Debian package and base of a release flavor, with hashes."""

@@ -24,8 +24,8 @@ from pathlib import Path, PurePosixPath
 from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-from ngc_paddle.errors import ManifestError
-from ngc_paddle.lock.model import ArchiveEntry, ArchiveWheel
+from ngc_paddle.host_errors import ManifestError
+from ngc_paddle.lock.lock_file import ArchiveEntry, ArchiveWheel
 from ngc_paddle.lock.pip_lock import CA_BUNDLE, archive_url, platform_tags, target_platform
 from ngc_paddle.lock.subject import LockSubject
 from ngc_paddle.manifest.schema import Component, Source

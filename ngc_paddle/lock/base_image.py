@@ -6,7 +6,7 @@ mmdebstrap and build it into an image (layers/os/base.Dockerfile), under a name 
 locally. With SOURCE_DATE_EPOCH set to the archive snapshot the lock records, mmdebstrap writes the same
 tar for the same archive state, and the image gets the same digest on any engine: a second build host
 makes the base the first one had, and so the same image digests above it. Here beside the lock's base
-facts (lock/base.py): `ngc-paddle lock` resolves the os layer's packages on this base, and the build
+facts (lock/base_pin.py): `ngc-paddle lock` resolves the os layer's packages on this base, and the build
 starts from it.
 """
 
@@ -20,8 +20,8 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 from ngc_paddle import engine
-from ngc_paddle.errors import ToolchainError
-from ngc_paddle.lock.base import MAKER_LABEL, SNAPSHOT_LABEL, release_date
+from ngc_paddle.host_errors import ToolchainError
+from ngc_paddle.lock.base_pin import MAKER_LABEL, SNAPSHOT_LABEL, release_date
 from ngc_paddle.manifest.schema import Component, Source
 
 
@@ -87,7 +87,7 @@ def bootstrap(debian: Source, name: str, say: Callable[[str], None], snapshot: s
         )
     started = time.monotonic()
     if snapshot is None:
-        try:  # the state of the archive we bootstrap from, for the lock (ngc_paddle/lock/base.py)
+        try:  # the state of the archive we bootstrap from, for the lock (ngc_paddle/lock/base_pin.py)
             snapshot = release_date(debian)
         except Exception as exc:  # any failure: it is the archive that cannot be read
             raise ToolchainError(f"cannot read the Release file of Debian {debian.suite} at {debian.url} ({exc}); "

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from ngc_paddle.errors import ManifestError
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.layers import LAYER_ORDER
-from ngc_paddle.lock.model import Inputs, Lock, LockedComponent, lock_path, read_lock
+from ngc_paddle.lock.lock_file import Inputs, Lock, LockedComponent, lock_path, read_lock
 from ngc_paddle.lock.pip_lock import target_platform
 from ngc_paddle.lock.subject import LockSubject, ManifestFlavor
 from ngc_paddle.manifest.schema import Flavor

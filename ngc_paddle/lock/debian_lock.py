@@ -10,10 +10,10 @@ The venv it makes has no pip of Debian's: pip, setuptools and wheel are locked p
 from pathlib import Path
 
 from ngc_paddle import engine
-from ngc_paddle.errors import ManifestError
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.lock.check import apt_packages
 from ngc_paddle.lock.layer_args import os_args
-from ngc_paddle.lock.model import DebianEntry
+from ngc_paddle.lock.lock_file import DebianEntry
 from ngc_paddle.lock.subject import LockSubject
 
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from ngc_common.image_paths import ARCHIVE_LIBS, ARCHIVE_RECORD
 from ngc_paddle.layers import BASE_LAYER, TOP_LAYER
-from ngc_paddle.lock.model import ArchiveEntry, Lock
+from ngc_paddle.lock.lock_file import ArchiveEntry, Lock
 from ngc_paddle.lock.subject import LockSubject
 from ngc_paddle.manifest.schema import Flavor, Manifest
 

@@ -7,14 +7,7 @@ sha256. Each distribution is then assigned to the lowest layer whose components 
 dependency closure of the report's `requires_dist`, markers evaluated for the image), so a layer
 never depends on something installed above it, and `pip check` holds at every layer.
 
-Sources: a distribution that is a pinned component comes from the component's own source only; any
-other from the manifest's dependency source. When a flavor uses more than one source, pip needs
-all of them to resolve, so every file is then looked up again on its own source alone (`--no-deps`,
-one `--index-url`, no extra index): a name pinned to `nvidia` is never taken from PyPI (dependency
-confusion), at lock time as at build time.
-
-The venv's own tools (pip, setuptools, wheel) are resolved with the rest, at their newest versions, and go to
-the first pip layer, which installs them first: nothing in the image's Python comes from outside the lock.
+The long form: docs/design-notes.md, section `ngc_paddle/lock/pip_lock.py`.
 """
 
 import hashlib
@@ -34,9 +27,9 @@ from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from ngc_paddle.errors import ManifestError, NgcPaddleError
+from ngc_paddle.host_errors import ManifestError, NgcPaddleError
 from ngc_paddle.layers import BASE_LAYER, LAYER_ORDER
-from ngc_paddle.lock.model import PipEntry
+from ngc_paddle.lock.lock_file import PipEntry
 from ngc_paddle.lock.subject import LockSubject
 from ngc_paddle.manifest.schema import Flavor, Source
 

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
-from ngc_paddle.errors import ManifestError
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.manifest import consistency
 from ngc_paddle.manifest.schema import RELEASE_RE, Manifest
 

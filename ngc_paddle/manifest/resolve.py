@@ -15,7 +15,7 @@ from ngc_common.error_line import one_line
 from ngc_common.image_paths import ARCHIVE_LIBS
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import image_driver_facts
-from ngc_paddle.errors import ManifestError
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.manifest.schema import Flavor, Manifest, Source
 
 

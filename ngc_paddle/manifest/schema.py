@@ -8,6 +8,7 @@ relate fields to each other (CUDA majors, layers and their components) live in c
 import re
 from typing import Annotated, Any, Literal
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
@@ -184,6 +185,21 @@ class Flavor(Strict):
             pinned = sorted(name for name, comp in self.components.items() if comp.cuda is not None)
             if pinned:
                 raise ValueError(f"components {pinned} set 'cuda:' in a flavor without CUDA (drop it)")
+        return self
+
+    @model_validator(mode="after")
+    def _one_version_per_pip_package(self) -> "Flavor":
+        """Two entries pinning one pip distribution (by its PEP 503 name) at two versions: the lock, the bake file
+        and the image would each keep one of them, and not the same one."""
+        seen: dict[str, tuple[str, Component]] = {}
+        for name, comp in self.components.items():
+            if comp.kind != "pip":
+                continue
+            key = canonicalize_name(str(comp.package))
+            first = seen.setdefault(key, (name, comp))
+            if first[1].version != comp.version:
+                raise ValueError(f"components {first[0]!r} ({first[1].requirement}) and {name!r} ({comp.requirement}) "
+                                 f"pin the pip package {key} at two versions; keep one entry")
         return self
 
     @model_validator(mode="after")

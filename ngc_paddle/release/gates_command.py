@@ -16,11 +16,11 @@ from functools import partial
 from pathlib import Path
 
 from ngc_paddle import engine
-from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.host_errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.outputs import staged
 from ngc_paddle.release.ab.plan import Size
-from ngc_paddle.release.fleet import schema
+from ngc_paddle.release.fleet import fleet_schema
 from ngc_paddle.release.pipeline import requested_flavors
 from ngc_paddle.release.stages import ab, candidate, gates, notes, push, release_folder
 from ngc_paddle.release.state_file import State
@@ -40,7 +40,9 @@ def run(resolved: ResolvedRelease, flavor_names: list[str], fleet_file: Path | N
     """`resolved`: the release, loaded once by the command."""
     root, manifest = resolved.root, resolved.manifest
     flavors = [f.name for f in requested_flavors(resolved, flavor_names)[0]]
-    fleet = schema.load(fleet_file, root) if fleet_file else schema.LOCAL  # a bad fleet file: exit 2, nothing done
+    ab.check_references(resolved, references or {})
+    # a bad fleet file: exit 2, nothing done
+    fleet = fleet_schema.load(fleet_file, root, resolved) if fleet_file else fleet_schema.LOCAL
     images = {}
     for name in flavors:
         image = resolved.flavor(name).image

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 from packaging.version import InvalidVersion, Version
 
-from ngc_paddle.errors import ManifestError
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.manifest.loader import find_manifest, load_manifest
 from ngc_paddle.manifest.schema import RELEASE_RE, Manifest
 

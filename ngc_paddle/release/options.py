@@ -7,8 +7,21 @@ benchmarks, the scan policy and OSV folder, the mirrors); one plain dataclass, n
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ngc_paddle.host_errors import NgcPaddleError
+
 DEFAULT_REGISTRY = "127.0.0.1:5000"
 BENCHMARKS = ("bench-rn50", "bench-hgnet")
+
+
+def benchmarks(asked: list[str] | None) -> tuple[str, ...]:
+    """--bench, repeated (default: every benchmark): each must be a benchmark the image ships, or its gate would
+    run a command the image lacks (or none) and fail far from the cause."""
+    for name in asked or ():
+        if name not in BENCHMARKS:
+            shown = repr(name) if len(name) <= 60 else repr(name[:60]) + "..."
+            raise NgcPaddleError(f"--bench {shown}: (argument): is not a benchmark of the image; fix: name one of "
+                                 f"{', '.join(BENCHMARKS)}, or leave --bench out for all of them")
+    return tuple(asked) if asked is not None else BENCHMARKS
 
 
 @dataclass

@@ -1,33 +1,15 @@
 """`ngc-paddle release YY.MM`: the release stages in order for each flavor, their state, and the push decision.
 
-Per flavor: build, then the candidate pushed under its candidate tag (the gates run it by digest), then the
-gates validate, ab (the A/B against the previous release's image), bench, scan and month-over-month; with a fleet
-file the validate, ab and bench stages are one `gates` stage fanned out per hardware profile (Slurm, SSH hosts,
-this host), each job its A/B on its own node, submitted before the local gates
-run and watched while they run. Then the stages that must pass on the gated digest before it may carry a
-release tag (BEFORE_RELEASE_TAG: issue 21's attestations), then for every flavor at once push (the release tag
-moved to the gated digest), with the notes written after the gates and again after the push. Each stage is one
-module in ngc_paddle/release/stages/, saying its inputs (its resume key), how it runs and how it
-reports. The release is resolved once (ngc_paddle.flavor: the manifest opened once, each flavor's lock
-and image names derived once) and passed to the build and every stage; this module only orders them,
-keeps their results in build/release/<release>/state.json (written after every stage) and decides
-the push. A rerun skips a gate whose key is unchanged and
-that passed, so it resumes after an interruption or a failure; the build itself always runs, its
-unchanged case answered from the images' labels. Any failed gate stops the push and is named; the
-registry then keeps the previous release. A gate that is NOT PROVEN (GPU checks or benchmarks of a
-GPU flavor on a host without a GPU, a scan whose vulnerability part did not run for want of a
-source) stops the push too (exit 3 when nothing failed), unless `accept_unproven` gives a reason, which
-the notes print in the gate table; a gate NOT PROVEN with the same key is then taken as stored, not run
-again. Containers the stages start get the host's GPUs where it has them (engine.run_flags).
+The long form: docs/design-notes.md, section `ngc_paddle/release/pipeline.py`.
 """
 
 import dataclasses
 from collections.abc import Callable
 from functools import partial
 
-from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
-from ngc_paddle.release.fleet import schema as fleet_schema
+from ngc_paddle.host_errors import Failed, NgcPaddleError, NotProven
+from ngc_paddle.release.fleet import fleet_schema
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import (
     Built,
@@ -49,7 +31,7 @@ from ngc_paddle.release.stages import (
 from ngc_paddle.release.state_file import State
 
 # The gates of a built flavor, in the order they run; bench reads the A/B (a benchmark that no CPU floor decides
-# takes the A/B's verdict: ngc_paddle.release.ab.unfloored), month-over-month reads the SBOM the scan wrote.
+# takes the A/B's verdict: ngc_paddle.release.ab.gate_without_floor), month-over-month reads the SBOM the scan wrote.
 GATES: tuple[Callable[[Built], Step], ...] = (validate.plan, ab.plan, bench.plan, scan.plan, month_over_month.plan)
 # With a fleet, validate, bench and ab run as the fan-out (stages/gates.py: each job its A/B on its node); these stay
 # on this host.
@@ -90,8 +72,11 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     release = ResolvedRelease.load(opts.root, opts.release, opts.sources)  # the one load of the manifest
     root, manifest = release.root, release.manifest
     resolved, every = requested_flavors(release, opts.flavors)
+    ab.check_references(release, opts.references)
+    ab.size(opts)  # --ab-rounds out of range: exit 2 before anything is built
     flavors = [flavor.name for flavor in resolved]
-    fleet = fleet_schema.load(opts.fleet, root) if opts.fleet else None  # a bad fleet file: exit 2, nothing pushed
+    # a bad fleet file (or one naming a flavor the release lacks): exit 2, nothing pushed
+    fleet = fleet_schema.load(opts.fleet, root, release) if opts.fleet else None
     state = State(release_folder(root, manifest.release) / "state.json")
     attest.signing_key(opts)  # no key (and no --no-attest): exit 2 before anything is built
     failures: list[str] = []

@@ -10,7 +10,7 @@ import json
 import re
 
 from ngc_paddle import engine
-from ngc_paddle.errors import Failed, NgcPaddleError
+from ngc_paddle.host_errors import Failed, NgcPaddleError
 
 AUTH_ERRORS = ("no basic auth credentials", "unauthorized", "authentication required", "denied")
 PUSHED = re.compile(r"digest: (sha256:[0-9a-f]{64})")

@@ -18,8 +18,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import Token
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.fleet.cells import Cell
 
 MAX_STATE_BYTES = 4 * 1024 * 1024  # a few kB per release

@@ -17,9 +17,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ngc_paddle import outputs
-from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.fields import IMAGE_REF_RE
 from ngc_paddle.flavor import ResolvedFlavor
+from ngc_paddle.host_errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.scan import policy, sbom
 from ngc_paddle.scan.checks import image_checks, layer_checks
 from ngc_paddle.scan.checks.layer_cache import LayerCache, default_folder

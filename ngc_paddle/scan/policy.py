@@ -17,8 +17,8 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import Text, Token
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.scan.findings import SEVERITIES, Finding, severity_rank
 
 DEFAULT_POLICY = Path("security/policy.yaml")

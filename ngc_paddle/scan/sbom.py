@@ -20,7 +20,7 @@ from packageurl import PackageURL
 from packaging.utils import canonicalize_name
 
 from ngc_paddle.distro import Distro
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.scan.source.inventory import Package
 
 PROP = "ngc-paddle"

@@ -5,16 +5,10 @@ fan-out's overhead <= 5 % of the gates' wall time), and profiles submitted toget
 of them, not their sum. Both are measured side by side on one machine, against the one-node test cluster
 (toolchain/ensure-slurm.sh) and the image already built (`make image`).
 
-1. Overhead: `ngc-paddle gates` of the cpu flavor with one profile (the release's gates: the whole validation,
-   bench-rn50 and bench-hgnet; `--quick`: the validation's fast checks and bench-rn50), once on this host (the
-   local runner: the same job script) and once as a Slurm job, alternating REPEATS times; the overhead is the
-   difference of the medians over the local median. Each run's job time (the job's own steps, from steps.tsv) is
-   printed beside it, so the share of the wall that is submission, scheduling, polling and collection shows too.
-2. Concurrency: N profiles (each a Slurm job asking 1 CPU of the node's 2) run alone one after the other, then all
-   at once; their summed wall against the wall of the run that had them at once.
-
   python perf/fleet/bench_fanout.py [--release 26.12] [--repeats 1] [--profiles 2] [--quick]
 Figures go to docs/measurements.md (section bench-fleet).
+
+The long form: docs/design-notes.md, section `perf/fleet/bench_fanout.py`.
 """
 
 import argparse

@@ -6,14 +6,7 @@ of the payloads the layers install (what `pip`/`apt` put on disk), measured in t
   python perf/image_build/bench_build.py [--release YY.MM] [--flavor cpu] [--keep-cache]
   python perf/image_build/bench_build.py --skip-cold (--cold-s SECONDS | --cold-report build.json)
 
-The cold build runs in a scratch copy of the repository with its own image name and with the
-BuildKit cache pruned first (unless --keep-cache), so it never touches the release's own tags.
-Reinstalling the packages is part of "cold": on a mirror-less host this is dominated by downloads.
---skip-cold leaves the cache alone (for a host whose cache others use): the first build of the copy
-is then a warm-up, not timed, and the cold figure comes from --cold-s or a cold build's report
-(its duration_s, which leaves out the steps before the first layer: the ratios come out a little high).
-The no-change rebuild is timed twice: in-process, and as `make image` runs it (the toolchain script
-and the `ngc-paddle build` command, Python start-up included).
+The long form: docs/design-notes.md, section `perf/image_build/bench_build.py`.
 """
 
 import argparse
@@ -29,8 +22,8 @@ sys.path.insert(0, str(REPO))
 
 from ngc_paddle import engine  # noqa: E402
 from ngc_paddle.flavor import resolve  # noqa: E402
-from ngc_paddle.image_build import pipeline  # noqa: E402
-from ngc_paddle.image_build.report import human  # noqa: E402
+from ngc_paddle.image_build import build_flavor  # noqa: E402
+from ngc_paddle.image_build.build_report import human  # noqa: E402
 from ngc_paddle.image_build.scratch import scratch_copy  # noqa: E402
 from ngc_paddle.manifest.loader import latest_release  # noqa: E402
 
@@ -42,7 +35,7 @@ PAYLOAD_SCRIPT = (
 
 def timed_build(root: Path, release: str, flavor: str | None, sources: dict[str, str]) -> tuple[float, list[str], str]:
     started = time.monotonic()
-    report = pipeline.build(resolve(root, release, flavor, sources), say=lambda _line: None)
+    report = build_flavor.build(resolve(root, release, flavor, sources), say=lambda _line: None)
     return time.monotonic() - started, [layer.status for layer in report.layers], report.image
 
 

@@ -6,19 +6,7 @@ lock again), whether the installed package sets (pip and dpkg) are identical, an
 every file that was added, removed, changed in content (sha256) or only in metadata (mtime, uid,
 mode, ...), with a guess at why (".pyc", "timestamp", "apt/dpkg log", "ldconfig cache", ...).
 
-  python perf/image_build/bench_repro.py [--release YY.MM] [--flavor cpu] [--up-to LAYER] [--source N=URL]
-  python perf/image_build/bench_repro.py --second-engine      # build B on a second engine instance
-  python perf/image_build/bench_repro.py --compare IMAGE_A IMAGE_B     # compare two built images only
-
-`--second-engine` builds B on an engine instance of its own (own data root, own containerd and cache, its own
-bootstrap of the base: toolchain/ensure-engine.sh), as a second build host would, and removes it afterwards.
-"From cold" here means `docker buildx bake --no-cache` for every layer, each build in its own scratch
-copy under one image name (--name, default ngc-paddle-repro; the two results are kept as NAME-repro:a
-and :b): pruning BuildKit's cache would also wreck any build running beside this one. The download
-cache mounts stay (every file is pinned by its hash). The two builds run one after the other: run
-together, BuildKit could merge their identical steps.
-Writes build/repro/<release>-<flavor>/repro.json and repro.md. Exit 0 when the package sets are
-identical (the layer count is the measurement), 1 when they differ, 2 bad input.
+The long form: docs/design-notes.md, section `perf/image_build/bench_repro.py`.
 """
 
 import argparse
@@ -379,7 +367,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     sources = dict(item.split("=", 1) for item in args.source)
-    from ngc_paddle.errors import NgcPaddleError
+    from ngc_paddle.host_errors import NgcPaddleError
     from ngc_paddle.image_build.scratch import scratch_copy
 
     with tempfile.TemporaryDirectory(prefix="ngc-repro-", dir=os.environ.get("NGC_REPRO_TMP")) as tmp_name:

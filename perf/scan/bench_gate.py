@@ -1,22 +1,9 @@
 """The whole scan gate against trivy's own secret scan on the same image, side by side in one run: a cold scan,
 a rescan after a change to the top layer, and trivy alone.
 
-Why: the gate wraps trivy and adds its own layer checks and SBOM; its targets (issue 30) are a cold scan
-shorter than trivy alone on the same image (docker save + `trivy image --input TAR --scanners secret`), and
-a rescan after a change to the top layer of about 5 to 7 s (it reads only that layer: the per-layer caches
-of the gate and of trivy hold the others). On a shared machine only figures measured in one run, alternating,
-mean anything, so this prints each round, the ratio, and the gate's phases (from the `timings_s` of its scan.json).
-The cold runs start cold: each trivy run gets a fresh cache folder, the gate a fresh HOME (trivy's cache)
-and a fresh per-layer cache; the rescan reuses the cold run's caches on an image whose top layer differs
-(the image plus one small layer, built here and removed after). Figures go to docs/measurements.md.
-Beside wall time it prints CPU seconds (of trivy, of the gate and its trivy; docker save's work is
-the engine's and not counted), which a busy machine disturbs less. Speed is a figure printed here,
-not a test.
-
   python perf/scan/bench_gate.py [IMAGE] [--repeats 2] [--repo DIR ...] [--json FILE] [--no-record]
 
-`--repo DIR` (repeatable) runs the gate of other checkouts (e.g. `git archive` of an older commit)
-in the same rotation against the same trivy baseline, for before/after figures from one run.
+The long form: docs/design-notes.md, section `perf/scan/bench_gate.py`.
 """
 
 import argparse

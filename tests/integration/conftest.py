@@ -5,6 +5,7 @@ missing engine is a failure with the fix, not a skip.
 """
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -21,9 +22,14 @@ import yaml
 from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.loader import latest_release
+from ngc_paddle.scan.checks.layer_cache import CACHE_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "ngc_paddle.cli"]
+# One scan cache for the session: a scan of a scratch copy's image reads from the cache what any earlier scan of
+# this session (or of the checkout) read of the same layers. Every CLI the tests start inherits it.
+os.environ.setdefault(CACHE_ENV, str(REPO / "build" / "scan-cache" / "layers"))
+SHARED_CACHES = ("cache",)  # build/cache: the freshness check's verified Debian indexes, shared with scratch copies
 
 
 @dataclass
@@ -45,6 +51,43 @@ def docker(*args: str, check: bool = True, timeout: float = 600) -> subprocess.C
     return subprocess.run(["docker", *args], capture_output=True, text=True, check=check, timeout=timeout)
 
 
+# Files whose verdicts need a quiet CPU: a benchmark's efficiency gate must PASS there (or a forced gate be the only
+# FAIL), and another test's load starting between a peak probe and the work would read as a regression (or the work
+# outrun the peak). `make integration` runs them one at a time.
+ALONE = ("test_bench_rn50", "test_fleet", "test_release_pipeline", "test_release_two_flavors")
+# Files that share engine tags (the scratch image name ngc-paddle-itest) run on one xdist worker (`--dist loadgroup`);
+# every other file is a group of its own, so its module fixtures (planted images) are made once.
+SHARED_GROUPS = {"itest-image": ("test_build_image", "test_layer_checks", "test_lock_build", "test_release_pipeline")}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else item.nodeid
+        group = next((name for name, modules in SHARED_GROUPS.items() if module in modules), module)
+        item.add_marker(pytest.mark.xdist_group(group))
+        if module in ALONE:
+            item.add_marker(pytest.mark.alone)
+
+
+@contextlib.contextmanager
+def one_worker_at_a_time(name: str) -> Iterator[None]:
+    """A lock shared by the xdist workers of this machine: what it guards (a build, a suite run) runs once at a time;
+    the next worker then finds the images built and the build answers from their labels."""
+    folder = REPO / "build" / "test-locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+@pytest.fixture(scope="session")
+def shared_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A folder every xdist worker of this run sees (the parent of the workers' own temporary roots)."""
+    root = tmp_path_factory.getbasetemp()
+    return root if worker_id == "master" else root.parent
+
+
 @pytest.fixture(scope="session", autouse=True)
 def engine() -> None:
     if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
@@ -56,7 +99,8 @@ def built() -> Built:
     """The newest release's default flavor, built with `ngc-paddle build` as `make image` does."""
     release = latest_release(REPO / "releases")
     manifest = load_manifest(REPO / "releases" / f"{release}.yaml")
-    proc = run_cli("build")
+    with one_worker_at_a_time("build-default"):
+        proc = run_cli("build")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     flavor = manifest.default_flavor
     report = json.loads((REPO / "build" / "reports" / f"{release}-{flavor}" / "build.json").read_text())
@@ -66,10 +110,39 @@ def built() -> Built:
 @pytest.fixture(scope="session")
 def built_cu118() -> str:
     """The GPU flavor that builds from PyPI alone (CUDA 11.8), built as `make image FLAVOR=gpu-cu118` does."""
-    proc = run_cli("build", "--flavor", "gpu-cu118", timeout=3600)
+    with one_worker_at_a_time("build-gpu-cu118"):
+        proc = run_cli("build", "--flavor", "gpu-cu118", timeout=3600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     return next(line.split()[2].rstrip(",") for line in proc.stdout.splitlines()
                 if line.startswith(("==> tagged", "==> unchanged")))
+
+
+@dataclass
+class Validated:
+    image: str
+    proc: subprocess.CompletedProcess
+    report: dict
+    folder: Path
+
+    def __iter__(self):
+        return iter((self.image, self.proc, self.report, self.folder))
+
+
+@pytest.fixture(scope="session")
+def cu118_validated(built_cu118: str, shared_dir: Path) -> Validated:
+    """gpu-cu118's whole validation suite from the host, run once for the whole run (xdist workers included): read by
+    every test that only reads its report."""
+    folder = shared_dir / "cu118-validation"
+    with one_worker_at_a_time("validate-gpu-cu118"):
+        ran = folder / "process.json"
+        if not ran.is_file():
+            folder.mkdir(parents=True, exist_ok=True)
+            proc = run_cli("validate", built_cu118, "--output", str(folder))
+            ran.write_text(json.dumps({"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}))
+        seen = json.loads(ran.read_text())
+    proc = subprocess.CompletedProcess(["validate", built_cu118], seen["returncode"], seen["stdout"], seen["stderr"])
+    assert (folder / "validation.json").is_file(), proc.stdout[-3000:] + proc.stderr
+    return Validated(built_cu118, proc, json.loads((folder / "validation.json").read_text()), folder)
 
 
 def _sigint_as_default() -> None:
@@ -90,12 +163,12 @@ def assert_cpu_floors_decide(result: dict, floors: int) -> list[dict]:
     gates decide it (PASS or FAIL each, so the verdict is PASS or FAIL); a kind without floors (CI lands on more than
     one kind) is NOT PROVEN, saying so and naming the kind, its efficiencies reported and no CPU gate applied.
     Returns the CPU gates that applied."""
-    from benchmarks.harness import gates
+    from benchmarks.harness import acceptance_gates
 
-    table = gates.load(REPO / "benchmarks" / "gates.yaml")
+    table = acceptance_gates.load(REPO / "benchmarks" / "gates.yaml")
     kind = result["config"]["cpu_kind"]
     cpu = [g for g in result["gates"] if g["profile"] == "cpu" and g["status"] != "N/A"]  # this CPU kind's floors
-    if gates.unfloored_cpu(table, result["model"], "cpu", result["config"]) is None:
+    if acceptance_gates.unfloored_cpu(table, result["model"], "cpu", result["config"]) is None:
         assert result["verdict"] in ("PASS", "FAIL") and len(cpu) == floors, (kind, cpu)
         assert all(g["status"] in ("PASS", "FAIL") and g["acceptance"] for g in cpu), cpu
     else:
@@ -104,10 +177,20 @@ def assert_cpu_floors_decide(result: dict, floors: int) -> list[dict]:
     return cpu
 
 
+def scratch(destination: Path, image: str) -> Path:
+    """A scratch copy of the repository (images named `image`) that shares the checkout's download caches."""
+    root = scratch_copy(REPO, destination, image)
+    for name in SHARED_CACHES:
+        (REPO / "build" / name).mkdir(parents=True, exist_ok=True)
+        (root / "build").mkdir(exist_ok=True)
+        (root / "build" / name).symlink_to(REPO / "build" / name)
+    return root
+
+
 @pytest.fixture
 def scratch_repo(tmp_path: Path) -> Path:
     """A copy of the repository whose images are named ngc-paddle-itest, so tests can break it freely."""
-    return scratch_copy(REPO, tmp_path / "repo", "ngc-paddle-itest")
+    return scratch(tmp_path / "repo", "ngc-paddle-itest")
 
 
 def _registry_pids(config: str) -> list[int]:

@@ -5,8 +5,7 @@ import json
 from pathlib import Path
 
 from ngc_paddle import engine
-from ngc_paddle.image_build.scratch import scratch_copy
-from tests.integration.conftest import REPO, own_registry, run_cli
+from tests.integration.conftest import own_registry, run_cli, scratch
 
 SECOND = "itest-cache2"
 
@@ -25,7 +24,7 @@ def test_a_second_build_host_takes_every_step_from_the_registry_cache(tmp_path: 
 
 def _build_on_two_hosts(tmp_path: Path, registry: str) -> tuple[list[dict], str | None, str | None]:
     """Build on this engine (writing the cache), then on a fresh engine instance (reading it): B's layers."""
-    root = scratch_copy(REPO, tmp_path / "repo", "ngc-paddle-itest-cache")
+    root = scratch(tmp_path / "repo", "ngc-paddle-itest-cache")
     first = run_cli("build", "--force", "--cache-registry", registry, root=root)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr
     digest_a = engine.image_id(report(root)["image"])

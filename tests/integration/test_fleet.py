@@ -23,9 +23,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.release.stages import push
-from tests.integration.conftest import CLI, INTERRUPTIBLE, REPO, previous_release, remove_previous
+from tests.integration.conftest import CLI, INTERRUPTIBLE, REPO, previous_release, remove_previous, scratch
 
 REGISTRY = "127.0.0.1:5019"  # the tests' own; toolchain/ensure-registry.sh starts it through `ngc-paddle gates`
 RELEASE = "26.12"
@@ -43,7 +42,7 @@ def cluster() -> None:
 @pytest.fixture
 def root(tmp_path: Path, built) -> Path:
     """A copy of the repository (same image name: the image `built` made) whose build/ is the test's own."""
-    return scratch_copy(REPO, tmp_path / "repo", "ngc-paddle")
+    return scratch(tmp_path / "repo", "ngc-paddle")
 
 
 def fleet(root: Path, name: str, profiles: dict) -> Path:
@@ -84,7 +83,7 @@ def rn50(root: Path, cell: dict) -> dict:
 
 
 def test_a_bad_fleet_file_is_one_line_and_submits_nothing(tmp_path: Path) -> None:
-    root = scratch_copy(REPO, tmp_path / "repo", "ngc-paddle")
+    root = scratch(tmp_path / "repo", "ngc-paddle")
     before = our_jobs()
     bad = fleet(root, "bad", {"cpu": {"slurm": {"partition": "cpu", "gres": "gpu"}}})
     proc = gates(root, bad, timeout=120)
@@ -188,7 +187,7 @@ def test_ctrl_c_cancels_the_jobs_and_the_rerun_keeps_what_passed(root: Path) -> 
     lab = fleet(root, "lab", {
         "quick": {"hardware": "cpu", "slurm": {"partition": "cpu", "cpus_per_task": 1}, "validate": FAST, "bench": {}},
         "slow": {"hardware": "cpu", "slurm": {"partition": "gpu", "cpus_per_task": 1}, "validate": FAST,
-                 "bench": {"bench-rn50": []}}})
+                 "bench": {"bench-rn50": SHORT}}})  # still running when quick is done: its validation, then a bench
     proc, seen = run_until(root, lab, ["cpu@quick: slurm job"])
     for line in proc.stdout:
         seen.append(line)

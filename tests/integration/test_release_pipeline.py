@@ -11,11 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.image_build.scratch import scratch_copy
+from ngc_paddle import engine
+from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.registry import LoginRequired, served_digest
+from ngc_paddle.release.stages import Built, release_folder
+from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.release.stages import push as push_stage
+from ngc_paddle.release.stages import validate as validate_stage
 from ngc_paddle.release.state_file import State
-from tests.integration.conftest import CLI, INTERRUPTIBLE, KEY_PASSWORD, REPO, key_pair
+from tests.integration.conftest import CLI, INTERRUPTIBLE, KEY_PASSWORD, REPO, key_pair, scratch
 
 # A registry of its own (TLS with a self-signed CA trusted through /etc/docker/certs.d, htpasswd login), so the
 # push goes through the docker client's credentials and TLS as against any real registry.
@@ -25,7 +30,7 @@ IMAGE = os.environ.get("NGC_PADDLE_ITEST_IMAGE", "ngc-paddle-itest")  # a name o
 
 @pytest.fixture
 def scratch_repo(tmp_path: Path) -> Path:
-    return scratch_copy(REPO, tmp_path / "repo", IMAGE)
+    return scratch(tmp_path / "repo", IMAGE)
 
 
 @pytest.fixture
@@ -81,6 +86,23 @@ def test_the_push_stage_over_tls_needs_a_login_and_checks_the_digest(tmp_path: P
         assert "already there" in lines[0]  # unchanged image, same digest served: not pushed again
     finally:
         subprocess.run(["docker", "image", "rm", image, f"{REGISTRY}/{image}"], capture_output=True)
+
+
+def seed_passed(root: Path, release: str, plans, **options) -> None:
+    """Build the flavor's image as the release's build stage will find it, and record the stages `plans` make as
+    passed in the release's state file, under the keys the pipeline computes for that image: a rerun skips them."""
+    built_now = subprocess.run([*CLI, "--root", str(root), "build"], capture_output=True, text=True, cwd=REPO,
+                               timeout=1800)
+    assert built_now.returncode == 0, built_now.stdout[-2000:] + built_now.stderr
+    resolved = ResolvedRelease.load(root, release).flavor("cpu")
+    image = resolved.image
+    opts = ReleaseOptions(release, ["cpu"], root=root, **options)
+    built = Built(resolved, engine.image_id(image) or "", engine.image_size(image),
+                  release_folder(root, release) / "cpu", opts, engine.host_has_nvidia_gpus())
+    state = State(release_folder(root, release) / "state.json")
+    for plan in plans:
+        step = plan(built)
+        state.record("cpu", step.name, step.key, "passed", f"seeded by the test for {image}")
 
 
 def cli(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -162,15 +184,20 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
     known = (scratch_repo / "release-notes" / "known-issues" / f"{release}.md").read_text().splitlines()[0]
     assert known in notes
 
-    # 4. A changed image that fails a gate is not pushed; the registry keeps the previous release.
+    # 4. A changed image that fails a gate is not pushed; the registry keeps the previous release. The changed image's
+    #    validation and benchmark are seeded as passed (step 3 proved them on the same content): the rerun runs only
+    #    the gates this step asserts on.
     banner = scratch_repo / "image" / "lib" / "banner.py"
     banner.write_text(banner.read_text() + "\n# changed for the next build\n")
+    seed_passed(scratch_repo, release, (validate_stage.plan, bench_stage.plan), registry=REGISTRY,
+                benchmarks=("bench-rn50",))
     policy = scratch_repo / "security" / "strict.yaml"
     # The image runs as a non-root user now; what it does ship and the policy allows is Debian's GnuTLS
     # self-test keys (a known key fixture, informational): a policy that blocks on those blocks the release.
     policy.write_text(waived.read_text().replace("block_on: [", "block_on: [key-fixture, "))
     blocked = cli(scratch_repo, docker_config, *args[:-2], "--policy", str(policy))
     assert blocked.returncode == 1, blocked.stdout[-2000:]
+    assert "--> validate: unchanged since" in blocked.stdout and "--> bench: unchanged since" in blocked.stdout
     assert "push skipped: cpu: scan gate" in blocked.stdout and "key-fixture" in blocked.stdout
     assert blocked.stderr.startswith("error: release") and "keeps the previous release" in blocked.stderr
     notes = (scratch_repo / "release-notes" / f"{release}.md").read_text()

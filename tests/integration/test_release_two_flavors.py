@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.release.registry import served_digest
 from tests.integration.conftest import CLI, PREVIOUS, REPO, own_registry, previous_release
+from tests.integration.conftest import scratch as scratch_of
 from tests.integration.test_release_pipeline import docker_config  # noqa: F401 (a fixture)
 
 # A registry of this test's own (port, storage), so that its several GB go when the test ends.
@@ -49,7 +49,7 @@ def registry(tmp_path: Path):
 @pytest.fixture
 def scratch(tmp_path: Path):
     """A copy of the repository whose images are named NAME; every image of that name removed after."""
-    root = scratch_copy(REPO, tmp_path / "repo", NAME)
+    root = scratch_of(tmp_path / "repo", NAME)
     try:
         yield root
     finally:

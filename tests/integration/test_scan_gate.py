@@ -11,7 +11,7 @@ from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 from packaging.version import Version
 
-from ngc_paddle.lock.model import read_lock
+from ngc_paddle.lock.lock_file import read_lock
 from tests.integration.conftest import REPO, Built, docker, run_cli
 
 OSV = str(REPO / "tests" / "data" / "osv")

@@ -30,11 +30,10 @@ import pytest
 from ngc_paddle import engine
 from ngc_paddle.flavor import resolve
 from ngc_paddle.image_build.bakefile import bake_command, bake_env, resolved_group, write_build_inputs
-from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.layers import bake_target
 from ngc_paddle.lock.base_image import ensure_base_image
-from ngc_paddle.lock.model import read_lock
-from tests.integration.conftest import REPO, docker, run_cli
+from ngc_paddle.lock.lock_file import read_lock
+from tests.integration.conftest import docker, run_cli, scratch
 
 IMAGE = "ngc-paddle-h29trt-itest"
 FLAVOR = "gpu-cu118"
@@ -122,7 +121,7 @@ def nvidia_mirror(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 def test_tensorrt_layer_locks_and_builds_from_a_mirror_of_nvidias_tar(tmp_path: Path, nvidia_mirror) -> None:
     url, archive = nvidia_mirror
-    repo = scratch_copy(REPO, tmp_path / "repo", IMAGE)
+    repo = scratch(tmp_path / "repo", IMAGE)
     lock_file = repo / "releases" / f"26.12-{FLAVOR}.lock.json"
     committed = json.loads(lock_file.read_text())
     assert list(committed["pending_layers"]) == ["tensorrt"]

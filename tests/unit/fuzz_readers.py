@@ -109,16 +109,16 @@ register(Reader("osv-export", "all.zip", _osv_sample, _members, _zip_of, _osv_im
 
 
 def _read_fleet(path: Path):
-    from ngc_paddle.release.fleet import schema
+    from ngc_paddle.release.fleet import fleet_schema
 
-    return schema.load(path, REPO)
+    return fleet_schema.load(path, REPO)
 
 
 def _use_fleet(fleet, _path: Path) -> None:
-    from ngc_paddle.release.fleet import schema
+    from ngc_paddle.release.fleet import fleet_schema
 
     for name, profile in fleet.profiles.items():
-        assert schema.hardware_of(name, profile)
+        assert fleet_schema.hardware_of(name, profile)
 
 
 def _yaml_bytes(data) -> bytes:

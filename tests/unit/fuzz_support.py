@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 
 REPO = Path(__file__).resolve().parents[2]
 # NGC_PADDLE_FUZZ_EXAMPLES=2000 for a long run; the default keeps `make unit` fast.
@@ -161,7 +161,7 @@ def bench_result(model: str = "rn50") -> dict:
     import json
     import tempfile
 
-    from benchmarks.harness import efficiency, environment, gates, record, report, roofline, run_config
+    from benchmarks.harness import acceptance_gates, efficiency, environment, record, report, roofline, run_config
     from benchmarks.harness.hardware import hardware_key
     from benchmarks.harness.peaks import Peaks
     from benchmarks.harness.timing import Timing
@@ -198,9 +198,9 @@ def bench_result(model: str = "rn50") -> dict:
                          "summary": {"bs8_over_bs1": infer["bs8"]["ips"] / infer["bs1"]["ips"]}},
                "peak": dict(peaks.found)}
     config["eval"] = False
-    verdicts = gates.evaluate(gates.load(), model, "cpu", results, config)
+    verdicts = acceptance_gates.evaluate(acceptance_gates.load(), model, "cpu", results, config)
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
-        report.write(Path(tmp), model, model, config, env, results, verdicts, gates.overall(verdicts))
+        report.write(Path(tmp), model, model, config, env, results, verdicts, acceptance_gates.overall(verdicts))
         return json.loads((Path(tmp) / "result.json").read_text())
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.release.ab import plan, report, rounds
+from ngc_paddle.release.ab import ab_report, plan, rounds
 from ngc_paddle.release.fleet.payload import JobSpec, write
 
 CANDIDATE = "127.0.0.1:5019/ngc-paddle@sha256:" + "ab" * 32
@@ -131,7 +131,7 @@ def test_validation_time_and_a_candidate_only_environment(tmp_path: Path, docker
         assert planted == (in_rounds and CANDIDATE in r), r  # the candidate's containers of the rounds only
     found = rounds.read(ab_folder(tmp_path))
     assert found.measured == [1, 2, 3, 4, 5] and 0 not in found.samples  # no warm-up asked for
-    summary = report.summarize(found, 5, {"hostname": "node1"})
+    summary = ab_report.summarize(found, 5, {"hostname": "node1"})
     by_key = {m["key"]: m for m in summary["metrics"]}
     assert by_key["bench-rn50:train.fp32.ips"]["status"] == "FAIL"
     assert 0.45 < by_key["bench-rn50:train.fp32.ips"]["ratio"] < 0.55
@@ -142,11 +142,11 @@ def test_validation_time_and_a_candidate_only_environment(tmp_path: Path, docker
 
 def test_equal_images_pass_and_the_reports_show_every_round(tmp_path: Path, docker: Path) -> None:
     assert run(tmp_path, docker, job(tmp_path)).returncode == 0
-    summary = report.analyze(ab_folder(tmp_path), 5, {"hostname": "node1"})
+    summary = ab_report.analyze(ab_folder(tmp_path), 5, {"hostname": "node1"})
     assert summary["verdict"] == "PASS", summary["reasons"]
     assert summary["rounds"] == 3 and summary["warmup_rounds"] == 1
     assert all(m["low"] >= 0.95 for m in summary["metrics"] if m["direction"] == "higher")
-    report.write(tmp_path / "out", summary, "A/B test")
+    ab_report.write(tmp_path / "out", summary, "A/B test")
     md = (tmp_path / "out" / "ab.md").read_text()
     assert "- verdict: **PASS** (threshold 5 %, 3 rounds, order alternated, a warm-up round discarded)" in md
     assert "| bench-rn50 train fp32 img/s |" in md and "| metric | 00 | 01 | 02 | 03 |" in md
@@ -164,13 +164,13 @@ def test_a_reference_that_cannot_be_pulled_is_not_proven_with_the_fix_and_the_ga
     assert (tmp_path / "job" / "attempt-1" / "outcome").read_text() == "done\n"  # the absolute gates ran
     outcome = (ab_folder(tmp_path) / "outcome").read_text()
     assert outcome.startswith(f"reference-failed: cannot get {REFERENCE}")
-    summary = report.analyze(ab_folder(tmp_path), 5)
+    summary = ab_report.analyze(ab_folder(tmp_path), 5)
     assert summary["verdict"] == "NOT PROVEN" and summary["rounds"] == 0 and len(summary["reasons"]) == 1
     reason = summary["reasons"][0]
     assert reason.startswith(f"the reference {REFERENCE} cannot be pulled here (") and "\n" not in reason
     assert "fix: make it pullable (docker login 127.0.0.1:5019, or push it there again), or name another with " \
            "--reference [FLAVOR=]IMAGE@DIGEST, or --accept-unproven REASON" in reason
-    assert reason in report.headline(summary)  # the stage's line and the cell's detail carry it whole
+    assert reason in ab_report.headline(summary)  # the stage's line and the cell's detail carry it whole
 
 
 def test_no_reference_renders_no_ab_part(tmp_path: Path, docker: Path) -> None:

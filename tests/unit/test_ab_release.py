@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.release import pipeline
-from ngc_paddle.release.ab import compare, report
+from ngc_paddle.release.ab import ab_report, compare
 from ngc_paddle.release.ab.metrics import Metric
 from ngc_paddle.release.ab.rounds import Rounds
 from ngc_paddle.release.stages import ab
@@ -24,7 +24,7 @@ def summary(candidate: float = 5.0, digest: str = CANDIDATE) -> dict:
     found = Rounds("done", facts={"candidate_digest": digest},
                    samples={r: {"candidate": {METRIC: candidate + r / 100}, "reference": {METRIC: 10.0}}
                             for r in (1, 2, 3, 4, 5)})  # a FAIL needs 5 rounds
-    return report.summarize(found, 5, {})
+    return ab_report.summarize(found, 5, {})
 
 
 def stages(**entries: dict) -> dict:
@@ -61,7 +61,7 @@ def test_a_given_reference_wins_over_the_previous_release() -> None:
 
 
 def test_the_notes_show_this_month_against_last_month(tmp_path: Path) -> None:
-    report.write(tmp_path / "cpu" / "ab" / "k1" / "ab-20261201T000000Z", summary())
+    ab_report.write(tmp_path / "cpu" / "ab" / "k1" / "ab-20261201T000000Z", summary())
     entry = {"key": "k1", "status": "failed", "image_id": IMAGE_ID, "detail": "A/B FAIL ..."}
     text = ab.markdown(tmp_path, tmp_path / "cpu", stages(ab=entry))
     assert text.startswith("### this host") and "| bench-rn50 train fp32 img/s | 5.03 img/s | 10 img/s | 0.503 |" \
@@ -70,8 +70,8 @@ def test_the_notes_show_this_month_against_last_month(tmp_path: Path) -> None:
 
 def test_the_notes_never_show_another_run_s_ab_as_this_month(tmp_path: Path) -> None:
     folder = tmp_path / "cpu"
-    report.write(folder / "ab" / "old" / "ab-20261201T000000Z", summary(5.0))  # an earlier image's, newest on disk
-    report.write(folder / "ab" / "k1" / "ab-20261130T000000Z", summary(10.0))
+    ab_report.write(folder / "ab" / "old" / "ab-20261201T000000Z", summary(5.0))  # an earlier image's, newest on disk
+    ab_report.write(folder / "ab" / "k1" / "ab-20261130T000000Z", summary(10.0))
     current = {"key": "k1", "status": "passed", "image_id": IMAGE_ID, "detail": "A/B PASS ..."}
     text = ab.markdown(tmp_path, folder, stages(ab=current))
     assert "| 1.00" in text and "0.503" not in text  # by the stored key, not the newest folder
@@ -83,14 +83,14 @@ def test_the_notes_never_show_another_run_s_ab_as_this_month(tmp_path: Path) -> 
     assert ab.markdown(tmp_path, folder, stages(ab=first)) == \
         "A/B NOT RUN: no release before 26.12 in releases/: the absolute gates decided alone."
     # an ab.json of another candidate digest under the same key: said as the stage said it, not shown as this month's
-    report.write(folder / "ab" / "k1" / "ab-20261202T000000Z", summary(10.0, digest="sha256:" + "99" * 32))
+    ab_report.write(folder / "ab" / "k1" / "ab-20261202T000000Z", summary(10.0, digest="sha256:" + "99" * 32))
     assert ab.markdown(tmp_path, folder, stages(ab=current)) == "### this host\n\npassed: A/B PASS ..."
 
 
 def test_a_fleet_cell_shows_its_newest_attempt_by_number(tmp_path: Path) -> None:
     job = tmp_path / "build" / "gates" / "cpu" / "run1"
-    report.write(job / "attempt-2" / "bench-ab", summary(5.0))
-    report.write(job / "attempt-10" / "bench-ab", summary(10.0))  # a text sort puts attempt-10 before attempt-2
+    ab_report.write(job / "attempt-2" / "bench-ab", summary(5.0))
+    ab_report.write(job / "attempt-10" / "bench-ab", summary(10.0))  # a text sort puts attempt-10 before attempt-2
     cell = {"status": "PASS", "ab": "PASS", "folder": str(job.relative_to(tmp_path)), "job": "slurm job 7",
             "node": "node1"}
     gates = {"status": "passed", "image_id": IMAGE_ID, "profiles": {"cpu": cell}}

@@ -12,8 +12,8 @@ import pytest
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import attestations, cosign
 from ngc_paddle.attestations import KINDS, Attestation, Check, judge, statement
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.image_build import provenance
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import Built, attest, release_folder, scan

@@ -5,7 +5,7 @@ import itertools
 import pytest
 import yaml
 
-from benchmarks.harness import gates
+from benchmarks.harness import acceptance_gates
 from benchmarks.harness.timing import StepTimer, Timing, percentile
 from ngc_common.bench_result import is_efficiency
 from ngc_common.errors import InputError
@@ -62,50 +62,50 @@ models:
 
 
 def test_profile_detection() -> None:
-    assert gates.detect_profile(GATES, []) == "cpu"
-    assert gates.detect_profile(GATES, ["NVIDIA A100-SXM4-80GB"]) == "A100-80GB"
-    assert gates.detect_profile(GATES, ["Tesla V100-SXM2-16GB"]) == "V100"
-    assert gates.detect_profile(GATES, ["NVIDIA L4"]) is None
+    assert acceptance_gates.detect_profile(GATES, []) == "cpu"
+    assert acceptance_gates.detect_profile(GATES, ["NVIDIA A100-SXM4-80GB"]) == "A100-80GB"
+    assert acceptance_gates.detect_profile(GATES, ["Tesla V100-SXM2-16GB"]) == "V100"
+    assert acceptance_gates.detect_profile(GATES, ["NVIDIA L4"]) is None
 
 
 def test_gates_pass_fail_and_not_applicable() -> None:
     results = {"train": {"amp": {"ips": 120.0}, "summary": {"loss_finite": 1}},
                "infer": {"trt": {"fp16": {"bs1": {"latency_ms": {"mean": 1.2}}}}}}
-    verdicts = {v.gate: v for v in gates.evaluate(GATES, "m", "A100-80GB", results, {"batch_size": 256})}
+    verdicts = {v.gate: v for v in acceptance_gates.evaluate(GATES, "m", "A100-80GB", results, {"batch_size": 256})}
     assert verdicts["amp"].status == "PASS" and verdicts["amp"].threshold == 100 and verdicts["amp"].acceptance
     assert verdicts["lat"].status == "FAIL" and verdicts["lat"].op == "<="
     assert verdicts["finite"].status == "PASS" and verdicts["finite"].profile == "relative"
     assert not verdicts["finite"].acceptance
-    other = {v.gate: v for v in gates.evaluate(GATES, "m", "A100-80GB", results, {"batch_size": 64})}
+    other = {v.gate: v for v in acceptance_gates.evaluate(GATES, "m", "A100-80GB", results, {"batch_size": 64})}
     assert other["amp"].status == "N/A" and "batch_size=64 (gate: 256)" in other["amp"].reason
 
 
 def test_judge_gives_the_run_its_verdict_smoke_and_missing_gpu_included() -> None:
     results = {"train": {"amp": {"ips": 120.0}, "summary": {"loss_finite": 1}}}
     config = {"batch_size": 256, "smoke": False}
-    verdicts, outcome = gates.judge(GATES, "m", "A100-80GB", results, config, None, None, None, None)
+    verdicts, outcome = acceptance_gates.judge(GATES, "m", "A100-80GB", results, config, None, None, None, None)
     assert {v.gate for v in verdicts} == {"amp", "lat", "finite"} and outcome.verdict == "NOT PROVEN"  # lat not run
     slow = {**results, "infer": {"trt": {"fp16": {"bs1": {"latency_ms": {"mean": 1.2}}}}}}
-    assert gates.judge(GATES, "m", "A100-80GB", slow, config, None, None, None, None)[1].exit_code == 1
+    assert acceptance_gates.judge(GATES, "m", "A100-80GB", slow, config, None, None, None, None)[1].exit_code == 1
     ok = {**results, "infer": {"trt": {"fp16": {"bs1": {"latency_ms": {"mean": 0.5}}}}}}
-    assert gates.judge(GATES, "m", "A100-80GB", ok, config, None, None, None, None)[1].exit_code == 0
+    assert acceptance_gates.judge(GATES, "m", "A100-80GB", ok, config, None, None, None, None)[1].exit_code == 0
     # a GPU image run without its GPU: the profile's gates are not evaluated, and the run proves nothing
-    verdicts, outcome = gates.judge(GATES, "m", "A100-80GB", ok, config, None, None, None, "no GPU visible")
+    verdicts, outcome = acceptance_gates.judge(GATES, "m", "A100-80GB", ok, config, None, None, None, "no GPU visible")
     assert all(v.profile == "relative" for v in verdicts)
     assert (outcome.verdict, outcome.reasons, outcome.exit_code) == ("NOT PROVEN", ["no GPU visible"], 3)
     # --smoke: gates are evaluated and written, but the run is a smoke (exit 0), whatever they say
-    verdicts, outcome = gates.judge(GATES, "m", "A100-80GB", results, {**config, "smoke": True}, None, None, None,
-                                    None)
+    verdicts, outcome = acceptance_gates.judge(GATES, "m", "A100-80GB", results, {**config, "smoke": True}, None, None,
+                                               None, None)
     assert any(v.status != "PASS" for v in verdicts) and (outcome.verdict, outcome.exit_code) == ("SMOKE", 0)
 
 
 def test_a_gate_whose_back_end_did_not_run_is_not_run_with_its_reason() -> None:
     results = {"infer": {"trt": {"fp16": {"status": "not available", "reason": "Paddle-TRT needs a GPU"}}}}
     config = {"backends": ["trt"], "infer_precisions": ["fp16"], "batch_sizes": [1]}
-    lat = next(v for v in gates.evaluate(GATES, "m", "A100-80GB", results, config) if v.gate == "lat")
+    lat = next(v for v in acceptance_gates.evaluate(GATES, "m", "A100-80GB", results, config) if v.gate == "lat")
     assert lat.status == "NOT RUN" and "Paddle-TRT needs a GPU" in lat.reason
     asked_less = {**config, "backends": ["other"]}
-    lat = next(v for v in gates.evaluate(GATES, "m", "A100-80GB", results, asked_less) if v.gate == "lat")
+    lat = next(v for v in acceptance_gates.evaluate(GATES, "m", "A100-80GB", results, asked_less) if v.gate == "lat")
     assert lat.status == "N/A" and "back end trt not asked for" in lat.reason
 
 
@@ -121,38 +121,38 @@ def test_a_gate_whose_back_end_did_not_run_is_not_run_with_its_reason() -> None:
     ("train.fp32.efficiency", {"mode": "all", "precisions": ["fp32"]}, None),
 ])
 def test_what_a_run_did_not_ask_for(metric: str, config: dict, reason: str | None) -> None:
-    found = gates.not_requested(metric, config)
+    found = acceptance_gates.not_requested(metric, config)
     assert (found is None) if reason is None else (reason in found)
 
 
 def test_unknown_hardware_gets_relative_gates_only_and_is_not_proven() -> None:
-    verdicts = gates.evaluate(GATES, "m", None, {"train": {"summary": {"loss_finite": 1}}}, {})
+    verdicts = acceptance_gates.evaluate(GATES, "m", None, {"train": {"summary": {"loss_finite": 1}}}, {})
     assert [(v.gate, v.status, v.profile) for v in verdicts] == [("finite", "PASS", "relative")]
-    outcome = gates.overall(verdicts)
+    outcome = acceptance_gates.overall(verdicts)
     assert outcome.verdict == "NOT PROVEN" and outcome.exit_code == 3
     assert "no acceptance gate applies" in outcome.reasons[0]
 
 
 def test_overall_verdict_and_exit_codes() -> None:
-    def verdict(status: str, acceptance: bool = True) -> gates.Verdict:
-        return gates.Verdict("g", "m", status, 1.0, 2.0, ">=", "p", acceptance=acceptance, reason="why")
+    def verdict(status: str, acceptance: bool = True) -> acceptance_gates.Verdict:
+        return acceptance_gates.Verdict("g", "m", status, 1.0, 2.0, ">=", "p", acceptance=acceptance, reason="why")
 
-    assert gates.overall([verdict("PASS"), verdict("N/A")]).exit_code == 0
-    failed = gates.overall([verdict("PASS"), verdict("FAIL", acceptance=False)])
+    assert acceptance_gates.overall([verdict("PASS"), verdict("N/A")]).exit_code == 0
+    failed = acceptance_gates.overall([verdict("PASS"), verdict("FAIL", acceptance=False)])
     assert failed.verdict == "FAIL" and failed.exit_code == 1 and "g: 1 (needs >= 2)" in failed.reasons
-    not_run = gates.overall([verdict("PASS"), verdict("NOT RUN")])
+    not_run = acceptance_gates.overall([verdict("PASS"), verdict("NOT RUN")])
     assert not_run.verdict == "NOT PROVEN" and not_run.reasons == ["g: not run: why"]
-    assert gates.overall([verdict("PASS", acceptance=False)]).verdict == "NOT PROVEN"
-    no_gpu = gates.overall([verdict("PASS")], ["no GPU visible"])
+    assert acceptance_gates.overall([verdict("PASS", acceptance=False)]).verdict == "NOT PROVEN"
+    no_gpu = acceptance_gates.overall([verdict("PASS")], ["no GPU visible"])
     assert no_gpu.verdict == "NOT PROVEN" and no_gpu.reasons == ["no GPU visible"]
-    assert gates.Outcome("SMOKE").exit_code == 0
+    assert acceptance_gates.Outcome("SMOKE").exit_code == 0
 
 
 def test_regression_against_a_previous_result() -> None:
     now = {"train": {"amp": {"ips": 94.0}}, "infer": {"x": {"fp32": {"bs1": {"latency_ms": {"mean": 1.04}}}}}}
     before = {"results": {"train": {"amp": {"ips": 100.0}},
                           "infer": {"x": {"fp32": {"bs1": {"latency_ms": {"mean": 1.0}}}}}}}
-    verdicts = {v.metric: v for v in gates.regressions(now, before, 5)}
+    verdicts = {v.metric: v for v in acceptance_gates.regressions(now, before, 5)}
     assert verdicts["train.amp.ips"].status == "FAIL"  # 6 % slower
     assert verdicts["infer.x.fp32.bs1.latency_ms.mean"].status == "PASS"  # 4 % slower, within 5 %
     assert all(v.acceptance for v in verdicts.values())
@@ -165,13 +165,14 @@ def test_regression_needs_the_same_hardware_and_compares_efficiency_under_other_
                 "peak": {"float32": {"peak_flops": peak}}}
 
     baseline = {"environment": {"hardware": "Xeon, 2 threads"}, "results": result(10.0, 0.40, 200e9)}
-    other = gates.regressions(result(10.0, 0.40, 200e9), baseline, 5, "EPYC, 8 threads")
+    other = acceptance_gates.regressions(result(10.0, 0.40, 200e9), baseline, 5, "EPYC, 8 threads")
     assert [(v.status, v.acceptance) for v in other] == [("N/A", False)]  # informs; the profile's gates decide
     assert "the baseline ran on Xeon, 2 threads" in other[0].reason
-    busy = {v.metric: v for v in gates.regressions(result(5.0, 0.39, 100e9), baseline, 5, "Xeon, 2 threads")}
+    busy = {v.metric: v for v in acceptance_gates.regressions(result(5.0, 0.39, 100e9), baseline, 5, "Xeon, 2 threads")}
     assert busy["train.fp32.ips"].status == "N/A" and "probed peak 100.0 vs 200.0" in busy["train.fp32.ips"].reason
     assert busy["train.fp32.efficiency"].status == "PASS"
-    slower = {v.metric: v for v in gates.regressions(result(9.0, 0.30, 195e9), baseline, 5, "Xeon, 2 threads")}
+    slower = {v.metric: v
+              for v in acceptance_gates.regressions(result(9.0, 0.30, 195e9), baseline, 5, "Xeon, 2 threads")}
     assert slower["train.fp32.ips"].status == "FAIL" and slower["train.fp32.efficiency"].status == "FAIL"
 
 
@@ -184,28 +185,29 @@ def test_under_other_load_a_figure_is_compared_against_the_kernels_it_runs_on() 
                 "peak": {"float32": {"peak_flops": peak}}}
 
     idle = {"environment": {"hardware": "Xeon, 2 threads"}, "results": result(0.22, 0.41, 400e9)}
-    healthy = {v.metric: v for v in gates.regressions(result(0.40, 0.41, 190e9), idle, 5, "Xeon, 2 threads")}
+    healthy = {v.metric: v for v in acceptance_gates.regressions(result(0.40, 0.41, 190e9), idle, 5, "Xeon, 2 threads")}
     assert healthy["train.fp32.efficiency_paddle"].status == "PASS"
     hardware = healthy["train.fp32.efficiency"]
     assert hardware.status == "N/A" and "train.fp32.efficiency_paddle" in hardware.reason
-    slowed = {v.metric: v for v in gates.regressions(result(0.21, 0.20, 190e9), idle, 5, "Xeon, 2 threads")}
+    slowed = {v.metric: v for v in acceptance_gates.regressions(result(0.21, 0.20, 190e9), idle, 5, "Xeon, 2 threads")}
     assert slowed["train.fp32.efficiency_paddle"].status == "FAIL"
-    same_load = {v.metric: v for v in gates.regressions(result(0.11, 0.20, 400e9), idle, 5, "Xeon, 2 threads")}
+    same_load = {v.metric: v
+                 for v in acceptance_gates.regressions(result(0.11, 0.20, 400e9), idle, 5, "Xeon, 2 threads")}
     assert same_load["train.fp32.efficiency"].status == "FAIL"  # under the same load both are compared
 
 
 def test_datasheet_peak_per_precision() -> None:
-    table = gates.load()
-    assert gates.datasheet_tflops(table, "A100-80GB", "amp") == 312
-    assert gates.datasheet_tflops(table, "A100-80GB", "fp32") == 156  # fp32 math runs as TF32 there
-    assert gates.datasheet_tflops(table, "V100", "fp32") == 15.7
-    assert gates.datasheet_tflops(table, "cpu", "fp32") is None
-    assert gates.detect_profile(table, ["NVIDIA H100 80GB HBM3"]) == "H100-SXM"
-    assert gates.detect_profile(table, ["NVIDIA H100 PCIe"]) == "H100-PCIe"
+    table = acceptance_gates.load()
+    assert acceptance_gates.datasheet_tflops(table, "A100-80GB", "amp") == 312
+    assert acceptance_gates.datasheet_tflops(table, "A100-80GB", "fp32") == 156  # fp32 math runs as TF32 there
+    assert acceptance_gates.datasheet_tflops(table, "V100", "fp32") == 15.7
+    assert acceptance_gates.datasheet_tflops(table, "cpu", "fp32") is None
+    assert acceptance_gates.detect_profile(table, ["NVIDIA H100 80GB HBM3"]) == "H100-SXM"
+    assert acceptance_gates.detect_profile(table, ["NVIDIA H100 PCIe"]) == "H100-PCIe"
 
 
 def test_committed_gates_file_is_consistent() -> None:
-    table = gates.load()
+    table = acceptance_gates.load()
     names = {p["name"] for p in table["profiles"]}
     for model, profiles in table["models"].items():
         for profile, entries in profiles.items():
@@ -219,7 +221,7 @@ def test_committed_gates_file_is_consistent() -> None:
 
 
 def test_bad_numbers_are_one_line_errors_not_tracebacks(capsys) -> None:
-    from benchmarks.harness.cli import parser
+    from benchmarks.harness.bench_cli import parser
     from benchmarks.rn50.spec import SPEC as spec
 
     for args in (["--warmup", "-1"], ["--steps", "0"], ["--threads", "two"], ["--batch-sizes", "1,x"]):
@@ -362,13 +364,13 @@ def test_a_training_recheck_scales_by_the_phases_devices_and_adds_no_kind(monkey
 
 
 def test_the_inference_phase_rechecks_each_dtype_on_the_work_measured_against_it(monkeypatch) -> None:
-    """runner.infer_all: Paddle Inference's bs8 outran its own kind's probe, so fp32 is probed again and its
+    """run_loop.infer_all: Paddle Inference's bs8 outran its own kind's probe, so fp32 is probed again and its
     efficiency_paddle is over the recheck's peak; int8 (no probe) and ONNX Runtime under the hardware peak trigger
     nothing on their own; a back end that did not run is left as it was."""
     import sys
     import types
 
-    from benchmarks.harness import efficiency, roofline, runner
+    from benchmarks.harness import efficiency, roofline, run_loop
     from benchmarks.harness.peaks import Peaks
 
     def infer_with(results: dict):
@@ -386,7 +388,7 @@ def test_the_inference_phase_rechecks_each_dtype_on_the_work_measured_against_it
                                        data=None, eval_data=None, gpu=False, seed=0)
         peaks = Peaks("cpu", world=2, repeats=1)
         logged = []
-        out = runner.infer_all(config, lambda *a: None, types.SimpleNamespace(log=lambda *a: logged.append(a[0])),
+        out = run_loop.infer_all(config, lambda *a: None, types.SimpleNamespace(log=lambda *a: logged.append(a[0])),
                                peaks, {}, None)
         return out, peaks, logged
 
@@ -418,14 +420,14 @@ def test_a_figure_below_its_floor_over_a_rechecked_peak_decides_nothing() -> Non
     table = {"models": {"m": {"cpu": [{"name": "eff", "metric": "train.fp32.efficiency", "min": 0.5, "source": "s"}],
                               "relative": []}}}
 
-    def verdict(figures: dict) -> gates.Verdict:
-        return gates.evaluate(table, "m", "cpu", {"train": {"fp32": figures}}, {"precisions": ["fp32"]})[0]
+    def verdict(figures: dict) -> acceptance_gates.Verdict:
+        return acceptance_gates.evaluate(table, "m", "cpu", {"train": {"fp32": figures}}, {"precisions": ["fp32"]})[0]
 
     figures = {"ips": 1.0, "batch": 1, "steps": 1, "efficiency": 0.4, "peak_tflops": 0.1, "peak_rechecked": 3,
                "latency_ms": dict.fromkeys(("mean", "p50", "p90", "p95", "p99"), 1.0)}
     below = verdict(figures)
     assert below.status == "NOT RUN" and "probed again after the work" in below.reason
-    assert gates.overall([below]).verdict == "NOT PROVEN"
+    assert acceptance_gates.overall([below]).verdict == "NOT PROVEN"
     assert verdict({**figures, "efficiency": 0.6}).status == "PASS"
     assert verdict({k: v for k, v in figures.items() if k != "peak_rechecked"}).status == "FAIL"
 
@@ -441,10 +443,10 @@ def test_an_efficiency_above_one_is_a_probe_failure_and_its_gate_is_not_proven()
     assert "efficiency" not in over and "200 % of the hardware peak probed (blas)" in over["efficiency_failure"]
     table = {"models": {"m": {"cpu": [{"name": "eff", "metric": "train.fp32.efficiency", "min": 0.1, "source": "s"}],
                               "relative": []}}}
-    verdicts = gates.evaluate(table, "m", "cpu", {"train": {"fp32": over}}, {"precisions": ["fp32"]})
+    verdicts = acceptance_gates.evaluate(table, "m", "cpu", {"train": {"fp32": over}}, {"precisions": ["fp32"]})
     assert [(v.status, v.measured) for v in verdicts] == [("NOT RUN", None)]
     assert verdicts[0].reason == over["efficiency_failure"]
-    outcome = gates.overall(verdicts)
+    outcome = acceptance_gates.overall(verdicts)
     assert outcome.verdict == "NOT PROVEN" and "probe failure" in outcome.reasons[0]
 
 
@@ -477,7 +479,7 @@ def test_the_result_schema_knows_every_back_end_dtype_and_percentile_the_harness
     """The baseline reader refuses names it does not know (ngc_common/bench_result.py): its lists must hold every
     name the harness can write, or a real result would be refused."""
     from benchmarks.harness import efficiency, run_config, timing
-    from benchmarks.harness.registry import models
+    from benchmarks.harness.model_registry import models
     from ngc_common import bench_result
 
     backends = {b for spec in models().values() for b in (*spec.backends_cpu, *spec.backends_gpu)}
@@ -496,12 +498,12 @@ def test_why_missing_walks_only_mappings_and_takes_a_back_ends_status_only_for_i
     """A figure whose parents are not mappings is simply not measured (no AttributeError); the status of a back end
     explains an inference metric of that back end only, never a training metric of the same names, and a metric
     too short to name a back end and a precision has none."""
-    assert gates.why_missing("train.fp32.ips", {"train": 5}) == "metric not measured in this run"
-    assert gates.why_missing("train.fp32.ips", {"train": {"fp32": 5}}) == "metric not measured in this run"
+    assert acceptance_gates.why_missing("train.fp32.ips", {"train": 5}) == "metric not measured in this run"
+    assert acceptance_gates.why_missing("train.fp32.ips", {"train": {"fp32": 5}}) == "metric not measured in this run"
     trt = {"infer": {"trt": {"fp16": {"status": "not available", "reason": "needs a GPU"}}}}
-    assert gates.why_missing("infer.trt.fp16", trt) == "trt fp16: not available: needs a GPU"
-    assert gates.why_missing("train.trt.fp16", trt) == "metric not measured in this run"
-    assert gates.why_missing("infer.trt", trt) == "metric not measured in this run"
+    assert acceptance_gates.why_missing("infer.trt.fp16", trt) == "trt fp16: not available: needs a GPU"
+    assert acceptance_gates.why_missing("train.trt.fp16", trt) == "metric not measured in this run"
+    assert acceptance_gates.why_missing("infer.trt", trt) == "metric not measured in this run"
 
 
 def test_outran_means_strictly_above_a_ceiling_the_phase_measured() -> None:

@@ -10,7 +10,7 @@ import pytest
 from benchmarks.harness import evaluation, recipes, training
 from benchmarks.harness.recipes import DLE_RN50, IMAGENET_TRAIN_IMAGES, PADDLECLAS_PPHGNET, schedule
 from benchmarks.harness.run_config import Hardware, requested, resolve
-from benchmarks.harness.runner import train_config
+from benchmarks.harness.run_loop import train_config
 from benchmarks.hgnet.spec import SPEC as HGNET
 from benchmarks.rn50.spec import SPEC as RN50
 

@@ -17,7 +17,7 @@ from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.image_build.bakefile import bake_definition
 from ngc_paddle.layers import bake_target
 from ngc_paddle.lock.layer_args import source_date_epoch
-from ngc_paddle.lock.model import read_lock
+from ngc_paddle.lock.lock_file import read_lock
 from ngc_paddle.manifest import load_manifest
 
 REPO = Path(__file__).resolve().parents[2]

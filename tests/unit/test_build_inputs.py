@@ -8,7 +8,7 @@ import pytest
 from ngc_paddle import engine
 from ngc_paddle.attestations import SLSA_V02
 from ngc_paddle.flavor import resolve
-from ngc_paddle.image_build import inputs, nochange, pipeline, provenance
+from ngc_paddle.image_build import build_flavor, inputs, nochange, provenance
 from ngc_paddle.image_build.scratch import scratch_copy
 from tests.conftest import REPO
 
@@ -53,7 +53,7 @@ def test_digests_are_stable_and_the_top_one_is_the_whole(copy: Path) -> None:
     ("layers/os/install.sh", ["os", "dali", "paddle", "suite"]),
     ("validation/layers/paddle/test_build.py", ["suite"]),  # copied by the suite layer only
     ("docker-bake.hcl", ["suite"]),
-    ("ngc_paddle/image_build/pipeline.py", ["suite"]),  # tooling that shapes the build: the whole only
+    ("ngc_paddle/image_build/build_flavor.py", ["suite"]),  # tooling that shapes the build: the whole only
     ("ngc_paddle/cli.py", []),
 ])
 def test_what_a_change_changes(copy: Path, path: str, expected: list[str], monkeypatch) -> None:
@@ -204,7 +204,7 @@ def test_build_returns_the_unchanged_report_before_any_engine_work_and_force_ski
     monkeypatch.setattr(nochange, "try_unchanged", fake_try)
     monkeypatch.setattr(engine, "ensure_engine", engine_work)
     flavor = resolve(copy, "26.12", FLAVOR)
-    assert pipeline.build(flavor, say=lambda _: None) is sentinel
+    assert build_flavor.build(flavor, say=lambda _: None) is sentinel
     with pytest.raises(EngineWork):
-        pipeline.build(flavor, force=True, say=lambda _: None)
+        build_flavor.build(flavor, force=True, say=lambda _: None)
     assert calls == ["try"]

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ngc_common import bounded_read, error_line, image_paths
 from ngc_common.errors import InputError, OneLineError
 from ngc_common.exit_codes import ExitCode, for_verdict
-from ngc_paddle.errors import BuildError, ManifestError, NgcPaddleError, NotProven
+from ngc_paddle.host_errors import BuildError, ManifestError, NgcPaddleError, NotProven
 
 REPO = Path(__file__).resolve().parents[2]
 # Modules the image loads where pydantic may be missing (a layer image, the installer at build time).

@@ -1,6 +1,6 @@
 """benchmarks/harness/cpu_kind.py: the CPU kind a CPU floor holds for, and the gates that follow it."""
 
-from benchmarks.harness import cpu_kind, gates
+from benchmarks.harness import acceptance_gates, cpu_kind
 
 XEON = "vendor_id\t: GenuineIntel\nflags\t\t: fpu sse4_1 sse4_2 avx avx2 fma avx512f avx512bw avx512vl avx512dq\n"
 EPYC_ZEN2 = "vendor_id\t: AuthenticAMD\nflags\t\t: fpu sse4_1 sse4_2 avx avx2 fma\n"
@@ -37,10 +37,10 @@ def _table() -> dict:
 def test_a_floor_applies_only_on_its_cpu_kind() -> None:
     results = {"train": {"fp32": {"efficiency_paddle": 0.4}}}
     config = {"precisions": ["fp32"], "cpu_kind": "amd-avx2"}
-    verdicts, outcome = gates.judge(_table(), "m", "cpu", results, config, None, None, None, None)
+    verdicts, outcome = acceptance_gates.judge(_table(), "m", "cpu", results, config, None, None, None, None)
     assert [v.status for v in verdicts] == ["FAIL"] and outcome.verdict == "FAIL"
     other = {**config, "cpu_kind": "intel-avx512"}
-    verdicts, outcome = gates.judge(_table(), "m", "cpu", results, other, None, None, None, None)
+    verdicts, outcome = acceptance_gates.judge(_table(), "m", "cpu", results, other, None, None, None, None)
     assert [v.status for v in verdicts] == ["N/A"] and outcome.verdict == "NOT PROVEN"
     assert "no CPU efficiency floor for this CPU kind (intel-avx512" in outcome.reasons[0]
     assert "amd-avx2" in outcome.reasons[0]

@@ -70,7 +70,7 @@ def test_committed_notes_state_the_derived_requirements() -> None:
 
 
 def test_manifest_may_not_restate_driver_figures(current_manifest_data, write_manifest) -> None:
-    from ngc_paddle.errors import ManifestError
+    from ngc_paddle.host_errors import ManifestError
 
     data = json.loads(json.dumps(current_manifest_data))
     data["flavors"]["gpu"]["cuda"]["min_driver"] = "470.57"

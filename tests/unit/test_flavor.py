@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.errors import ManifestError
 from ngc_paddle.flavor import ResolvedRelease, resolve
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.manifest.resolve import image_manifest
 
 

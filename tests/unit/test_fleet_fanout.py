@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ngc_paddle.release.fleet import fanout, schema
+from ngc_paddle.release.fleet import fanout, fleet_schema
 from ngc_paddle.release.fleet.cells import Cell
 from ngc_paddle.release.fleet.fanout import FanOut, Target
-from ngc_paddle.release.fleet.runners.base import JobState, NoPlace, Placed, Runner
+from ngc_paddle.release.fleet.runners.interface import JobState, NoPlace, Placed, Runner
 from ngc_paddle.release.stages import gates as gates_stage
 from tests.unit.fuzz_support import bench_result
 
@@ -102,7 +102,7 @@ def run(tmp_path: Path, repo: Path, monkeypatch):
            interrupt_after: int | None = None, background: bool = False) -> dict[str, Cell]:
         path = tmp_path / "fleet.yaml"
         path.write_text(yaml.safe_dump({"profiles": profiles}))
-        fleet = schema.load(path, repo)
+        fleet = fleet_schema.load(path, repo)
         monkeypatch.setattr(fanout, "for_profile", lambda name, profile, run_id: places[name])
         polls = {"n": 0}
 

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.fleet import results
 from ngc_paddle.release.fleet.payload import JobSpec
-from ngc_paddle.release.fleet.runners.base import JobState, Placed
+from ngc_paddle.release.fleet.runners.interface import JobState, Placed
 from tests.unit.test_fleet_fanout import DIGEST, IMAGE, finished
 
 DONE = JobState("7", "COMPLETED", "node1", "", "0:0")

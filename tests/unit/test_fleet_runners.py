@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from ngc_paddle.release.fleet.fanout import FanOut, Target
+from ngc_paddle.release.fleet.fleet_schema import LOCAL, SshPlace
 from ngc_paddle.release.fleet.payload import JobSpec
-from ngc_paddle.release.fleet.runners.base import Placed
+from ngc_paddle.release.fleet.runners.interface import Placed
 from ngc_paddle.release.fleet.runners.ssh import SshRunner
-from ngc_paddle.release.fleet.schema import LOCAL, SshPlace
 from tests.unit.fuzz_support import bench_result
 
 DIGEST = "sha256:" + "ab" * 32

@@ -5,30 +5,31 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ngc_paddle.release.fleet import schema
+from ngc_paddle.release.fleet import fleet_schema
 from ngc_paddle.release.fleet.fanout import Target, applies, benches_of
-from ngc_paddle.release.fleet.hardware import gates_profiles
+from ngc_paddle.release.fleet.hardware_profiles import gates_profiles
 
 GOOD = {"profiles": {"cpu": {"slurm": {"partition": "cpu"}}}}
 
 
-def load(tmp_path: Path, repo: Path, data) -> schema.Fleet:
+def load(tmp_path: Path, repo: Path, data) -> fleet_schema.Fleet:
     path = tmp_path / "fleet.yaml"
     path.write_text(data if isinstance(data, str) else yaml.safe_dump(data))
-    return schema.load(path, repo)
+    return fleet_schema.load(path, repo)
 
 
 def test_the_shipped_fleet_files_load(repo: Path) -> None:
     files = sorted((repo / "fleets").glob("*.yaml"))
     assert {f.name for f in files} >= {"local-slurm.yaml", "local.yaml", "example-gpu-site.yaml"}
     for path in files:
-        fleet = schema.load(path, repo)
+        fleet = fleet_schema.load(path, repo)
         assert fleet.profiles
-    site = schema.load(repo / "fleets" / "example-gpu-site.yaml", repo)
+    site = fleet_schema.load(repo / "fleets" / "example-gpu-site.yaml", repo)
     assert {p.runner for p in site.profiles.values()} == {"slurm", "ssh"}
     assert {p.slurm.container for p in site.profiles.values() if p.slurm} == {"pyxis", "enroot", "apptainer", "docker"}
     assert site.profiles["A100-80GB"].gpus == 8 and site.profiles["H100-SXM"].gpus == 8
-    assert schema.load(repo / "fleets" / "local.yaml", repo) == schema.LOCAL  # what `gates` runs without a file
+    # what `gates` runs without a file
+    assert fleet_schema.load(repo / "fleets" / "local.yaml", repo) == fleet_schema.LOCAL
 
 
 @pytest.mark.parametrize(("data", "where", "what"), [
@@ -56,7 +57,7 @@ def test_the_shipped_fleet_files_load(repo: Path) -> None:
     ([1, 2], "(top level)", "valid dictionary"),
 ])
 def test_a_bad_fleet_file_is_one_line_naming_the_field(tmp_path: Path, repo: Path, data, where: str, what: str) -> None:
-    with pytest.raises(schema.FleetError) as caught:
+    with pytest.raises(fleet_schema.FleetError) as caught:
         load(tmp_path, repo, data)
     line = str(caught.value)
     assert caught.value.exit_code == 2 and "\n" not in line
@@ -66,7 +67,7 @@ def test_a_bad_fleet_file_is_one_line_naming_the_field(tmp_path: Path, repo: Pat
 def test_profiles_are_those_of_the_gates_file(tmp_path: Path, repo: Path) -> None:
     known = gates_profiles(repo)
     assert "cpu" in known and "A100-80GB" in known and known["A100-80GB"]
-    with pytest.raises(schema.FleetError, match=r"profiles.A100: 'A100' is not a hardware profile .*A100-80GB"):
+    with pytest.raises(fleet_schema.FleetError, match=r"profiles.A100: 'A100' is not a hardware profile .*A100-80GB"):
         load(tmp_path, repo, {"profiles": {"A100": {"slurm": {"partition": "a100", "gres": "gpu:1"}}}})
     fleet = load(tmp_path, repo, {"profiles": {"big-a100": {"hardware": "A100-80GB",
                                                             "slurm": {"partition": "a100", "gres": "gpu:a100:4"}}}})
@@ -74,14 +75,15 @@ def test_profiles_are_those_of_the_gates_file(tmp_path: Path, repo: Path) -> Non
 
 
 def test_a_gpu_profile_must_ask_for_a_gpu(tmp_path: Path, repo: Path) -> None:
-    with pytest.raises(schema.FleetError, match=r"profiles.A100-80GB.slurm.gres: the A100-80GB profile asks for no "):
+    with pytest.raises(fleet_schema.FleetError,
+                       match=r"profiles.A100-80GB.slurm.gres: the A100-80GB profile asks for no "):
         load(tmp_path, repo, {"profiles": {"A100-80GB": {"slurm": {"partition": "a100"}}}})
-    with pytest.raises(schema.FleetError, match=r"profiles.A10.ssh.gpus: "):
+    with pytest.raises(fleet_schema.FleetError, match=r"profiles.A10.ssh.gpus: "):
         load(tmp_path, repo, {"profiles": {"A10": {"ssh": {"hosts": ["gpu01"]}}}})
 
 
 def test_which_profiles_prove_which_flavor(tmp_path: Path, repo: Path) -> None:
-    fleet = schema.load(repo / "fleets" / "example-gpu-site.yaml", repo)
+    fleet = fleet_schema.load(repo / "fleets" / "example-gpu-site.yaml", repo)
     cpu = Target("cpu", False, "r/x@sha256:" + "a" * 64, tmp_path)
     gpu = Target("gpu", True, "r/x@sha256:" + "a" * 64, tmp_path)
     assert [n for n, p in fleet.profiles.items() if applies(n, p, cpu)] == ["cpu"]
@@ -91,7 +93,7 @@ def test_which_profiles_prove_which_flavor(tmp_path: Path, repo: Path) -> None:
 
 
 def test_the_benchmarks_a_profile_runs(repo: Path) -> None:
-    fleet = schema.load(repo / "fleets" / "example-gpu-site.yaml", repo)
+    fleet = fleet_schema.load(repo / "fleets" / "example-gpu-site.yaml", repo)
     asked = ("bench-rn50", "bench-hgnet")
     assert benches_of(fleet.profiles["A100-80GB"], asked)[1] == ("bench-hgnet", ("--model", "tiny"))
     assert benches_of(fleet.profiles["H100-SXM"], asked) == (("bench-rn50", ("--gpus", "8", "--precision",

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.release.fleet.runners.base import NoPlace, SubmitFailed
+from ngc_paddle.release.fleet.fleet_schema import SlurmPlace
+from ngc_paddle.release.fleet.runners.interface import NoPlace, SubmitFailed
 from ngc_paddle.release.fleet.runners.slurm_commands import Slurm, SlurmError, _gpus_offered
-from ngc_paddle.release.fleet.schema import SlurmPlace
 
 
 class Fake:
@@ -124,7 +124,7 @@ def test_requeue_and_cancel_are_slurms_own() -> None:
 
 def test_flavors_that_share_a_profile_go_in_one_job_array(tmp_path: Path) -> None:
     from ngc_paddle.release.fleet.payload import JobSpec
-    from ngc_paddle.release.fleet.runners.base import Placed
+    from ngc_paddle.release.fleet.runners.interface import Placed
     from ngc_paddle.release.fleet.runners.slurm import SlurmRunner
 
     fake = Fake({"sbatch": (0, "300\n", "")})
@@ -144,7 +144,7 @@ def test_flavors_that_share_a_profile_go_in_one_job_array(tmp_path: Path) -> Non
 
 def test_a_shared_folder_elsewhere_gets_the_inputs_and_gives_the_results_back(tmp_path: Path) -> None:
     from ngc_paddle.release.fleet.payload import JobSpec
-    from ngc_paddle.release.fleet.runners.base import Placed
+    from ngc_paddle.release.fleet.runners.interface import Placed
     from ngc_paddle.release.fleet.runners.slurm import SlurmRunner
 
     shared = tmp_path / "lustre"

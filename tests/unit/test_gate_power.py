@@ -4,12 +4,12 @@ import argparse
 
 import pytest
 
-from benchmarks.harness import gates
+from benchmarks.harness import acceptance_gates
 from perf import bench_gate_power as power
 
 
 def test_each_model_runs_in_the_configuration_of_its_cpu_gates_for_each_kind() -> None:
-    table = gates.load()
+    table = acceptance_gates.load()
     for kind in ("intel-avx512", "amd-avx2", "amd-avx512", "amd-avx512-capped-avx2"):
         rn50 = power.gate_args(table, "rn50", kind)
         assert rn50[rn50.index("--image-size") + 1] == "128" and rn50[rn50.index("--batch-size") + 1] == "16"
@@ -59,7 +59,7 @@ def test_models_and_loads_that_share_a_gate_metric_are_counted_apart() -> None:
 
 
 def test_a_slowed_phase_without_a_floor_for_the_kind_is_not_gated_not_missed() -> None:
-    table = gates.load()
+    table = acceptance_gates.load()
     assert power.gated_phases(table, "rn50", "amd-avx512") == ("infer", "train")
     assert power.gated_phases(table, "hgnet", "amd-avx512-capped-avx2") == ("infer", "train")
     floor = {"name": "train", "metric": "train.fp32.efficiency_paddle", "min": 0.5, "when": {"cpu_kind": "k"}}
@@ -106,7 +106,7 @@ def test_bad_input_is_one_line_and_exit_2(capsys) -> None:
 
 def test_a_malformed_gates_file_is_one_line_and_exit_2(tmp_path, capsys) -> None:
     bad = tmp_path / "gates.yaml"
-    text = gates.GATES_FILE.read_text()
+    text = acceptance_gates.GATES_FILE.read_text()
     bad.write_text(text.replace("metric: train.fp32.efficiency_paddle", "metric: train.fp32.ips", 1))
     assert power.main(["img", "--gates", str(bad), "--no-record"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

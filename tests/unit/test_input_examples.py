@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchmarks.harness import cli as bench_cli
-from benchmarks.harness import gates as bench_gates
+from benchmarks.harness import acceptance_gates as bench_gates
+from benchmarks.harness import bench_cli as bench_cli
 from benchmarks.rn50.spec import SPEC as RN50_SPEC
 from ngc_common import bench_result as result_schema
 from ngc_paddle import cli
-from ngc_paddle.errors import ManifestError, NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.host_errors import ManifestError, NgcPaddleError
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.scan import gate, policy

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle import layer_checks
-from ngc_paddle.errors import BuildError, NgcPaddleError
-from ngc_paddle.image_build import pipeline
-from ngc_paddle.image_build.report import BuildReport, LayerResult
+from ngc_paddle import validate_layer
+from ngc_paddle.host_errors import BuildError, NgcPaddleError
+from ngc_paddle.image_build import build_flavor
+from ngc_paddle.image_build.build_report import BuildReport, LayerResult
 from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.resolve import image_manifest
-from ngc_paddle.validate import default_output
+from ngc_paddle.validate_image import default_output
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "validation"
@@ -110,14 +110,14 @@ def test_per_layer_summary_and_markdown() -> None:
 
 def test_layer_image_needs_its_labels_and_a_layer_of_its_flavor() -> None:
     with pytest.raises(NgcPaddleError) as missing:
-        layer_checks.layer_image({"ngc-paddle.release": "26.12"}, "debian:12")
+        validate_layer.layer_image({"ngc-paddle.release": "26.12"}, "debian:12")
     assert "ngc-paddle.flavor, ngc-paddle.layer" in str(missing.value) and "\n" not in str(missing.value)
-    which = layer_checks.layer_image({"ngc-paddle.release": "26.12", "ngc-paddle.flavor": "cpu",
+    which = validate_layer.layer_image({"ngc-paddle.release": "26.12", "ngc-paddle.flavor": "cpu",
                                       "ngc-paddle.layer": "dali"}, "x")
-    resolved = layer_checks.resolved_manifest(REPO, which)
+    resolved = validate_layer.resolved_manifest(REPO, which)
     assert resolved["layers"] == ["os", "dali", "paddle", "suite"] and resolved["components"]["dali"]["layer"] == "dali"
     with pytest.raises(NgcPaddleError, match=r"releases/26.12.yaml: flavors.cpu.layers: has no layer 'tensorrt'"):
-        layer_checks.resolved_manifest(REPO, layer_checks.LayerImage("26.12", "cpu", "tensorrt"))
+        validate_layer.resolved_manifest(REPO, validate_layer.LayerImage("26.12", "cpu", "tensorrt"))
 
 
 def test_layer_image_reports_go_to_a_folder_of_their_own() -> None:
@@ -132,13 +132,13 @@ def test_build_stops_at_the_layer_whose_check_failed(monkeypatch: pytest.MonkeyP
     report = tmp_path / "build" / "logs" / "dali-checks" / "validation.json"
 
     def fake(root, image, manifest, layer, output, marker="fast", say=print):
-        return layer_checks.LayerCheckResult(layer, passed=3, failed=failed, seconds=1.5, report=report)
+        return validate_layer.LayerCheckResult(layer, passed=3, failed=failed, seconds=1.5, report=report)
 
-    monkeypatch.setattr(pipeline, "check_layer", fake)
+    monkeypatch.setattr(build_flavor, "check_layer", fake)
     said: list[str] = []
     result = LayerResult("dali", "dali-cpu", "ngc-paddle-layers:26.12-cpu-dali", status="built")
     with pytest.raises(BuildError) as stopped:
-        pipeline._check_layer(tmp_path, {}, result, "[2/4]", tmp_path / "build" / "logs", said.append)
+        build_flavor._check_layer(tmp_path, {}, result, "[2/4]", tmp_path / "build" / "logs", said.append)
     message = str(stopped.value)
     assert message.startswith("layer dali: check link.dali failed: expected every library") and "\n" not in message
     assert "also failed: pyenv.import.dali" in message and "release tag was not moved" in message

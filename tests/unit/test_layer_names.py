@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.errors import ManifestError
-from ngc_paddle.image_build.pipeline import PROGRESS_LINE
+from ngc_paddle.host_errors import ManifestError
+from ngc_paddle.image_build.build_flavor import PROGRESS_LINE
 from ngc_paddle.layers import LAYER_ORDER, TOP_LAYER
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.schema import LayerName

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.errors import ManifestError
 from ngc_paddle.flavor import resolve
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.lock.check import _cuda_majors, lock_status
-from ngc_paddle.lock.model import lock_path, read_lock
+from ngc_paddle.lock.lock_file import lock_path, read_lock
 from ngc_paddle.lock.pip_lock import SourceUnreachable, assign_layers, check_reachable, lock_pip, platform_tags
 from ngc_paddle.lock.subject import ManifestFlavor
 from ngc_paddle.manifest import load_manifest
@@ -332,7 +332,7 @@ def test_debian_lock_keeps_what_the_os_layer_adds_or_upgrades() -> None:
 
 
 def test_a_rebootstrapped_base_is_reported_as_different(monkeypatch) -> None:
-    from ngc_paddle.lock import base as base_module
+    from ngc_paddle.lock import base_pin as base_module
 
     locked = read_lock(LOCK).base
     said: list[str] = []

@@ -19,8 +19,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchmarks.harness import cli as bench_cli_module
-from benchmarks.harness import gates
+from benchmarks.harness import acceptance_gates
+from benchmarks.harness import bench_cli as bench_cli_module
 from benchmarks.rn50.spec import SPEC as RN50_SPEC
 from ngc_common import bench_result as result_file
 from ngc_common.errors import InputError
@@ -183,17 +183,17 @@ def test_gates_reader(content: bytes) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "gates.yaml"
         path.write_bytes(content)
-        table = outcome(lambda: gates.load(path), path, (InputError,))
+        table = outcome(lambda: acceptance_gates.load(path), path, (InputError,))
         if table is not None:  # what was accepted must work for every use the harness makes of it
             with time_bound():
-                profile = gates.detect_profile(table, ["NVIDIA A100-SXM4-80GB"])
-                gates.datasheet_tflops(table, profile, "fp32")
+                profile = acceptance_gates.detect_profile(table, ["NVIDIA A100-SXM4-80GB"])
+                acceptance_gates.datasheet_tflops(table, profile, "fp32")
                 for model in table["models"]:
                     for name in ("cpu", profile):
-                        verdicts = gates.evaluate(table, model, name, RESULT_DATA["results"], RESULT_DATA["config"],
-                                                  RESULT_DATA, None, "AMD EPYC, 2 threads")
+                        verdicts = acceptance_gates.evaluate(table, model, name, RESULT_DATA["results"],
+                                                       RESULT_DATA["config"], RESULT_DATA, None, "AMD EPYC, 2 threads")
                         assert all(v.status in ("PASS", "FAIL", "N/A", "NOT RUN") for v in verdicts)
-                        gates.overall(verdicts)
+                        acceptance_gates.overall(verdicts)
         assert bench_cli(Path(tmp), "--gates", str(path)) == (None if table is not None else 2)
 
 
@@ -209,7 +209,7 @@ def test_baseline_readers(content: bytes) -> None:
         if baseline is not None:
             assert stored is not None, "the pipeline refuses a result the benchmark accepts as a baseline"
             with time_bound():
-                verdicts = gates.regressions(RESULT_DATA["results"], baseline, 5.0, "AMD EPYC, 2 threads")
+                verdicts = acceptance_gates.regressions(RESULT_DATA["results"], baseline, 5.0, "AMD EPYC, 2 threads")
             assert all(v.threshold is None or math.isfinite(v.threshold) for v in verdicts)
         assert bench_cli(Path(tmp), "--baseline", str(path)) == (None if baseline is not None else 2)
         assert path.read_bytes() == content and _files(Path(tmp)) == {path}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.errors import ManifestError
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.manifest import find_manifest, load_manifest
 from ngc_paddle.manifest.consistency import cuda_major_of
 

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from ngc_paddle import engine
-from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.image_build import pipeline as image_pipeline
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.image_build import build_flavor as image_pipeline
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release import pipeline as release_pipeline
 from ngc_paddle.release.new import create
@@ -92,7 +92,7 @@ def test_a_corrupt_sbom_is_one_line(tmp_path: Path) -> None:
 
 
 def test_the_manifest_field_is_checked(tmp_path: Path, repo: Path) -> None:
-    from ngc_paddle.errors import ManifestError
+    from ngc_paddle.host_errors import ManifestError
 
     text = (repo / "releases" / "26.12.yaml").read_text()
     path = tmp_path / "releases" / "26.12.yaml"

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ngc_paddle.errors import ManifestError
 from ngc_paddle.flavor import resolve
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.lock.check import lock_inputs, lock_status, mismatch, without_layers
 from ngc_paddle.lock.layer_args import layer_args
-from ngc_paddle.lock.model import Lock, lock_path, read_lock
+from ngc_paddle.lock.lock_file import Lock, lock_path, read_lock
 from ngc_paddle.lock.pip_lock import check_reachable, unreachable_optional_layers
 from ngc_paddle.lock.subject import ManifestFlavor
 from ngc_paddle.manifest import load_manifest

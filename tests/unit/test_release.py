@@ -12,9 +12,9 @@ import pytest
 
 from ngc_common import bounded_read
 from ngc_paddle import engine
-from ngc_paddle.errors import BuildError, ManifestError, NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
-from ngc_paddle.image_build import pipeline as image_pipeline
+from ngc_paddle.host_errors import BuildError, ManifestError, NgcPaddleError
+from ngc_paddle.image_build import build_flavor as image_pipeline
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release import pipeline as release_pipeline
 from ngc_paddle.release import registry

@@ -13,9 +13,9 @@ from typing import ClassVar, get_args
 import pytest
 
 from ngc_paddle import engine
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
-from ngc_paddle.image_build import pipeline as image_pipeline
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.image_build import build_flavor as image_pipeline
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.schema import MonthOverMonth
 from ngc_paddle.release import pipeline as release_pipeline

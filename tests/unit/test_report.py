@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from ngc_paddle.image_build.report import BuildReport, LayerResult
+from ngc_paddle.image_build.build_report import BuildReport, LayerResult
 
 
 def test_failed_report_leaves_good_report(tmp_path: Path) -> None:

@@ -16,8 +16,8 @@ import pytest
 from packaging.utils import canonicalize_name
 
 from ngc_paddle.driver import nvidia_require_cuda
-from ngc_paddle.errors import ManifestError
 from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.image_build.bakefile import (
     BELOW,
     OVERRIDE,

@@ -155,7 +155,7 @@ def test_a_save_the_disk_cannot_hold_is_refused_before_it_starts(tmp_path: Path,
     from collections import namedtuple
 
     from ngc_paddle import engine
-    from ngc_paddle.errors import NgcPaddleError
+    from ngc_paddle.host_errors import NgcPaddleError
     from ngc_paddle.scan.source import saved_image
 
     calls = []

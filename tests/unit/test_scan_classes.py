@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ngc_common import secret_patterns as patterns
-from ngc_paddle.lock.model import read_lock
+from ngc_paddle.lock.lock_file import read_lock
 from ngc_paddle.manifest.schema import RuntimeUser
 from ngc_paddle.scan import gate
 from ngc_paddle.scan.checks import accounts, archives, drift, hooks, image_checks, layer_checks

@@ -1,7 +1,7 @@
 """The build report's steps_run / steps_cached come from BuildKit's plain progress: run, cached here, or taken
 from a registry cache (layer downloads only) are told apart."""
 
-from ngc_paddle.image_build.pipeline import StepCounter
+from ngc_paddle.image_build.build_flavor import StepCounter
 
 RUN = "RUN --mount=type=tmpfs,target=/tmp bash /tmp/ngc/layer/install.sh"
 PROGRESS = f"""#8 [stage-0 2/3] ADD layers/os/etc.tar /

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ngc_paddle.errors import ManifestError
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.lock.archive_lock import lock_archive, supported_tags
 from ngc_paddle.lock.check import lock_inputs, mismatch
 from ngc_paddle.lock.layer_args import layer_args
-from ngc_paddle.lock.model import Lock, lock_path, read_lock
+from ngc_paddle.lock.lock_file import Lock, lock_path, read_lock
 from ngc_paddle.lock.subject import ManifestFlavor
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.consistency import check as consistency

@@ -3,18 +3,7 @@
 Usage: linking.py TARGET [TARGET...]; a TARGET is a distribution name (every ELF shared object its RECORD lists)
 or an absolute folder (every ELF shared object in it: a vendor archive's libraries, e.g. /opt/tensorrt/lib).
 
-Each file goes through ldd, which resolves its DT_NEEDED entries the way ld.so does for that file: its own
-DT_RPATH/DT_RUNPATH, LD_LIBRARY_PATH, the ld.so cache, the default folders. What that proves: the file loads on
-its own. A dependency ldd does not find for the file alone is counted, named, as `preloaded` in two cases where it
-loads at run time because the object that provides the name is loaded first (ld.so matches an already loaded
-object by its soname): (1) another shared object of the same target resolves it through its own RUNPATH (numpy's
-auditwheel'd libgfortran needs libquadmath, which the extension module that loads both finds; Paddle's
-libmklml_intel.so needs libiomp5.so, which libphi.so, which dlopen()s MKL, loads first); (2) another installed
-distribution ships a shared object of that name, which its own Python import loads (paddle2onnx's extension needs
-libpaddle.so, Paddle's, and imports paddle first). So (2) proves the file loads once that import ran, not that any
-import order works. Any other name stays unresolved (libnvinfer.so.8 beside TensorRT 10 is missing; the ld.so
-cache is what ldd already asked). Driver libraries, which the NVIDIA container toolkit mounts at run time, are not
-counted.
+The long form: docs/design-notes.md, section `validation/probes/linking.py`.
 """
 
 import importlib.metadata as md

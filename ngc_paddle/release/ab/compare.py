@@ -15,12 +15,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ngc_paddle import engine
-from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
-from ngc_paddle.release.ab import plan, report, verdict
+from ngc_paddle.host_errors import Failed, NgcPaddleError, NotProven
+from ngc_paddle.outputs import check_folder
+from ngc_paddle.release.ab import ab_report, plan, verdict
 from ngc_paddle.release.ab.reference import previous_image
-from ngc_paddle.release.fleet import hardware
+from ngc_paddle.release.fleet import hardware_profiles
 from ngc_paddle.release.fleet.payload import JobSpec
-from ngc_paddle.release.fleet.runners.base import Placed
+from ngc_paddle.release.fleet.runners.interface import Placed
 from ngc_paddle.release.fleet.runners.local import LocalRunner
 from ngc_paddle.release.options import DEFAULT_REGISTRY
 
@@ -97,6 +98,8 @@ def compare(root: Path, candidate: str, reference: str | None, model: str, round
             output: Path, registry: str = DEFAULT_REGISTRY, time_validation: bool = False,
             warmup: int = plan.WARMUP_ROUNDS, say: Callable[[str], None] = print) -> dict:
     """Run the A/B, write its reports and return its summary; raises by its verdict (exit 1 or 3)."""
+    check_folder(output)  # a file there (or above it) is bad input, found before any image is pulled
+    n = plan.measured_rounds(rounds_n, smoke, "--rounds")
     ensure_image(candidate, "candidate")
     reference = reference or default_reference(root, candidate, registry)
     ensure_image(reference, "reference")
@@ -104,9 +107,6 @@ def compare(root: Path, candidate: str, reference: str | None, model: str, round
     names = {"candidate": candidate, "reference": reference}
     candidate_id, reference_id = engine.image_id(candidate), engine.image_id(reference)
     threshold = verdict.max_regression_pct(root)
-    n = rounds_n or (plan.SMOKE_ROUNDS if smoke else plan.ROUNDS)
-    if n < 1:
-        raise NgcPaddleError(f"--rounds {n}: must be at least 1 ({verdict.MIN_ROUNDS} for a verdict); fix: --rounds 5")
     folder = output / f"ab-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     if folder.exists():
         raise NgcPaddleError(f"{folder}: exists; fix: wait a second or give another --output")
@@ -116,13 +116,13 @@ def compare(root: Path, candidate: str, reference: str | None, model: str, round
     say(f"==> A/B on this host: {candidate} vs {reference}: {n} rounds of {', '.join(plan.MODELS[model])}"
         f"{' (smoke)' if smoke else ''}, order alternated, threshold {threshold:g} %")
     attempt = run_job(spec, say)
-    summary = report.analyze(attempt / "bench-ab", threshold, hardware.read_facts(attempt / "facts.txt"))
+    summary = ab_report.analyze(attempt / "bench-ab", threshold, hardware_profiles.read_facts(attempt / "facts.txt"))
     for side, name in names.items():
         summary[side]["name"] = name
     if not (attempt / "bench-ab").is_dir():
         summary["reasons"].insert(0, "the job did not reach the A/B: " + _outcome(attempt))
-    report.write(folder, summary, f"A/B: {candidate} vs {reference}")
-    say(f"==> {report.headline(summary)}")
+    ab_report.write(folder, summary, f"A/B: {candidate} vs {reference}")
+    say(f"==> {ab_report.headline(summary)}")
     say(f"    report: {folder}/ab.md, ab.json, rounds.svg")
     if summary["verdict"] == "FAIL":
         raise CompareFailed(f"{candidate} is slower than {reference}: " + "; ".join(summary["reasons"][:2])[:600]

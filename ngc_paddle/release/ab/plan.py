@@ -9,11 +9,14 @@ Default rounds: ROUNDS, after one discarded warm-up round (payload.sh says why).
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.release.ab import verdict
 from ngc_paddle.release.fleet.payload import JobSpec
 
 MODELS = {"rn50": ("bench-rn50",), "hgnet": ("bench-hgnet",), "all": ("bench-rn50", "bench-hgnet")}
 ROUNDS = 5
 SMOKE_ROUNDS = 3
+MIN_ROUNDS, MAX_ROUNDS = 1, 999  # payload.sh names rounds round-01..round-999 (the rounds reader reads 2-3 digits)
 WARMUP_ROUNDS = 1
 # The length of one round's run: CPU runs are seconds per step, GPU runs milliseconds.
 SHORT = {"cpu": ("--steps", "4", "--warmup", "1", "--infer-iters", "10"),
@@ -32,7 +35,20 @@ class Size:
 
     @classmethod
     def of(cls, rounds: int | None, smoke: bool, validation_time: bool) -> "Size":
-        return cls(rounds or (SMOKE_ROUNDS if smoke else ROUNDS), smoke, validation_time)
+        return cls(measured_rounds(rounds, smoke), smoke, validation_time)
+
+
+def measured_rounds(asked: int | None, smoke: bool, option: str = "--ab-rounds") -> int:
+    """The measured rounds asked for, else the default. Out of range is bad input: 0 is not "the default" and -3
+    not "no A/B"; the line says how many rounds can decide (a FAIL needs the paired test's FAIL_MIN_ROUNDS)."""
+    if asked is None:
+        return SMOKE_ROUNDS if smoke else ROUNDS
+    if not MIN_ROUNDS <= asked <= MAX_ROUNDS:
+        raise NgcPaddleError(f"{option} {asked}: (argument): must be {MIN_ROUNDS} to {MAX_ROUNDS}, and a FAIL needs "
+                             f"at least {verdict.FAIL_MIN_ROUNDS} (the paired signed-rank test cannot reach "
+                             f"p < {verdict.ALPHA:g} with fewer); fix: {option} {ROUNDS}, or leave it out for "
+                             f"{ROUNDS} ({SMOKE_ROUNDS} with smoke rounds)")
+    return asked
 
 
 def round_args(profile_args: tuple[str, ...], gpu: bool, smoke: bool) -> tuple[str, ...]:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_common import bounded_read
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.stages import release_folder
 from ngc_paddle.release.state_file import State
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ngc_common import bench_result, bounded_read
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.ab import metrics
 from ngc_paddle.release.ab.metrics import Metric
 
@@ -110,11 +110,8 @@ def _bench(where: Path, step: Step, problems: list[str]) -> dict[Metric, float]:
         problems.append(f"round {step.round:02d} {step.side} {step.name}: no result.json in {where.name}")
         return {}
     try:  # another release's image may write other fields: only `results` is read (metrics checks each figure)
-        data = bounded_read.load_json(results[-1], NgcPaddleError, bench_result.MAX_RESULT_BYTES)
+        data = bench_result.read_results(results[-1], NgcPaddleError)
     except NgcPaddleError as exc:
         problems.append(f"round {step.round:02d} {step.side} {step.name}: {exc}")
-        return {}
-    if not (isinstance(data, dict) and isinstance(data.get("results"), dict)):
-        problems.append(f"round {step.round:02d} {step.side} {step.name}: {results[-1]}: no `results` mapping")
         return {}
     return metrics.of_result(step.name, data)

@@ -1,18 +1,7 @@
 """The statistics of an A/B comparison: a bootstrap interval of the ratio, a paired signed-rank test of the rounds'
 ratios against the bound, and how many rounds would decide.
 
-Why: one pair of runs on a 2-core host moves 10-30 % between runs of the same image; what decides is an interval
-from several rounds, not a pair (asv, Google Benchmark's compare.py, pyperf: anchors.md). The ratio of a round is
-candidate/reference measured back to back on the same node, so slow drift of the node hits both and divides out;
-the interval is a percentile bootstrap of the geometric mean of those per-round ratios (ratios multiply, so their
-logs are averaged), with a fixed seed so that the same figures always give the same verdict.
-The second opinion keeps that pairing: a one-sided exact Wilcoxon signed-rank test of log(ratio) - log(bound), one
-difference per round (the rounds' ratios sit beyond the bound, not just their mean). An unpaired test of the raw
-samples (Mann-Whitney U, as asv and compare.py use) would mix the node's drift into both samples and could hold a
-real regression at NOT PROVEN. Exact: the null distribution of W+ is counted over the 2^n sign assignments (ties
-among |differences| get midranks, counted exactly too), up to EXACT_MAX rounds, else the normal approximation with
-tie and continuity corrections. scipy is not a dependency of this project's host tooling, so the test is written
-here (checked against its definition, every sign assignment enumerated, in tests/unit/test_ab_stats.py).
+The long form: docs/design-notes.md, section `ngc_paddle/release/ab/stats.py`.
 """
 
 import math

@@ -1,20 +1,6 @@
 """The A/B verdict: per metric PASS, FAIL or NOT PROVEN from the interval of candidate/reference, then overall.
 
-Why: a regression is decided only when the whole interval is beyond the allowed one, a pass only when the whole
-interval is within it; an interval that straddles the threshold is NOT PROVEN ("noise too high: N rounds, CI [a, b]")
-with about how many more rounds would decide, never a coin toss. The threshold is gates.yaml's
-`max_regression_pct` (read through benchmarks/harness/gates_file.py, the loader the benchmarks use): throughput may
-fall to (1 - t), a time may grow to (1 + t).
-The bootstrap interval decides; a paired test confirms a FAIL: the one-sided signed-rank test of the rounds' ratios
-against the bound (stats.signed_rank) must give p < ALPHA too. Its smallest p with n rounds is 2^-n (every round
-beyond the bound), so a FAIL needs FAIL_MIN_ROUNDS = 5 rounds, all five beyond the bound, or more rounds with most
-of them beyond it; a PASS needs MIN_ROUNDS = 3 (a bootstrap of fewer rounds is the rounds themselves, not an
-interval). Why a second opinion: on a busy 2-core host 3 smoke rounds of one image against itself gave a bootstrap
-interval of [0.45, 0.84], which alone would have been a false fail. Why paired: a round's ratio divides out the
-node's drift, which an unpaired test of the raw samples would count as noise (a real regression held NOT PROVEN).
-Every NOT PROVEN says about how many more rounds would decide it (none only when the ratio sits on the bound).
-The image size is reported (INFO), not gated here: the release's month-over-month stage already gates its growth
-(more than 10 % over the previous release blocks unless the manifest says why); one figure, no interval needed.
+The long form: docs/design-notes.md, section `ngc_paddle/release/ab/verdict.py`.
 """
 
 import importlib.util
@@ -23,7 +9,7 @@ from pathlib import Path
 from statistics import median
 from typing import Literal
 
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.ab import stats
 from ngc_paddle.release.ab.metrics import IMAGE_SIZE, Metric
 

@@ -1,22 +1,6 @@
 """How a gate job starts the image on its node: docker, pyxis (srun --container-image), enroot or apptainer.
 
-Why: sites run containers on their nodes in different ways (NGC's own clusters through enroot and pyxis, HPC
-centres through apptainer, smaller ones through a Docker engine on each node); the job (payload.sh) stays one
-script and asks the runtime for three bash functions: `ngc_prepare` (get the image by digest onto the node),
-`ngc_run ROOT STEP COMMAND...` (run one command of the image with the job folder at /workspace/out, in the
-background of the job's shell so that a SIGTERM reaches the trap at once) and `ngc_stop` (stop what runs;
-remove what ngc_prepare made); ngc_prepare also sets NGC_IMAGE_ID and, where the runtime keeps a file or an image
-store, NGC_IMAGE_SIZE (the A/B part reports both images' sizes). Each is written to its tool's documentation:
-- docker: `docker pull REPO@sha256:...`, `docker run --rm` with the NGC flags (ngc_paddle.image_build.engine);
-  every container carries the label ngc-paddle.slurm-job=<cluster>/<job> that the Slurm Epilog
-  (toolchain/slurm-epilog.sh) removes by, since a container outlives a job killed with SIGKILL;
-- pyxis: `srun --container-image=REGISTRY#REPO:sha256:HEX --container-name=...` (enroot's URI has no `@`;
-  enroot fetches /v2/REPO/manifests/<tag>, so the digest in the tag's place pulls by digest), the entrypoint
-  called explicitly (pyxis skips the image's by default), `--container-remap-root` for the validation;
-- enroot: `enroot import` + `enroot create` + `enroot start --rw --mount` (+ `--root`), `enroot remove`;
-- apptainer: `apptainer pull docker://REPO@sha256:...` + `apptainer exec --nv --bind` (no root: the hygiene walk
-  then reports what it could not read, as under any non-root uid).
-Only docker runs here; the other three are unit-tested through the commands they produce (fakes on PATH).
+The long form: docs/design-notes.md, section `ngc_paddle/release/fleet/containers.py`.
 """
 
 import shlex

@@ -1,17 +1,6 @@
 """The fan-out: one job per flavor x hardware profile, all submitted at once, watched, requeued once, collected.
 
-Why: a release has to be proven on every profile it claims, and waiting for the profiles one after the other
-would cost their sum. Every job is submitted before any is waited on (one sbatch per profile, a job array over
-the flavors that share it); progress is a line per change of a job (queued, running on NODE, done, with times)
-and a line a minute while jobs run. A job that ends without a verdict (a dead node, a time limit, an image that
-would not start) is requeued once and is NOT RUN if it fails again, never PASS; a profile with no place to run
-(an empty partition, a gres no node has, no SSH host answering) is NOT PROVEN with that reason; a node without
-the profile's GPU gives N/A. Ctrl-C or SIGTERM cancels every job still queued or running (scancel, or the
-job's own trap) before the pipeline exits, and leaves every cell that finished in state.json, so a rerun
-resumes: a cell whose inputs (the candidate's digest, the profile, its benchmarks and baselines) are unchanged
-since it passed is not run again. With references (the previous release's image of each flavor, by digest), every
-job also runs its A/B on its own node (ngc_paddle.release.ab: both images on the same node and GPU, interleaved in
-rounds), whose verdict joins the cell's.
+The long form: docs/design-notes.md, section `ngc_paddle/release/fleet/fanout.py`.
 """
 
 import shutil
@@ -22,17 +11,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.ab import plan as ab_plan
 from ngc_paddle.release.ab import verdict as ab_verdict
 from ngc_paddle.release.ab.reference import Reference
-from ngc_paddle.release.fleet import hardware, results
+from ngc_paddle.release.fleet import hardware_profiles, results
 from ngc_paddle.release.fleet.cells import Attempt, Cell
+from ngc_paddle.release.fleet.fleet_schema import Fleet, Profile
 from ngc_paddle.release.fleet.payload import JobSpec
 from ngc_paddle.release.fleet.runners import for_profile
-from ngc_paddle.release.fleet.runners.base import JobState, NoPlace, Placed, Runner, SubmitFailed
+from ngc_paddle.release.fleet.runners.interface import JobState, NoPlace, Placed, Runner, SubmitFailed
 from ngc_paddle.release.fleet.runners.slurm_commands import HOPELESS
-from ngc_paddle.release.fleet.schema import Fleet, Profile
 from ngc_paddle.release.stages import digest, file_digest
 
 POLL_S = 2.0
@@ -72,7 +61,7 @@ def applies(name: str, profile: Profile, target: Target) -> bool:
     """Whether a fleet profile proves this flavor: the ones it names, else GPU profiles for GPU flavors."""
     if profile.flavors is not None:
         return target.flavor in profile.flavors
-    on_gpus = (profile.hardware or name) != hardware.CPU
+    on_gpus = (profile.hardware or name) != hardware_profiles.CPU
     return on_gpus == target.gpu_flavor
 
 
@@ -115,7 +104,7 @@ class FanOut:
         self.sleep = self.stopping.wait  # between two looks at the jobs (a test's to replace)
         self.watcher: threading.Thread | None = None
         self.watch_error: BaseException | None = None
-        self.patterns = hardware.gates_profiles(root)
+        self.patterns = hardware_profiles.gates_profiles(root)
         self.run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")  # sorts by time; one per run
         self.runners: dict[str, Runner] = {}
         self.cells: dict[str, Cell] = {}
@@ -348,7 +337,7 @@ class FanOut:
                     finished=now())
         self._finish(spec.flavor, spec.profile, cell)  # kept first: a Ctrl-C from here on cannot lose it
         self.tracks.pop(track.cell, None)
-        where = f" on {hardware.describe(facts)}" if facts else ""
+        where = f" on {hardware_profiles.describe(facts)}" if facts else ""
         self.say(f"    {track.cell}: {cell.job} done{where} after {duration(cell.seconds or 0)}: {status}: "
                  f"{detail[:400]}")
 

@@ -5,9 +5,9 @@ bench/<command>/<run>/result.json) is read the way the release reads its local g
 plus what only a fleet can get wrong: a job that never produced a verdict (a dead node, a time limit, an
 image that would not start: NOT RUN, never PASS), a node without the profile's GPU (N/A, with what it has), a
 node that ran another image than the candidate's digest (NOT RUN). A benchmark NOT PROVEN only because the node's
-CPU kind has no floor takes the verdict of its metrics in the job's A/B (ngc_paddle.release.ab.unfloored, the rule
-this host's release applies too). The worst verdict of the steps is the cell's: FAIL, then NOT RUN, N/A, NOT PROVEN;
-PASS only when every step passed.
+CPU kind has no floor takes the verdict of its metrics in the job's A/B
+(ngc_paddle.release.ab.gate_without_floor, the rule this host's release applies too). The worst verdict of the
+steps is the cell's: FAIL, then NOT RUN, N/A, NOT PROVEN; PASS only when every step passed.
 """
 
 from dataclasses import dataclass, field
@@ -15,11 +15,10 @@ from pathlib import Path
 
 from ngc_common import bench_result, bounded_read
 from ngc_common.exit_codes import ExitCode
-from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.release.ab import report as ab_report
-from ngc_paddle.release.ab import unfloored
-from ngc_paddle.release.fleet import hardware
-from ngc_paddle.release.fleet.runners.base import STOPPED, JobState, Placed
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.release.ab import ab_report, gate_without_floor
+from ngc_paddle.release.fleet import hardware_profiles
+from ngc_paddle.release.fleet.runners.interface import STOPPED, JobState, Placed
 from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.release.stages import validate as validate_stage
 from ngc_paddle.release.stages.ab import NOT_RUN
@@ -69,7 +68,7 @@ def read(job: Placed, state: JobState, pattern: str, threshold_pct: float = 5.0,
     with a reference ran an A/B too: its verdict (against `threshold_pct`) joins the cell's; `no_reference` says why a
     job has none (a first release: the absolute gates decide alone)."""
     folder = attempt_folder(job)
-    facts = hardware.read_facts(folder / "facts.txt")
+    facts = hardware_profiles.read_facts(folder / "facts.txt")
     said = outcome(job)
     if said.startswith("no-gpu:"):
         return Reading("N/A", said.removeprefix("no-gpu:").strip(), facts=facts)
@@ -78,7 +77,7 @@ def read(job: Placed, state: JobState, pattern: str, threshold_pct: float = 5.0,
             f"the job ended without a verdict ({said or 'no outcome written'})" if state.state == "COMPLETED" else
             said or "no outcome written")
         return Reading("NOT RUN", why, ran=False, facts=facts)
-    wrong = hardware.mismatch(job.spec.hardware, pattern, job.spec.gpus, facts)
+    wrong = hardware_profiles.mismatch(job.spec.hardware, pattern, job.spec.gpus, facts)
     if wrong:
         return Reading("N/A", wrong, facts=facts)
     expected = job.spec.image.partition("@")[2]
@@ -155,9 +154,9 @@ def _bench(folder: Path, command: str, code: int | None, job: Placed, ab: dict |
     except NgcPaddleError as exc:
         return "FAIL", f"{command} wrote a result.json that cannot be read: {exc}"
     baseline = job.local / "inputs" / f"baseline-{command}.json"
-    kind = unfloored.kind_without_floor(result)
+    kind = gate_without_floor.kind_without_floor(result)
     if kind is not None:
-        decided = unfloored.decide(command, kind, ab, no_ab)
+        decided = gate_without_floor.decide(command, kind, ab, no_ab)
         return decided[0], bench_stage.describe(command, result, _baseline_name(baseline), decided)
     verdict = BENCH_VERDICT.get(result.verdict, "NOT RUN")
     detail = bench_stage.describe(command, result, _baseline_name(baseline))

@@ -1,32 +1,19 @@
 """Release stage `ab`: the candidate against the previous release's image of its flavor, side by side on this host.
 
-Inputs (resume key): the image id, the reference (REGISTRY/REPO@DIGEST), the benchmarks and the rounds' size, whether
-  this host gives containers a GPU.
-Run: the A/B job (ngc_paddle.release.ab: the fleet's job script, its round loop only, started by the local runner):
-  the candidate by its digest (the candidate stage pushed it) and the reference by digest (the previous release's
-  `push.digest`, from its state.json or its committed notes record; `--reference [FLAVOR=]IMAGE` names another),
-  interleaved in rounds; results in <flavor>/ab/<key>/ab-<time>/ (ab.json with the node's facts, ab.md, rounds.svg
-  and every round's files), so that the run of a key is found again by its key alone. It runs before `bench`,
-  which reads it: a benchmark NOT PROVEN only because this CPU kind has no floor is decided by this A/B
-  (ngc_paddle.release.ab.unfloored). On a fleet the same A/B runs inside each profile's job, on its node
-  (stages/gates.py), not here.
-Report: `    ab: STATUS: A/B VERDICT against REF (N rounds): METRIC RATIO [LOW, HIGH] ...`; the notes' gate table and
-  their "this month vs last month" section (ratio and interval per metric, of this candidate's A/B only). PASS:
-  passed; FAIL: failed; NOT PROVEN (noise too high, with the rounds that would decide; or a reference that exists
-  but cannot be pulled, with the fix) or NOT RUN (the A/B did not finish): not proven, which holds the release.
-  No reference (a first release: no previous release, no such flavor in it, no digest recorded): `not run`, with
-  the reason, which does not block: the absolute gates (bench) decide alone, and the notes say so.
+The long form: docs/design-notes.md, section `ngc_paddle/release/stages/ab.py`.
 """
 
 import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ngc_common.errors import shown
 from ngc_paddle.flavor import ResolvedRelease
-from ngc_paddle.release.ab import compare, report, verdict
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.release.ab import ab_report, compare, verdict
 from ngc_paddle.release.ab import plan as ab_plan
 from ngc_paddle.release.ab.reference import Reference, previous_image
-from ngc_paddle.release.fleet import hardware
+from ngc_paddle.release.fleet import hardware_profiles
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import Built, Outcome, Step, digest
 
@@ -42,6 +29,17 @@ def reference_for(release: ResolvedRelease, flavor: str, *, references: dict[str
     if given:
         return Reference(given, "given with --reference")
     return previous_image(release, flavor, registry)
+
+
+def check_references(release: ResolvedRelease, references: dict[str, str]) -> None:
+    """A FLAVOR=IMAGE reference names a flavor of the release: one it lacks would otherwise be ignored and the
+    default reference used without a word."""
+    flavors = list(release.manifest.flavors)
+    for flavor, image in references.items():
+        if flavor != "*" and flavor not in flavors:
+            raise NgcPaddleError(f"--reference {shown(f'{flavor}={image}')}: (argument): {shown(flavor)} is not a "
+                                 f"flavor of release {release.release} ({', '.join(flavors)}); fix: name one of "
+                                 "them, or give IMAGE alone for every flavor")
 
 
 def size(opts: ReleaseOptions) -> ab_plan.Size:
@@ -72,12 +70,12 @@ def run(built: Built, ref: Reference, this: str = "") -> Outcome:
     spec = ab_plan.compare_job(built.resolved.reference, ref.image, folder, built.opts.benchmarks, n.rounds, n.smoke,
                                1 if built.gpu_host else 0, n.validation_time, pull=True)
     attempt = compare.run_job(spec, lambda line: print(line, flush=True))
-    summary = report.analyze(attempt / "bench-ab", verdict.max_regression_pct(built.root),
-                             hardware.read_facts(attempt / "facts.txt"))
+    summary = ab_report.analyze(attempt / "bench-ab", verdict.max_regression_pct(built.root),
+                             hardware_profiles.read_facts(attempt / "facts.txt"))
     summary["candidate"]["name"] = f"{built.image} ({built.release})"
     summary["reference"]["name"] = f"{ref.image} ({ref.release or ref.why})"
-    report.write(folder, summary, f"A/B of {built.image}: this release vs {ref.release or 'the reference'}")
-    return Outcome(STATUS.get(summary["verdict"], "not proven"), report.headline(summary))
+    ab_report.write(folder, summary, f"A/B of {built.image}: this release vs {ref.release or 'the reference'}")
+    return Outcome(STATUS.get(summary["verdict"], "not proven"), ab_report.headline(summary))
 
 
 def report_of(folder: Path, this: str) -> Path | None:
@@ -88,7 +86,8 @@ def report_of(folder: Path, this: str) -> Path | None:
 
 def this_run(built: Built) -> tuple[dict | None, str]:
     """The A/B of this candidate against its reference, as this run's `ab` stage left it (it runs before `bench`),
-    or None and why there is none: for the benchmarks that no CPU floor decides (ngc_paddle.release.ab.unfloored)."""
+    or None and why there is none: for the benchmarks that no CPU floor decides
+    (ngc_paddle.release.ab.gate_without_floor)."""
     ref = reference(built)
     if ref.image is None:
         return None, f"{NOT_RUN}: {ref.why}"
@@ -127,7 +126,7 @@ def markdown(root: Path, folder: Path, stages: dict) -> str:
         summary = json.loads(path.read_text()) if path else None
         lines += ["### this host", ""]
         if summary is not None and _of_candidate(summary, candidate):
-            lines += [*report.notes_table(summary), ""]
+            lines += [*ab_report.notes_table(summary), ""]
         else:
             lines += [f"{entry['status']}: {entry.get('detail', '')}", ""]
     gates = stages.get("gates")
@@ -137,7 +136,7 @@ def markdown(root: Path, folder: Path, stages: dict) -> str:
                       key=lambda p: attempt_number(p.parents[1])) if cell.get("ab") and cell.get("folder") else []
         summary = json.loads(runs[-1].read_text()) if runs else None
         if summary is not None and _of_candidate(summary, candidate):
-            lines += [f"### {profile} ({cell.get('job')}, {cell.get('node')})", "", *report.notes_table(summary), ""]
+            lines += [f"### {profile} ({cell.get('job')}, {cell.get('node')})", "", *ab_report.notes_table(summary), ""]
     if not lines:
         said = [e.get("detail", "") for e in [entry or {}, *cells.values()]]
         why = next((d[d.index(NOT_RUN):].split(";")[0] for d in said if NOT_RUN in d), "")

@@ -1,18 +1,6 @@
 """Release stage `attest`: the gated candidate digest signed with its evidence, then read back and verified.
 
-Inputs: the flavor's gated digest (built.resolved.reference), the signing key (--key or COSIGN_KEY, its password
-  in COSIGN_PASSWORD; never stored in the repository), and the evidence: BuildKit's SLSA provenance (mode=max,
-  build/reports/<release>-<flavor>/provenance.json, ngc_paddle.image_build.provenance), the scan's CycloneDX SBOM
-  and report (<flavor>/scan/), the flavor's lock (releases/) and the gate verdicts in state.json. Always runs
-  (a few seconds): the registry, not state.json, is what must hold the evidence.
-Run: in the pipeline's BEFORE_RELEASE_TAG slot, after every gate passed and before the release tag moves: each
-  predicate written to <flavor>/attest/NAME.json and attached with `cosign attest` (ngc_paddle.cosign), then all
-  of them read back (ngc_paddle.attestations.read_back): each must be there, verify with the key's public half,
-  name the digest as its subject and carry the predicate signed. A missing or tampered one blocks the release
-  (exit 1). Without a key the release stops before building (exit 2) unless `--no-attest` is given: then nothing
-  is signed and the stage records `unsigned`, which the notes show.
-Report: `--> attest REF`, a line per attestation (type, signer, subject digest), `    attest: STATUS: DETAIL`;
-  state.json `attest`: key (a digest of the evidence), status passed / failed / unsigned, detail.
+The long form: docs/design-notes.md, section `ngc_paddle/release/stages/attest.py`.
 """
 
 import hashlib
@@ -22,7 +10,7 @@ from pathlib import Path
 
 from ngc_paddle import attestations, cosign
 from ngc_paddle.attestations import Attestation
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.image_build import provenance
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import Built, Outcome, digest

@@ -1,17 +1,6 @@
 """Release stage `bench`: each benchmark in the image, gated against the previous release's results on this host.
 
-Inputs (resume key): the image id, the benchmarks asked for (`--bench`), whether this host gives
-  containers a GPU, the baselines (the newest passing result.json of each benchmark in the previous
-  release's run of this flavor) and the key of this run's `ab` stage, which runs before it.
-Run: `docker run IMAGE COMMAND --output ... [--baseline ...]` per benchmark (the benchmark refuses a
-  baseline of other hardware itself); results in <flavor>/bench/<command>/<run>/. A benchmark NOT PROVEN only
-  because this CPU kind has no floor (gates.yaml: "reported, not gated, NOT PROVEN unless the A/B gate decides")
-  takes the verdict of its metrics in this run's A/B (ngc_paddle.release.ab.unfloored).
-Report: `    bench: STATUS: COMMAND: VERDICT (N pass, N fail, N not run, N n/a, baseline RUN|no baseline)
-  [(failed: gates)]; ...` (a verdict the A/B decided: `COMMAND: VERDICT: no floor for CPU kind KIND: decided by
-  A/B (...): METRIC ratio R CI [LOW, HIGH] ...; absolute: ...`), the same in state.json and the notes' gate
-  table; the notes' benchmark section shows each benchmark's newest result.md (`markdown`). Any FAIL: failed;
-  any NOT PROVEN: not proven.
+The long form: docs/design-notes.md, section `ngc_paddle/release/stages/bench.py`.
 """
 
 import os
@@ -21,9 +10,9 @@ from pathlib import Path
 from ngc_common import bench_result
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import engine
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
-from ngc_paddle.release.ab import unfloored
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.release.ab import gate_without_floor
 from ngc_paddle.release.options import BENCHMARKS
 from ngc_paddle.release.stages import Built, Outcome, Step, ab, digest, release_folder
 
@@ -55,16 +44,24 @@ def previous_bench_results(release: ResolvedRelease, flavor: str, commands: tupl
     found = {}
     for command in commands if previous else ():
         folder = release_folder(previous.root, previous.release) / flavor / "bench" / command
-        passed = [path for path in sorted(folder.glob("*/result.json")) if stored_verdict(path) == "PASS"]
-        if passed:  # a failed or unproven run is no baseline
+        # every run's result.json, a dangling link or a folder in its place included: each is read, none skipped
+        stored = [run / "result.json" for run in sorted(folder.iterdir())
+                  if os.path.lexists(run / "result.json")] if folder.is_dir() else []
+        passed = [path for path in stored if stored_verdict(path) == "PASS"]
+        if passed:  # a failed or unproven run is no baseline; the newest passed one is, if the benchmark takes it
+            bench_result.read_baseline(passed[-1], command.removeprefix("bench-"), _fix(passed[-1]),
+                                       BenchResultError)
             found[command] = passed[-1]
     return found
 
 
+def _fix(result: Path) -> str:
+    return f"delete {result.parent} (the previous release's run of it then gives no baseline) or restore the file"
+
+
 def stored_verdict(result: Path) -> str:
     """The verdict of a stored result; one that cannot be read is bad input (exit 2), not a silently lost baseline."""
-    fix = f"delete {result.parent} (the previous release's run of it then gives no baseline) or restore the file"
-    return bench_result.read(result, fix, BenchResultError).verdict
+    return bench_result.read(result, _fix(result), BenchResultError).verdict
 
 
 def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: dict[str, Path],
@@ -94,9 +91,9 @@ def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: 
         except NgcPaddleError as exc:
             return Outcome("failed", f"{command} wrote a result.json that cannot be read: {exc}")
         baseline = baselines[command].parent.name if command in baselines else None
-        kind = unfloored.kind_without_floor(result)
+        kind = gate_without_floor.kind_without_floor(result)
         if kind is not None and ab_of_this_run is not None:
-            decided, why = unfloored.decide(command, kind, *ab_of_this_run())
+            decided, why = gate_without_floor.decide(command, kind, *ab_of_this_run())
             details.append(describe(command, result, baseline, (decided, why)))
             statuses.append(STATUS_OF.get(decided, "not proven"))
             continue
@@ -109,7 +106,7 @@ def run_benchmarks(image: str, out: Path, commands: tuple[str, ...], baselines: 
 def describe(command: str, result: bench_result.ResultFile, baseline: str | None,
              decided: tuple[str, str] | None = None) -> str:
     """`COMMAND: VERDICT (N pass, N fail, N not run, N n/a, baseline RUN|no baseline) [(failed: gates)][; reasons]`;
-    a verdict the A/B `decided` (ngc_paddle.release.ab.unfloored): `COMMAND: VERDICT: WHY; absolute: (...)`."""
+    a verdict the A/B `decided` (ngc_paddle.release.ab.gate_without_floor): `COMMAND: VERDICT: WHY; absolute: (...)`."""
     gates = result.gates
     counts = {s: sum(g.status == s for g in gates) for s in ("PASS", "FAIL", "NOT RUN", "N/A")}
     failed = [g.gate for g in gates if g.status == "FAIL"]

@@ -2,7 +2,7 @@
 
 Inputs: none kept; the build always runs (ngc_paddle.image_build answers an unchanged build from the
   images' inputs-digest labels). Its recorded key is the image id, from which every gate's key starts.
-Run: the flavor resolved once for the run (ngc_paddle.flavor), ngc_paddle.image_build.pipeline.build on it,
+Run: the flavor resolved once for the run (ngc_paddle.flavor), ngc_paddle.image_build.build_flavor.build on it,
   then the image's id, its size (for month-over-month) and its components as installed (read back from
   the image with the distributions probe, for the notes).
 Report: progress: the image build's own lines; a failure `    not built: REASON`.
@@ -18,9 +18,9 @@ from packaging.utils import canonicalize_name
 
 from ngc_common import image_paths
 from ngc_paddle import engine
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedFlavor
-from ngc_paddle.image_build import pipeline as image_pipeline
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.image_build import build_flavor as image_pipeline
 from ngc_paddle.manifest.schema import Flavor
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import Built, Outcome, release_folder

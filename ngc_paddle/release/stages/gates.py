@@ -1,17 +1,6 @@
 """Release stage `gates`: validation and benchmarks of every flavor on every hardware profile of a fleet.
 
-Inputs (resume key, per flavor x profile; ngc_paddle.release.fleet.fanout): the candidate's digest, the profile as the
-  fleet file says it, its benchmarks and their options, the baselines (the previous release's newest passing
-  result of the same flavor and profile) and the profile's GPU pattern. The stage's key is that of its cells.
-Run: with `--fleet FILE` in place of the validate, bench and ab stages: one job per flavor x profile that applies
-  (a Slurm job array over the flavors sharing a profile), all submitted before the local gates (scan,
-  month-over-month) run, collected after them. Each job runs REGISTRY/REPO@DIGEST, the candidate, and then its A/B
-  against the flavor's reference (the previous release's image by digest, stages/ab.py's reference_for) on the same
-  node: its verdict (`ab` of the cell) joins the cell's; a first release's jobs say A/B NOT RUN and why.
-Report: a line per job event (submitted, queued, running on NODE, done: VERDICT) and per flavor
-  `    gates: STATUS: PROFILE: VERDICT (JOB on NODE); ...`; state.json `gates`: the cells by profile
-  (status, detail, job, node and its facts, attempts); the notes' table of flavor x hardware profile.
-  Every cell PASS: passed; any FAIL: failed; anything else (NOT RUN, NOT PROVEN, N/A): not proven.
+The long form: docs/design-notes.md, section `ngc_paddle/release/stages/gates.py`.
 """
 
 from collections.abc import Callable
@@ -23,7 +12,7 @@ from ngc_paddle.release.ab.plan import Size
 from ngc_paddle.release.ab.reference import Reference
 from ngc_paddle.release.fleet.cells import Cell
 from ngc_paddle.release.fleet.fanout import FanOut, Target
-from ngc_paddle.release.fleet.schema import Fleet
+from ngc_paddle.release.fleet.fleet_schema import Fleet
 from ngc_paddle.release.options import BENCHMARKS
 from ngc_paddle.release.stages import Outcome, digest, release_folder
 from ngc_paddle.release.stages.bench import stored_verdict

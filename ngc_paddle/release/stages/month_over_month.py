@@ -7,12 +7,7 @@ down) for the notes, and a removed or downgraded package, or an image more than 
 unless the manifest says why (`month_over_month:` of the flavor, like `hold:` for `release new`).
 Version order: PEP 440 (packaging) for pip, dpkg's (python-debian) for Debian packages.
 
-Inputs (resume key): the image id, the previous release that has this flavor, its stored SBOM's content
-  and image size, and the manifest's `month_over_month` reasons of this flavor.
-Run: `gate` on this run's SBOM (from the scan stage) and image size.
-Report: `    month-over-month: STATUS: DETAIL`, the same in state.json and the notes' gate table;
-  state.json also keeps `changes` (every package change, one line each) and `since` (the release
-  compared with), which the notes list under "Package changes since RELEASE (FLAVOR)".
+The long form: docs/design-notes.md, section `ngc_paddle/release/stages/month_over_month.py`.
 """
 
 from dataclasses import dataclass
@@ -26,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.manifest.schema import MonthOverMonth
 from ngc_paddle.release.stages import Built, Outcome, Step, digest, file_digest, release_folder
 from ngc_paddle.release.stages import scan as scan_stage

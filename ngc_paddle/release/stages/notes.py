@@ -1,21 +1,7 @@
 """Release stage `notes`: release-notes/<release>.md in the form of NGC's framework container notes, its
 record, and the support matrix.
 
-Inputs: none kept; the notes are written after the gates of every run (pushed or blocked) and again
-  after the push, from state.json of every flavor (not the last run alone), each flavor's stored
-  benchmark tables, the committed record release-notes/inputs/<release>.json (flavors released
-  earlier, on a fresh checkout too) and the hand-written release-notes/known-issues/<release>.md.
-Run: `collect` merges the inputs, `write` writes the notes, the record and the support matrix, all
-  files or none (`make notes`, `render`, re-renders the committed record with the current code).
-Report: the notes themselves. Sections: contents of the container (every component, read back from the
-  built image by the build stage, beside the manifest's pin), driver requirements (derived from the CUDA
-  version), GPU requirements, what changed since the previous release, the gate table (a row per flavor
-  and stage with its status and detail; an entry stored for an earlier image shows as stale), package
-  changes, benchmark tables, this month vs last month (the A/B against the previous release's image: ratio and
-  interval per metric, per flavor x profile, or why it did not run), known issues and a digest per flavor.
-The record (release-notes/inputs/<release>.json) is committed because the stored state (build/release/)
-  is not: `make notes` and the tests re-render the committed notes exactly from it, and releasing one
-  flavor keeps what earlier runs stored for the others even on a fresh checkout.
+The long form: docs/design-notes.md, section `ngc_paddle/release/stages/notes.py`.
 """
 
 import json
@@ -29,12 +15,12 @@ from ngc_common import bounded_read
 from ngc_common.error_line import one_line
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import driver_sentence, requirement
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease, release_tags
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.manifest.loader import load_manifest
 from ngc_paddle.manifest.schema import Flavor, Manifest
 from ngc_paddle.outputs import ensure_folder, staged
-from ngc_paddle.release.fleet import hardware
+from ngc_paddle.release.fleet import hardware_profiles
 from ngc_paddle.release.options import BENCHMARKS
 from ngc_paddle.release.stages import ab, bench, gates, release_folder
 from ngc_paddle.release.state_file import MAX_DETAIL, State
@@ -295,7 +281,7 @@ def profile_table(flavors: dict[str, dict]) -> list[str]:
     for name, profile, cell in cells:
         hw = cell.get("hardware", profile)
         shown = profile if hw in (profile, "-") else f"{profile} ({hw})"
-        node = hardware.describe(cell["facts"]) if cell.get("facts") else cell.get("node") or "-"
+        node = hardware_profiles.describe(cell["facts"]) if cell.get("facts") else cell.get("node") or "-"
         job = cell.get("job") or "-"
         if cell.get("attempts"):
             job += f" (requeued; {len(cell['attempts'])} attempt(s) without a verdict)"

@@ -1,24 +1,13 @@
 """Release stage `push`: the release tag moved to the gated candidate's digest, and the digest the registry serves
 then checked.
 
-Inputs (resume key): the image id and the registry. An unchanged key is skipped only while the
-  registry still serves the recorded digest (`docker manifest inspect`); otherwise it pushes again.
-Run: after every requested flavor passed its gates (the pipeline's all-or-nothing decision): a local
-  registry (127.0.0.1) is started first (toolchain/ensure-registry.sh); `docker tag` + `docker push`,
-  then the served digest read back through the docker CLI (its credentials and TLS settings). The
-  candidate stage pushed the same image under its candidate tag before the gates ran by that digest:
-  the release tag must come out on that very digest (nothing unproven carries a release tag), else
-  the push is refused (exit 1).
-Report: `--> push TARGET`, `    pushed TARGET@DIGEST (the registry serves the same digest)` or
-  `--> push TARGET: already there (DIGEST), skipped`; state.json `push`: key, detail TARGET@DIGEST,
-  `digest`, `image_id`; a refused push is recorded as failed and raised (a missing login: exit 2).
-  Notes: the image digests table (an earlier image's digest is named as what the registry keeps).
+The long form: docs/design-notes.md, section `ngc_paddle/release/stages/push.py`.
 """
 
 from collections.abc import Callable
 
 from ngc_paddle import engine
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.registry import DigestMismatch, push_and_verify, served_digest
 from ngc_paddle.release.stages import digest
 from ngc_paddle.release.state_file import State

@@ -2,7 +2,7 @@
 
 Inputs (resume key): the image id (the checks ship in the image, so a changed check is a new image) and
   whether this host gives containers a GPU (the GPU checks' evidence depends on it).
-Run: ngc_paddle.validate.validate on the image; report files in <flavor>/validation/ (validation.json).
+Run: ngc_paddle.validate_image.validate on the image; report files in <flavor>/validation/ (validation.json).
 Report: `    validate: STATUS: N passed, N failed, N skipped[; verdict reasons]`, the same status and
   detail in state.json and in the notes' gate table. Failed checks: failed; a verdict resting on
   skipped checks (e.g. GPU checks without a GPU): not proven.
@@ -11,9 +11,9 @@ Report: `    validate: STATUS: N passed, N failed, N skipped[; verdict reasons]`
 import json
 from pathlib import Path
 
-from ngc_paddle.errors import NotProven
+from ngc_paddle.host_errors import NotProven
 from ngc_paddle.release.stages import Built, Outcome, Step, digest
-from ngc_paddle.validate import ValidationFailed, validate
+from ngc_paddle.validate_image import ValidationFailed, validate
 
 NAME = "validate"
 

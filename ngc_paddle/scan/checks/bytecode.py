@@ -1,18 +1,6 @@
 """Compiled Python (.pyc) that the interpreter would run instead of a module's source, and where it came from.
 
-Why: a module's source can match its package's record while Python runs other code: CPython's import system
-(importlib._bootstrap_external, PEP 3147 and PEP 552) loads NAME.py through `__pycache__/NAME.TAG.pyc`
-without reading the source whenever the .pyc's header says it is current, and nothing checks that its code was
-compiled from that source: a timestamp .pyc is current when the mtime and size it records are the source's
-(SourceLoader.get_code, _validate_timestamp_pyc); a hash-based one is loaded unchecked (flags 0b01, under the
-default --check-hash-based-pycs) or when the source hash it records is the source's, which anyone can write.
-A NAME.pyc beside no NAME.py is loaded by itself (SourcelessFileLoader); one in __pycache__ whose source is
-gone is never loaded, nor one that is stale (the source is compiled again). So the rule, as CPython loads:
-a .pyc it would load must have been written no later than the layer that installed its source (pip and
-Debian's py3compile compile there; the layer of the distribution's RECORD or the package's install, or for a
-source no package owns, the layer of the source itself: an identical .pyc an upgrade rewrites can vanish from a
-reproducible layer, so an earlier one is the same code), and a sourceless .pyc must be one a package's record
-lists, from no later than that package's install. Anything else is compiled code no record accounts for.
+The long form: docs/design-notes.md, section `ngc_paddle/scan/checks/bytecode.py`.
 """
 
 import importlib.util

@@ -22,7 +22,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion
 from packaging.version import Version as PyVersion
 
-from ngc_paddle.lock.model import Lock
+from ngc_paddle.lock.lock_file import Lock
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.source.inventory import Package
 

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from ngc_common.secret_patterns import parse_md5sums
 from ngc_paddle.flavor import ResolvedFlavor
-from ngc_paddle.lock.model import Lock
+from ngc_paddle.lock.lock_file import Lock
 from ngc_paddle.manifest.schema import Manifest, RuntimeUser
 from ngc_paddle.scan.checks import accounts, drift, hooks, integrity
 from ngc_paddle.scan.checks.layer_facts import LayerFacts

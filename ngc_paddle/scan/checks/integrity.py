@@ -1,33 +1,23 @@
 """File integrity: every file of the image under the system's paths against the records of what installed it.
 
-Why: tampering with what the image trusts (a library in /etc/ld.so.preload, an apt source marked trusted, a
-sudoers drop-in, a root cron entry, a changed binary) has no name a rule could list in advance, but every such
-change is either a file that no package installed or a package's file that no longer matches what its package
-installed; checking files against their packages' own records catches the family, named or not, as
-`dpkg --verify`/debsums and `rpm -V` do. The records: dpkg's (`<package>.list` for what a package owns,
-`<package>.md5sums` for its files' md5, the status file's Conffiles for its configuration files), pip's (each
-dist-info's RECORD with the sha256 of each file), the base layer (the locked root file system the os component
-names), and the project's own layers, which declare what they add beyond packages (layers/declared-files.yaml:
-the venv, the entrypoint parts, the banner, the suite, the generated caches and account entries). Anything else
-is a finding naming the file, its package or "no package", and what changed: `integrity` (blocks) under the
-paths that decide trust, `integrity-other` (listed) elsewhere. The per-layer part (file_scope.py: each file's
-md5 or sha256, type and link) is gathered in the layer walk and cached with the layer's facts; the judgement
-here is made on the final file system each scan (whiteouts in later layers remove what lower layers had), so
-a change to it needs no layer read again.
+The long form: docs/design-notes.md, section `ngc_paddle/scan/checks/integrity.py`.
 """
 
 import fnmatch
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.fields import Text
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.scan.checks import bytecode, hooks, package_records
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.source.saved_image import BASE, Layer
@@ -74,14 +64,22 @@ class _Strict(BaseModel):
 
 
 class Declared(_Strict):
-    """Files one of our layers adds or changes beyond what its packages' records hold (shell-style globs)."""
+    """Files one of our layers adds or changes beyond what its packages' records hold (shell-style globs); no
+    control characters (a pattern holding one matches no real path, and hides in a review)."""
 
-    path: Annotated[str, Field(min_length=2, max_length=500, pattern=r"^/[^\s]*$")]
-    why: Annotated[str, Field(min_length=1, max_length=500)]
+    path: Annotated[Text, Field(min_length=2, max_length=500, pattern=r"^/[^\s]*$")]
+    why: Annotated[Text, Field(min_length=1, max_length=500)]
+
+
+def _layer(name: str) -> str:
+    """A declaration under a name that is no layer would declare nothing, silently."""
+    if name not in LAYER_ORDER:
+        raise ValueError(f"{name[:40]!r} is not a layer ({', '.join(LAYER_ORDER)})")
+    return name
 
 
 class Declarations(_Strict):
-    layers: dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,30}$")], list[Declared]]
+    layers: dict[Annotated[str, AfterValidator(_layer)], list[Declared]]
 
 
 class DeclarationError(NgcPaddleError):
@@ -90,7 +88,7 @@ class DeclarationError(NgcPaddleError):
 
 def load_declarations(root: Path) -> dict[str, list[Declared]]:
     path = root / DECLARED_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):  # absent: nothing declared; a folder or a dangling link there is read (one line)
         return {}
     data = bounded_read.load_yaml(path, DeclarationError, 256 * 1024)
     try:

@@ -1,17 +1,6 @@
 """dpkg's records of what each package installed, as the layer that installed the package wrote them.
 
-Why: the integrity check compares files with their packages' records, so the records must be the ones the
-package's install wrote, not whatever a later layer left: appending /etc/ld.so.preload to login.list, or
-writing su's new md5 into login.md5sums, would otherwise turn a planted or changed file into "the package's
-own". A package's install layer is the layer whose dpkg status first lists it at the version the image has
-(dpkg writes the status on every install; an identical file list or link rewritten by an upgrade can vanish
-from a reproducible layer, whose differ sees the same bytes and the clamped mtime, so the file list does not
-tell). Its checksums (`<package>.md5sums`), file list (`<package>.list`) and Conffiles are read as of that
-layer, and every record a later layer rewrote without installing the package is a finding: checksums
-rewritten, Conffiles changed in a later status, a file list that gained paths (those paths are not the
-package's). A file list that only lost paths later is dpkg's own doing: another package took the files over.
-A reinstall faked by writing a new version into the status is a package the image's lock does not hold
-(drift.py).
+The long form: docs/design-notes.md, section `ngc_paddle/scan/checks/package_records.py`.
 """
 
 import posixpath

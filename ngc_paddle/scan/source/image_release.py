@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ngc_paddle.errors import ManifestError
 from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.scan.source.inventory import IMAGE_MANIFEST
 
 RELEASE_LABEL, FLAVOR_LABEL = "ngc-paddle.release", "ngc-paddle.flavor"

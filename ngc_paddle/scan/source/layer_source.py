@@ -1,16 +1,6 @@
 """Where the scan reads an image: its config and each layer on its own, from a local registry (or a docker save).
 
-Why: `docker save` exports the whole image every time (16 s for the 2.4 GB cpu image on an idle host, 40 s on
-a loaded one), although a rescan after a change to the top layer needs only that layer. The Docker Engine API
-hands out no single layer, but a registry does: the OCI distribution API serves every blob by its digest,
-which is the one supported, documented way to read one layer of an image. The gate pushes the image to the
-local registry the release pipeline pushes to anyway (127.0.0.1:5000, toolchain/ensure-registry.sh;
-NGC_PADDLE_SCAN_REGISTRY names another, `save` means docker save): the registry takes only the blobs it lacks
-(a rescan: the changed layer; a cold push of the cpu image took 4 s here), then the gate fetches the config and
-only the layers its per-layer cache (layer_cache.py) lacks, and trivy scans the same reference, downloading
-only the layers missing from its own cache. Each blob is checked against its digest as it is read.
-Where no registry can be started, the image is saved as before (SavedImage), and the cache still spares the
-walk through the layers it holds.
+The long form: docs/design-notes.md, section `ngc_paddle/scan/source/layer_source.py`.
 """
 
 import hashlib
@@ -27,7 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from ngc_paddle import engine
-from ngc_paddle.errors import NgcPaddleError, ToolchainError
+from ngc_paddle.host_errors import NgcPaddleError, ToolchainError
 from ngc_paddle.scan.source.layer_tar import layer_tar
 from ngc_paddle.scan.source.saved_image import ImageConfig, Layer, SavedImage, image_layers, save
 

@@ -11,7 +11,7 @@ from typing import IO
 
 from isal import igzip
 
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 
 GZIP_MAGIC, ZSTD_MAGIC = b"\x1f\x8b", b"\x28\xb5\x2f\xfd"
 

@@ -1,16 +1,7 @@
 """Which layers of a scanned image are the project's own: the bottom of its layer chain that is, diff id for diff
 id, the chain our build recorded for the release and flavor the image names.
 
-Why: what the integrity check forgives in a layer (layers/declared-files.yaml: the venv, the accounts useradd
-writes, the CA bundle update-ca-certificates rebuilds) must be forgiven only in the layers our build made.
-The image history's text cannot tell them: any image derived from ours can run a step that mentions
-/opt/ngc-paddle or `COPY layers/os/...` and would be named `suite` or `os` by it (saved_image.layer_names),
-inheriting those layers' declarations. A layer's diff id (the sha256 of its content) cannot be faked: a layer
-is ours only where the image's diff ids, from the bottom, are those of the layer images this host's build made
-(the image ids its build report records, build/reports/<release>-<flavor>/build.json, or the flavor's layer
-image tags on this engine), each named by the layer that added it; nothing above the release's top layer is
-ever ours. The release and flavor come from the image's labels (or the release run that resolved it): a
-label a derived image copies or forges only picks which recorded chain is compared.
+The long form: docs/design-notes.md, section `ngc_paddle/scan/source/own_layers.py`.
 """
 
 from collections.abc import Callable, Mapping
@@ -27,7 +18,7 @@ from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.scan.source.image_release import FLAVOR_LABEL, RELEASE_LABEL, ImageRelease
 from ngc_paddle.scan.source.saved_image import BASE, Layer, step_text
 
-REPORT = "build/reports/{release}-{flavor}/build.json"  # ngc_paddle/image_build/pipeline.py writes it
+REPORT = "build/reports/{release}-{flavor}/build.json"  # ngc_paddle/image_build/build_flavor.py writes it
 Inspect = Callable[[list[str]], dict[str, dict]]  # engine.inspect_images: ref -> `docker image inspect` object
 
 
@@ -38,7 +29,7 @@ class _ReportLayer(BaseModel):
 
 
 class _Report(BaseModel):
-    """The part of the build report (image_build/report.BuildReport) that names the images each layer made."""
+    """The part of the build report (image_build/build_report.BuildReport) that names the images each layer made."""
 
     model_config = ConfigDict(extra="ignore")
     base_image: str

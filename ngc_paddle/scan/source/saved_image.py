@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from ngc_paddle import engine
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.layers import BASE_LAYER, LAYER_PATTERN, TOP_LAYER
 from ngc_paddle.scan.source.layer_tar import layer_tar
 

@@ -7,10 +7,7 @@ from (the release manifest's, or the mirror given with `--source`), so the check
 scan, on any host that could build the image. A source that cannot be asked is NOT RUN with a
 one-line reason, never a pass and never a traceback.
 
-python-debian parses the Release and Packages files and orders Debian versions; packaging parses
-wheel and sdist names. Written here, as no library does it: the bounded fetch (size, deadline),
-the check of each index against the Release file's SHA256, the cache of parsed indexes and the
-reading of a PEP 691 JSON answer (a strict model, a few lines).
+The long form: docs/design-notes.md, section `ngc_paddle/scan/vulnerabilities/freshness.py`.
 """
 
 import contextlib

@@ -25,7 +25,7 @@ from pydantic import RootModel, ValidationError
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
 from ngc_paddle import outputs
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.scan.vulnerabilities.report_models import OsvAdvisory, timestamp
 
 ECOSYSTEM_RE = re.compile(r"PyPI|Debian:[0-9]{1,3}|Ubuntu:[0-9]{2}\.[0-9]{2}(:LTS)?")  # see ngc_paddle/distro.py

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from debian.debian_support import Version as DebVersion
 from packaging.version import InvalidVersion
 from packaging.version import Version as PyVersion
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from ngc_paddle.distro import NAMES, Distro, osv_matches
 from ngc_paddle.fields import Text, Token
@@ -37,13 +37,25 @@ class _Report(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
 
 
+def _not_null(value: object) -> object:
+    """A key the tool or the format leaves out when it has nothing to say may be absent (the default then holds),
+    but `null` is no value of its type: read as absent it turned a fixed finding unfixed (informational), a
+    severity UNKNOWN, or a result, package or event into nothing at all."""
+    if value is None:
+        raise ValueError("is null where the format requires a value (leave the key out when there is none)")
+    return value
+
+
+NotNull = BeforeValidator(_not_null)
+
+
 # ---- trivy ---------------------------------------------------------------------------------------
 
 class TrivyVulnerability(_Report):
     VulnerabilityID: Token
     PkgName: Short = ""
     InstalledVersion: Short = ""
-    FixedVersion: Short | None = ""
+    FixedVersion: Annotated[Short, NotNull] = ""
     Severity: SeverityName = "UNKNOWN"
     Title: Prose = ""
 
@@ -58,29 +70,30 @@ class TrivyCodeLine(_Report):
 
 
 class TrivyCode(_Report):
-    Lines: list[TrivyCodeLine] | None = None
+    Lines: list[TrivyCodeLine] | None = None  # trivy writes an empty list as null
 
 
 class TrivySecret(_Report):
     RuleID: Token = "secret"
     Severity: SeverityName = "HIGH"
     Title: Prose = "secret"
-    Layer: TrivyLayer | None = None
-    Code: TrivyCode | None = None  # for a secret in the image config: the (masked) line of config JSON
+    Layer: Annotated[TrivyLayer | None, NotNull] = None
+    # for a secret in the image config: the (masked) line of config JSON
+    Code: Annotated[TrivyCode | None, NotNull] = None
 
 
 class TrivyResult(_Report):
     Target: Short = ""
     Class: Short = ""  # os-pkgs, lang-pkgs, secret, ...: which ecosystems the vulnerability scanner covered
     Type: Short = ""  # debian, python-pkg, pip, ...
-    Vulnerabilities: list[TrivyVulnerability] | None = None
-    Secrets: list[TrivySecret] | None = None
+    Vulnerabilities: Annotated[list[TrivyVulnerability], NotNull] = []
+    Secrets: Annotated[list[TrivySecret], NotNull] = []
 
 
 class TrivyReport(_Report):
-    SchemaVersion: int | None = None
-    CreatedAt: Short | None = None
-    Results: list[TrivyResult] | None = None
+    SchemaVersion: Annotated[int | None, NotNull] = None
+    CreatedAt: Annotated[Short | None, NotNull] = None
+    Results: Annotated[list[TrivyResult], NotNull] = []
 
 
 # ---- grype ---------------------------------------------------------------------------------------
@@ -93,8 +106,8 @@ class GrypeFix(_Report):
 class GrypeVulnerability(_Report):
     id: Token
     severity: SeverityName = "UNKNOWN"
-    description: Prose | None = ""
-    fix: GrypeFix | None = None
+    description: Annotated[Prose, NotNull] = ""
+    fix: Annotated[GrypeFix | None, NotNull] = None
 
 
 class GrypeArtifact(_Report):
@@ -110,21 +123,21 @@ class GrypeRelated(_Report):
 class GrypeMatch(_Report):
     vulnerability: GrypeVulnerability
     artifact: GrypeArtifact
-    relatedVulnerabilities: list[GrypeRelated] | None = None
+    relatedVulnerabilities: list[GrypeRelated] | None = None  # grype writes an empty list as null
 
 
 class GrypeDbStatus(_Report):
-    built: Short | None = None
+    built: Annotated[Short | None, NotNull] = None
 
 
 class GrypeDb(_Report):
-    built: Short | None = None  # grype up to 0.8x
-    status: GrypeDbStatus | None = None  # newer grype
+    built: Annotated[Short | None, NotNull] = None  # grype up to 0.8x
+    status: Annotated[GrypeDbStatus | None, NotNull] = None  # newer grype
 
 
 class GrypeDescriptor(_Report):
-    timestamp: Short | None = None
-    db: GrypeDb | None = None
+    timestamp: Annotated[Short | None, NotNull] = None
+    db: Annotated[GrypeDb | None, NotNull] = None
 
 
 class GrypeDistro(_Report):
@@ -134,8 +147,8 @@ class GrypeDistro(_Report):
 
 class GrypeReport(_Report):
     matches: list[GrypeMatch]
-    descriptor: GrypeDescriptor | None = None
-    distro: GrypeDistro | None = None
+    descriptor: Annotated[GrypeDescriptor | None, NotNull] = None
+    distro: Annotated[GrypeDistro | None, NotNull] = None
 
 
 # ---- OSV (https://ossf.github.io/osv-schema/) ------------------------------------------------------
@@ -187,10 +200,10 @@ def parse_version(kind: str, version: str) -> DebVersion | PyVersion:
 
 
 class OsvEvent(_Report):
-    introduced: Short | None = None
-    fixed: Short | None = None
-    last_affected: Short | None = None
-    limit: Short | None = None
+    introduced: Annotated[Short | None, NotNull] = None
+    fixed: Annotated[Short | None, NotNull] = None
+    last_affected: Annotated[Short | None, NotNull] = None
+    limit: Annotated[Short | None, NotNull] = None
 
     @model_validator(mode="after")
     def _one_event(self) -> "OsvEvent":
@@ -211,14 +224,14 @@ class OsvPackage(_Report):
 
 
 class _Specific(_Report):
-    severity: SeverityName | None = None
+    severity: Annotated[SeverityName | None, NotNull] = None
 
 
 class OsvAffected(_Report):
-    package: OsvPackage | None = None
+    package: Annotated[OsvPackage | None, NotNull] = None
     ranges: list[OsvRange] = []
     versions: list[Short] = []
-    ecosystem_specific: _Specific | None = None
+    ecosystem_specific: Annotated[_Specific | None, NotNull] = None
 
     @model_validator(mode="after")
     def _versions_parse(self) -> "OsvAffected":
@@ -241,10 +254,11 @@ class OsvAffected(_Report):
 
 class OsvAdvisory(_Report):
     id: Token
-    modified: Timestamp | None = None  # required by the OSV schema; the age of an OSV folder is its newest
+    # required by the OSV schema; the age of an OSV folder is its newest
+    modified: Annotated[Timestamp | None, NotNull] = None
     aliases: list[Token] = []
     summary: Prose = ""
     affected: list[OsvAffected] = []
-    database_specific: _Specific | None = None
+    database_specific: Annotated[_Specific | None, NotNull] = None
 
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel, RootModel, ValidationError
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
 from ngc_paddle.distro import Distro
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.source.inventory import Package
 from ngc_paddle.scan.vulnerabilities.report_models import (

@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ngc_common import bounded_read
 from ngc_paddle.distro import NAMES, Distro
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.fields import Text
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.scan.vulnerabilities import scanners
 from ngc_paddle.scan.vulnerabilities.report_models import applies, image_ecosystem, timestamp
 

@@ -12,7 +12,7 @@ import subprocess
 import time
 
 from ngc_paddle.release.fleet import payload
-from ngc_paddle.release.fleet.runners.base import JobState, Placed, Runner, state_of_exit
+from ngc_paddle.release.fleet.runners.interface import JobState, Placed, Runner, state_of_exit
 
 STOP_WAIT_S = 60  # the job's trap removes its container (docker rm -f), then exits
 

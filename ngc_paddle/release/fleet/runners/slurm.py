@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 from ngc_paddle.release.fleet import payload
-from ngc_paddle.release.fleet.runners.base import JobState, Placed, Runner
+from ngc_paddle.release.fleet.fleet_schema import SlurmPlace
+from ngc_paddle.release.fleet.runners.interface import JobState, Placed, Runner
 from ngc_paddle.release.fleet.runners.slurm_commands import Slurm
-from ngc_paddle.release.fleet.schema import SlurmPlace
 
 STOP_WAIT_S = 90  # scancel, then Slurm's KillWait, then the job's trap removing its container
 POLL_S = 1.0

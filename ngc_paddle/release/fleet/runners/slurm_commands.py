@@ -5,8 +5,8 @@ Why: every site's Slurm answers these commands with the user's own credentials a
 SLURM_CONF, the cluster's name), whatever plugins it runs; no client library or daemon of ours is needed on
 the login node. Outputs are read with explicit `-o`/`-P` formats, never as tables meant for people.
 `scontrol show job` knows a job until MinJobAge after its end; after that `sacct` (a site with slurmdbd).
-It lives beside the Slurm runner, below the runners' package: it reads job states in the runners' words (base.py),
-and a module outside runners/ importing base.py would run runners/__init__.py, which leads back to it.
+It lives beside the Slurm runner, below the runners' package: it reads job states in the runners' words (interface.py),
+and a module outside runners/ importing interface.py would run runners/__init__.py, which leads back to it.
 """
 
 import re
@@ -14,9 +14,9 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.release.fleet.runners.base import JobState, NoPlace, SubmitFailed
-from ngc_paddle.release.fleet.schema import GRES_RE, SlurmPlace
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.release.fleet.fleet_schema import GRES_RE, SlurmPlace
+from ngc_paddle.release.fleet.runners.interface import JobState, NoPlace, SubmitFailed
 
 # Node states (sinfo %t, without its flag characters) in which a node can take a job.
 USABLE_NODE_STATES = frozenset({"idle", "mix", "mixed", "alloc", "allocated", "comp", "completing", "resv", "plnd",

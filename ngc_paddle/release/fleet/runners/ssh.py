@@ -16,10 +16,10 @@ import tarfile
 import time
 from pathlib import Path
 
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.fleet import payload
-from ngc_paddle.release.fleet.runners.base import JobState, Placed, Runner, SubmitFailed, state_of_exit
-from ngc_paddle.release.fleet.schema import SshPlace
+from ngc_paddle.release.fleet.fleet_schema import SshPlace
+from ngc_paddle.release.fleet.runners.interface import JobState, Placed, Runner, SubmitFailed, state_of_exit
 
 SSH_FAILED = 255
 STOP_WAIT_S = 60

@@ -1,9 +1,9 @@
 """bench-tiny's model: a two-layer network with an option of its own, registered like rn50 and hgnet."""
 
+from benchmarks.harness.model_registry import register
+from benchmarks.harness.model_spec import ModelSpec
 from benchmarks.harness.recipes import DLE_RN50
-from benchmarks.harness.registry import register
 from benchmarks.harness.run_config import Option
-from benchmarks.harness.spec import ModelSpec
 
 OPTIONS = (Option("--width", "hidden channels", 8, type=int),)
 

@@ -5,16 +5,7 @@ Why: a fleet file decides which machines prove a release. A misspelt key, a part
 runs somewhere else, or nowhere, minutes later. Here any of them is one line naming the file and the field,
 exit 2, before anything is pushed or submitted.
 
-    profiles:
-      A100-80GB:                       # a profile of benchmarks/gates.yaml, or `cpu` (or any name + `hardware:`)
-        flavors: [gpu]                 # optional: default cpu profile -> flavors without CUDA, GPU ones -> with
-        slurm: {partition: a100, gres: "gpu:1", time: "01:00:00", container: pyxis}
-        bench: {bench-rn50: [--precision, "tf32,amp"], bench-hgnet: [--model, tiny]}
-        validate: [-m, "not slow"]
-      L4:
-        ssh: {hosts: [gpu-l4-01, "ops@gpu-l4-02:2222"], gpus: 1}
-      cpu:
-        local: {}
+The long form: docs/design-notes.md, section `ngc_paddle/release/fleet/fleet_schema.py`.
 """
 
 import re
@@ -25,8 +16,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
-from ngc_paddle.errors import NgcPaddleError
-from ngc_paddle.release.fleet import hardware
+from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.release.fleet import hardware_profiles
 from ngc_paddle.release.options import BENCHMARKS
 
 FIX = "see fleets/example-gpu-site.yaml and docs/fleets.md for the format"
@@ -57,7 +49,21 @@ def _matches(pattern: re.Pattern[str], what: str) -> AfterValidator:
 Name = Annotated[str, _matches(NAME_RE, "a name of letters, digits, '.', '_' and '-' (e.g. A100-80GB)")]
 SlurmName = Annotated[str, _matches(SLURM_NAME_RE, "a Slurm name (letters, digits, '.', '_', '-')")]
 Arg = Annotated[str, _matches(ARG_RE, "one line of at most 200 characters")]
-AbsPath = Annotated[str, _matches(ABS_PATH_RE, "an absolute path (letters, digits, '.', '_', '/', '+', '-')")]
+
+
+def _below_root(value: str) -> str:
+    """A folder the jobs write into (and a node may clean up): `/` itself, or a path that climbs with `..` (or
+    hides behind `.`), would put them where nothing of the release belongs."""
+    parts = [part for part in value.split("/") if part]
+    if not parts:
+        raise ValueError(f"{value!r} is the root folder; name a folder below it")
+    if any(part in (".", "..") for part in parts):
+        raise ValueError(f"{value[:60]!r} holds a '.' or '..' component; write the folder's own path")
+    return value
+
+
+AbsPath = Annotated[str, _matches(ABS_PATH_RE, "an absolute path (letters, digits, '.', '_', '/', '+', '-')"),
+                    AfterValidator(_below_root)]
 Runtime = Literal["pyxis", "enroot", "apptainer", "docker"]
 DockerHost = Annotated[str, _matches(DOCKER_HOST_RE, "a DOCKER_HOST (unix:///PATH or tcp://HOST:PORT, PORT 1-65535)")]
 
@@ -157,24 +163,29 @@ class FleetError(NgcPaddleError):
     """The fleet file cannot be used (bad input: exit 2)."""
 
 
-LOCAL = Fleet(profiles={hardware.CPU: Profile(local=LocalPlace())})  # no fleet file: this host, as a node
+LOCAL = Fleet(profiles={hardware_profiles.CPU: Profile(local=LocalPlace())})  # no fleet file: this host, as a node
 
 
-def load(path: Path, root: Path) -> Fleet:
-    """The fleet file at `path`, checked against the schema and against the profiles benchmarks/gates.yaml knows."""
+def load(path: Path, root: Path, release: ResolvedRelease | None = None) -> Fleet:
+    """The fleet file at `path`, checked against the schema, the profiles benchmarks/gates.yaml knows and, given
+    the release it gates, that release's flavors (a profile naming a flavor it lacks would gate nothing of it)."""
     data = bounded_read.load_yaml(path, FleetError)
     try:
         fleet = Fleet.model_validate(data)
     except ValidationError as exc:
         raise FleetError(one_line(path, exc, FIX)) from None
-    known = hardware.gates_profiles(root)
+    known = hardware_profiles.gates_profiles(root)
     for name, profile in fleet.profiles.items():
         where = f"{path}: profiles.{name}"
         hw = profile.hardware or name
+        stray = [f for f in profile.flavors or [] if release is not None and not release.has_flavor(f)]
+        if stray and release is not None:
+            raise FleetError(f"{where}.flavors: {stray[0]!r} is not a flavor of release {release.release} "
+                             f"({', '.join(release.manifest.flavors)}); fix: name flavors the release has")
         if hw not in known:
             raise FleetError(f"{where}: {hw!r} is not a hardware profile of benchmarks/gates.yaml; fix: use one of "
                              f"{', '.join(known)}, or name it with hardware:")
-        if hw != hardware.CPU and profile.gpus == 0:
+        if hw != hardware_profiles.CPU and profile.gpus == 0:
             where += ".slurm.gres" if profile.slurm else f".{profile.runner}.gpus"
             raise FleetError(f"{where}: the {hw} profile asks for no GPU, so its jobs would never see one; fix: "
                              "ask for at least one (slurm: gres: gpu:1; ssh/local: gpus: 1)")

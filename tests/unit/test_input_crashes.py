@@ -1,5 +1,5 @@
-"""Inputs and outputs at the door: the crash, hang and overwrite bugs of issue 23, each checked to end in one line
-(exit 2) with nothing lost."""
+"""Bad inputs and outputs at the command line: each crash, hang or overwrite once found there now ends in one
+line (exit 2) with nothing lost."""
 
 import contextlib
 import io
@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from ngc_paddle import cli
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release.stages.notes import check_record, notes_text
 from ngc_paddle.release.state_file import MAX_DETAIL, State, StateError

@@ -9,15 +9,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmarks.harness import gates as harness_gates
+from benchmarks.harness import acceptance_gates as harness_gates
 from ngc_common import bench_result
 from ngc_paddle import engine
-from ngc_paddle.release.ab import report, unfloored
+from ngc_paddle.release.ab import ab_report, gate_without_floor
 from ngc_paddle.release.ab.metrics import Metric
 from ngc_paddle.release.ab.rounds import Rounds
 from ngc_paddle.release.fleet import results
 from ngc_paddle.release.fleet.payload import JobSpec
-from ngc_paddle.release.fleet.runners.base import JobState, Placed
+from ngc_paddle.release.fleet.runners.interface import JobState, Placed
 from ngc_paddle.release.stages import bench
 from tests.unit.fuzz_support import bench_result as fixture_result
 
@@ -47,39 +47,39 @@ def ab_summary(candidate: float, reference: float = 10.0, rounds: int = 4, metri
     """ab.json of an A/B whose rounds measured `metric` at these figures (a little noise per round)."""
     found = Rounds("done", samples={r: {"candidate": {metric: candidate * (1 + r / 1000)},
                                         "reference": {metric: reference}} for r in range(1, rounds + 1)})
-    summary = report.summarize(found, 5, {"hostname": "node1"})
+    summary = ab_report.summarize(found, 5, {"hostname": "node1"})
     summary["reference"]["name"] = REFERENCE
     return summary
 
 
 def test_the_harness_says_no_floor_the_way_the_rule_reads_it() -> None:
     reason = harness_gates.unfloored_cpu(harness_gates.load(), "rn50", "cpu", {"cpu_kind": KIND})
-    assert reason is not None and reason.startswith(unfloored.NO_FLOOR + KIND + ";")
-    assert unfloored.kind_without_floor(parsed(judged())) == KIND
+    assert reason is not None and reason.startswith(gate_without_floor.NO_FLOOR + KIND + ";")
+    assert gate_without_floor.kind_without_floor(parsed(judged())) == KIND
 
 
 def test_only_a_not_proven_resting_on_the_missing_floor_alone_is_the_ab_s_to_decide() -> None:
     floored = judged(kind="amd-avx512")  # a kind with floors: the fixture's figures pass them
-    assert floored["verdict"] == "PASS" and unfloored.kind_without_floor(parsed(floored)) is None
+    assert floored["verdict"] == "PASS" and gate_without_floor.kind_without_floor(parsed(floored)) is None
     missing = {**judged(), "verdict_reasons": ["needs a GPU: this host has none", judged()["verdict_reasons"][0]]}
-    assert unfloored.kind_without_floor(parsed(missing)) is None  # NOT PROVEN for another reason as well
+    assert gate_without_floor.kind_without_floor(parsed(missing)) is None  # NOT PROVEN for another reason as well
     failed = {**judged(), "verdict": "FAIL", "verdict_reasons": ["training loss is finite: 0 (needs >= 1)"]}
-    assert unfloored.kind_without_floor(parsed(failed)) is None
+    assert gate_without_floor.kind_without_floor(parsed(failed)) is None
 
 
 def test_the_ab_decides_pass_fail_or_leaves_it_not_proven_naming_both() -> None:
-    verdict, why = unfloored.decide("bench-rn50", KIND, ab_summary(10.0), "")
+    verdict, why = gate_without_floor.decide("bench-rn50", KIND, ab_summary(10.0), "")
     assert verdict == "PASS" and why.startswith(f"no floor for CPU kind {KIND}: decided by A/B (4 rounds against "
                                                 f"{REFERENCE}): bench-rn50 train fp32 img/s ratio 1.00")
     assert " CI [1.00" in why and why.endswith("PASS")
-    verdict, why = unfloored.decide("bench-rn50", KIND, ab_summary(5.0, rounds=6), "")
+    verdict, why = gate_without_floor.decide("bench-rn50", KIND, ab_summary(5.0, rounds=6), "")
     assert verdict == "FAIL" and "ratio 0.50" in why and why.endswith("FAIL")
-    verdict, why = unfloored.decide("bench-rn50", KIND, ab_summary(10.0, rounds=2), "")
+    verdict, why = gate_without_floor.decide("bench-rn50", KIND, ab_summary(10.0, rounds=2), "")
     assert verdict == "NOT PROVEN" and why.startswith(f"no floor for CPU kind {KIND}, and the A/B is NOT PROVEN (2 ")
-    verdict, why = unfloored.decide("bench-rn50", KIND, None, "A/B NOT RUN: no release before 26.12")
+    verdict, why = gate_without_floor.decide("bench-rn50", KIND, None, "A/B NOT RUN: no release before 26.12")
     assert (verdict, why) == ("NOT PROVEN", f"no floor for CPU kind {KIND}, and A/B NOT RUN: no release before 26.12")
     # only the benchmark's own metrics decide it: an A/B of bench-hgnet says nothing about bench-rn50
-    verdict, why = unfloored.decide("bench-rn50", KIND, ab_summary(10.0, metric=HGNET), "")
+    verdict, why = gate_without_floor.decide("bench-rn50", KIND, ab_summary(10.0, metric=HGNET), "")
     assert verdict == "NOT PROVEN" and "measured no figure of bench-rn50" in why
 
 

@@ -19,8 +19,8 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
-from ngc_paddle.errors import ManifestError
 from ngc_paddle.fields import ArchiveFile, DebianName, DebianSuite, ImageRef, PipName, Text, Token, Url, check
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.manifest.schema import DEBIAN_VERSION_RE, NAME_RE, RELEASE_RE, LayerName
 
 LOCK_VERSION = 2

@@ -3,8 +3,8 @@
 Why: issue 31 changed how every command resolves a release and its flavors; the reports must say what they said
 before for the same inputs. Each trip here goes through a command's real code (the CLI, or the module function the
 CLI calls) with only the docker engine and the network faked (FakeEngine), so that the code before the resolve-once
-change can run the same trips: `python tests/unit/resolve_once_trips.py INPUTS OUT.json` with that code's checkout
-first on PYTHONPATH writes the goldens (tests/unit/golden/resolve_once/reports-*.json) that test_resolve_once.py
+change can run the same trips: `python tests/unit/flavor_report_trips.py INPUTS OUT.json` with that code's checkout
+first on PYTHONPATH writes the goldens (tests/unit/golden/resolve_once/reports-*.json) that test_flavor_reports.py
 compares with what the current code leaves. Only names that the code before the change has too are used here.
 
 A trip's root is a scratch copy of the repository's build context (what the inputs digests hash) with the fixed
@@ -153,7 +153,7 @@ class FakeEngine:
 
 def fake_layer_checks(patches: Patches) -> None:
     """Each layer's fast checks pass; the manifest the build hands them (the flavor's, resolved) is their report."""
-    from ngc_paddle.image_build import pipeline
+    from ngc_paddle.image_build import build_flavor
 
     def check_layer(root: Path, image: str, expected: dict, layer: str, folder: Path):
         folder.mkdir(parents=True, exist_ok=True)
@@ -162,9 +162,9 @@ def fake_layer_checks(patches: Patches) -> None:
                                      sort_keys=True) + "\n")
         return SimpleNamespace(passed=2, skipped=0, failed=[], seconds=0.5, report=report)
 
-    patches.set(pipeline, "check_layer", check_layer)
-    patches.set(pipeline, "ensure_base_image", lambda *args, **kwargs: BASE)
-    patches.set(pipeline, "compare_base", lambda *args, **kwargs: True)
+    patches.set(build_flavor, "check_layer", check_layer)
+    patches.set(build_flavor, "ensure_base_image", lambda *args, **kwargs: BASE)
+    patches.set(build_flavor, "compare_base", lambda *args, **kwargs: True)
     from ngc_paddle.image_build import nochange
 
     patches.set(nochange, "present_base_image", lambda *args, **kwargs: None)
@@ -390,7 +390,7 @@ def gates_trip(root: Path) -> dict[str, str]:
 def reference_trip(root: Path) -> dict[str, str]:
     """The A/B's default reference of each flavor's candidate (bench-compare without --reference): the previous
     release's image of the flavor by the digest its committed notes record holds, or why there is none."""
-    from ngc_paddle.errors import NgcPaddleError
+    from ngc_paddle.host_errors import NgcPaddleError
     from ngc_paddle.release.ab import compare
 
     record = root / "release-notes" / "inputs" / "23.01.json"
@@ -442,7 +442,7 @@ def lock_trip(root: Path, flavor: str | None, sources: dict[str, str]) -> dict[s
 
     from ngc_paddle import lock_command
     from ngc_paddle.lock import pip_lock
-    from ngc_paddle.lock.model import read_lock
+    from ngc_paddle.lock.lock_file import read_lock
 
     committed = {p.name: read_lock(p) for p in (root / "releases").glob("26.12-*.lock.json")}
     locking: list[str] = []

@@ -11,7 +11,7 @@ import importlib
 import pkgutil
 
 import benchmarks
-from benchmarks.harness.spec import ModelSpec
+from benchmarks.harness.model_spec import ModelSpec
 
 _SPECS: dict[str, ModelSpec] = {}
 

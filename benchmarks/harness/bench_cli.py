@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import gates
+from benchmarks.harness import acceptance_gates
 from benchmarks.harness.hardware import detect, set_threads
+from benchmarks.harness.model_spec import ModelSpec
 from benchmarks.harness.run_config import fixed_default, parser, requested, resolve
-from benchmarks.harness.spec import ModelSpec
 from ngc_common import bench_result, crash, stop
 from ngc_common.errors import InputError
 
@@ -47,9 +47,9 @@ def main(spec: ModelSpec, argv: list[str] | None = None) -> int:
 
 def _main(spec: ModelSpec, asked: Mapping[str, Any]) -> int:
     from benchmarks.harness.launch import relaunch_distributed
-    from benchmarks.harness.runner import Inputs, run
+    from benchmarks.harness.run_loop import Inputs, run
 
-    table = gates.load(Path(asked["gates"] or fixed_default(spec, "gates")))
+    table = acceptance_gates.load(Path(asked["gates"] or fixed_default(spec, "gates")))
     baseline = bench_result.read_baseline(Path(asked["baseline"]), spec.name) if asked["baseline"] else None
     if asked["asp"]:  # Paddle's ASP works on the legacy program representation only (must precede the import)
         os.environ["FLAGS_enable_pir_api"] = "0"  # noqa: SIM112 - Paddle's flag names are case-sensitive
@@ -65,6 +65,6 @@ def _main(spec: ModelSpec, asked: Mapping[str, Any]) -> int:
 
 
 if __name__ == "__main__":
-    from benchmarks.harness.registry import models
+    from benchmarks.harness.model_registry import models
 
     sys.exit(f"run one of: {', '.join(f'bench-{name}' for name in models())}")

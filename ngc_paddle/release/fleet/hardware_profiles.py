@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
-from ngc_paddle.errors import NgcPaddleError
+from ngc_paddle.host_errors import NgcPaddleError
 
 CPU = "cpu"  # the profile of runs without a GPU (gates.yaml's `cpu` gates)
 GATES_FILE = Path("benchmarks") / "gates.yaml"

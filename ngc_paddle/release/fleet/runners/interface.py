@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ngc_common.exit_codes import ExitCode
-from ngc_paddle.errors import NotProven
+from ngc_paddle.host_errors import NotProven
 from ngc_paddle.release.fleet.payload import JobSpec
 
 # States in which a job will not run any more (Slurm's JOB_STATE names).

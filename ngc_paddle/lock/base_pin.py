@@ -14,7 +14,7 @@ from collections.abc import Callable
 from debian.deb822 import Release
 
 from ngc_paddle import engine
-from ngc_paddle.lock.model import Base, DebianEntry
+from ngc_paddle.lock.lock_file import Base, DebianEntry
 from ngc_paddle.manifest.schema import Source
 
 SNAPSHOT_LABEL = "ngc-paddle.base.snapshot"

@@ -2,7 +2,7 @@
 
 Why: layers chain by tag, so they must be built one after another; doing it here lets us show
 progress layer by layer, time and size each one, run each layer's own fast checks right after it
-(ngc_paddle/layer_checks.py), stop at the first failure with the layer and the component, source or
+(ngc_paddle/validate_layer.py), stop at the first failure with the layer and the component, source or
 check named, and move the release tag only once the final image has started and imported Paddle.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ngc_common import image_paths
 from ngc_paddle import engine
-from ngc_paddle.errors import BuildError, NgcPaddleError
 from ngc_paddle.flavor import ResolvedFlavor
+from ngc_paddle.host_errors import BuildError, NgcPaddleError
 from ngc_paddle.image_build import nochange, provenance
 from ngc_paddle.image_build.bakefile import (
     bake_command,
@@ -26,12 +26,12 @@ from ngc_paddle.image_build.bakefile import (
     write_build_inputs,
     write_override,
 )
-from ngc_paddle.image_build.report import BuildReport, LayerResult, human
-from ngc_paddle.layer_checks import check_layer
+from ngc_paddle.image_build.build_report import BuildReport, LayerResult, human
 from ngc_paddle.layers import LAYER_PATTERN, bake_target
-from ngc_paddle.lock.base import compare_base
 from ngc_paddle.lock.base_image import ensure_base_image
-from ngc_paddle.lock.model import lock_path
+from ngc_paddle.lock.base_pin import compare_base
+from ngc_paddle.lock.lock_file import lock_path
+from ngc_paddle.validate_layer import check_layer
 
 ERROR_LINE = re.compile(r"NGC-PADDLE-ERROR (.*)")
 # BuildKit plain progress: a step's header (`#12 [suite-cpu stage-0 2/3] RUN ...`) and its end (`#12 CACHED`/`DONE`).

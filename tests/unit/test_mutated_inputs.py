@@ -1,4 +1,4 @@
-"""The last inputs a mutation run got through (issue 30): each one now ends in one line naming it (exit 2), or does
+"""The last inputs a mutation run got through: each one now ends in one line naming it (exit 2), or does
 the right thing (a quoted version is bumped as the diff says)."""
 
 import copy
@@ -11,15 +11,15 @@ import yaml
 
 from ngc_common import bench_result
 from ngc_common.errors import InputError
-from ngc_paddle.errors import ManifestError
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.lock.check import mismatch
-from ngc_paddle.lock.model import read_lock
+from ngc_paddle.lock.lock_file import read_lock
 from ngc_paddle.lock.subject import ManifestFlavor
 from ngc_paddle.manifest import load_manifest
-from ngc_paddle.release.fleet import schema
+from ngc_paddle.release.fleet import fleet_schema
 from ngc_paddle.release.new import create
 from tests.unit.fuzz_support import bench_result as result_fixture
-from tests.unit.test_door import REPO, run
+from tests.unit.test_input_crashes import REPO, run
 
 
 @pytest.fixture
@@ -30,15 +30,15 @@ def tree(tmp_path: Path) -> Path:
 
 # ---- fleet files: an SSH port is 1-65535 --------------------------------------------------------------------
 
-def _fleet(tmp_path: Path, place: dict) -> schema.Fleet:
+def _fleet(tmp_path: Path, place: dict) -> fleet_schema.Fleet:
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump({"profiles": {"cpu": place}}))
-    return schema.load(path, REPO)
+    return fleet_schema.load(path, REPO)
 
 
 @pytest.mark.parametrize("host", ["gpu01:99999", "ops@gpu01:0", "gpu01:65536", "gpu01:00022"])
 def test_an_ssh_port_outside_1_to_65535_is_refused(tmp_path: Path, host: str) -> None:
-    with pytest.raises(schema.FleetError) as caught:
+    with pytest.raises(fleet_schema.FleetError) as caught:
         _fleet(tmp_path, {"ssh": {"hosts": [host]}})
     line = str(caught.value)
     assert "profiles.cpu.ssh.hosts.0" in line and "PORT 1-65535" in line and "\n" not in line, line
@@ -47,7 +47,7 @@ def test_an_ssh_port_outside_1_to_65535_is_refused(tmp_path: Path, host: str) ->
 def test_ports_1_and_65535_are_taken_and_a_docker_host_port_is_bounded_too(tmp_path: Path) -> None:
     fleet = _fleet(tmp_path, {"ssh": {"hosts": ["gpu01:1", "ops@gpu02:65535", "gpu03"]}})
     assert fleet.profiles["cpu"].ssh.hosts == ["gpu01:1", "ops@gpu02:65535", "gpu03"]
-    with pytest.raises(schema.FleetError, match=r"docker_host.*PORT 1-65535"):
+    with pytest.raises(fleet_schema.FleetError, match=r"docker_host.*PORT 1-65535"):
         _fleet(tmp_path, {"ssh": {"hosts": ["gpu01"], "docker_host": "tcp://gpu01:70000"}})
 
 

@@ -4,7 +4,7 @@ Why: release engineers validate from outside the image too, where the image's la
 We start a container (or use a running one), copy the image's own validation suite out of it (so
 the checks always match the probes in the image), and run that suite with testinfra's docker
 backend; reports land on the host. A layer image has no suite of its own: the host's suite runs
-its layers' checks (ngc_paddle/layer_checks.py).
+its layers' checks (ngc_paddle/validate_layer.py).
 """
 
 import subprocess
@@ -16,9 +16,9 @@ from pathlib import Path
 from ngc_common import image_paths
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import engine
-from ngc_paddle.errors import Failed, NgcPaddleError, NotProven
-from ngc_paddle.layer_checks import host_suite_args, layer_image, resolved_manifest
+from ngc_paddle.host_errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.layers import TOP_LAYER
+from ngc_paddle.validate_layer import host_suite_args, layer_image, resolved_manifest
 
 
 class ValidationFailed(Failed):

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import efficiency, environment, evaluation, gates, launch, record, report, roofline
+from benchmarks.harness import acceptance_gates, efficiency, environment, evaluation, launch, record, report, roofline
 from benchmarks.harness.dllogger import DLLogger
 from benchmarks.harness.hardware import gpu_image_without_gpu, use_device
+from benchmarks.harness.model_spec import ModelSpec
 from benchmarks.harness.peaks import Peaks
 from benchmarks.harness.recipes import IMAGENET_TRAIN_IMAGES
 from benchmarks.harness.run_config import RunConfig
-from benchmarks.harness.spec import ModelSpec
 from ngc_common import stop
 
 FINISH_WAIT_S = 5.0  # a stop while the complete report is written waits this long for it (within stop.GRACE_S)
@@ -116,7 +116,7 @@ def _train_all(stack: contextlib.ExitStack, config: RunConfig, spec: ModelSpec, 
             logger.log(f"eval {precision}", {k: v for k, v in evals[precision].items() if k in ("top1", "top5")})
         result.pop("predict")
         losses = [round(v, 5) for v in result.pop("losses")]
-        sheet = gates.datasheet_tflops(table, gpu_profile, precision)
+        sheet = acceptance_gates.datasheet_tflops(table, gpu_profile, precision)
         out[precision] = efficiency.annotate(result, train_flops, peak or None, sheet and sheet * result["world_size"],
                                              roofline.own_kind("train", config.device))
         out[precision]["losses"] = losses
@@ -158,7 +158,7 @@ def infer_all(config: RunConfig, build: Callable, logger: DLLogger, peaks: Peaks
     for backend, precision, by_batch in measured:
         dtype = _infer_dtype(precision)
         peak = bracket[dtype] or None if dtype else None  # int8 has no probed peak
-        sheet = gates.datasheet_tflops(table, gpu_profile, precision)
+        sheet = acceptance_gates.datasheet_tflops(table, gpu_profile, precision)
         for result in by_batch.values():
             efficiency.annotate(result, flops, peak, sheet, roofline.own_kind(backend, config.device))
     pi = infer.get("paddle-inference", {}).get(config.infer_precision[0], {})
@@ -176,7 +176,7 @@ def run(config: RunConfig, spec: ModelSpec, inputs: Inputs) -> int:
     logger = DLLogger(out / "dllogger.jsonl" if out else None, echo=sys.stdout if rank == 0 else None)
     recorded = record.run_config(config, spec)
     env = record.run_environment(config)
-    profile = config.profile or gates.detect_profile(table, record.gpu_names(config.device, env))
+    profile = config.profile or acceptance_gates.detect_profile(table, record.gpu_names(config.device, env))
     results: dict = {}  # each phase's figures once it has finished (what a stop reports)
     logger.metadata("config", recorded)
     logger.metadata("environment", env)
@@ -196,7 +196,7 @@ def run(config: RunConfig, spec: ModelSpec, inputs: Inputs) -> int:
 
     missing = gpu_image_without_gpu(config, environment.image_manifest())
     if missing and not config.gpus_given and not config.smoke:  # nothing to prove here; --gpus 0 runs the CPU path
-        outcome = gates.Outcome("NOT PROVEN", [missing])
+        outcome = acceptance_gates.Outcome("NOT PROVEN", [missing])
         phase["finishing"] = True
         code = report.finish(out, spec, title, recorded, env, {}, [], outcome, profile, logger)
         written.set()
@@ -222,7 +222,7 @@ def run(config: RunConfig, spec: ModelSpec, inputs: Inputs) -> int:
     results["peak"] = dict(peaks.found)
     recorded["eval"] = evaluation.gated(config, results)
 
-    verdicts, outcome = gates.judge(table, spec.name, profile, results, recorded, inputs.baseline,
+    verdicts, outcome = acceptance_gates.judge(table, spec.name, profile, results, recorded, inputs.baseline,
                                     config.max_regression, env["hardware"], missing)
     phase["finishing"] = True
     code = report.finish(out, spec, title, recorded, env, results, verdicts, outcome, profile, logger)

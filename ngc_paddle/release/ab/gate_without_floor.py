@@ -1,7 +1,7 @@
 """Where no CPU floor holds, the A/B decides the benchmark gate: the one rule, for this host's release and a fleet job.
 
 Why: CPU efficiency floors hold per CPU kind (benchmarks/harness/cpu_kind.py); on a kind without one the benchmark
-reports its figures and is NOT PROVEN (benchmarks/harness/gates.py `unfloored_cpu`), and gates.yaml and
+reports its figures and is NOT PROVEN (benchmarks/harness/acceptance_gates.py `unfloored_cpu`), and gates.yaml and
 docs/benchmarks.md promise "reported, not gated (NOT PROVEN unless the A/B gate decides)". So a benchmark run that is
 NOT PROVEN for that reason alone takes the verdict of its own metrics in the A/B of the same flavor on the same host
 or node (the candidate against the previous release's image, interleaved): PASS passes with the ratio and interval
@@ -12,8 +12,8 @@ missing GPU, an acceptance gate that did not run) or FAILed keeps its verdict: t
 from ngc_common.bench_result import ResultFile
 from ngc_paddle.release.ab.verdict import ORDER
 
-# How benchmarks/harness/gates.py's unfloored_cpu starts its reason (the image writes it into result.json;
-# tests/unit/test_ab_unfloored.py checks the harness still says it this way).
+# How benchmarks/harness/acceptance_gates.py's unfloored_cpu starts its reason (the image writes it into result.json;
+# tests/unit/test_ab_gate_without_floor.py checks the harness still says it this way).
 NO_FLOOR = "no CPU efficiency floor for this CPU kind ("
 SHOWN = 4  # metrics of the A/B named in a reason
 

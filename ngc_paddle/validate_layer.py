@@ -18,8 +18,8 @@ from pathlib import Path
 from ngc_common import image_paths
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import engine
-from ngc_paddle.errors import NgcPaddleError
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.host_errors import NgcPaddleError
 
 LABELS = ("ngc-paddle.release", "ngc-paddle.flavor", "ngc-paddle.layer")
 
