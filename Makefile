@@ -52,15 +52,15 @@ test: unit integration
 unit: $(BIN)/.installed
 	$(BIN)/pytest tests/unit -n 2 --durations=5 $(if $(JUNIT),--junitxml=$(JUNIT).xml) $(PYTEST_ARGS)
 
-## Two phases: the files whose verdicts need a quiet CPU (a benchmark's efficiency gate must PASS: the `alone` marker,
+## Two phases: the files whose verdicts need a quiet CPU (a benchmark's efficiency gate decides: the `alone` marker,
 ## tests/integration/conftest.py) run one test at a time; the others on ITEST_WORKERS xdist workers (default 2; 0: one
-## process), files that share engine tags on one worker. Each phase ends with its slowest tests (pytest --durations).
+## process), each file whole on one worker. Each phase ends with its slowest tests (pytest --durations).
 ## PYTEST_ARGS that select nothing in one phase leave that phase's "no tests ran" (exit 5) unremarked; alone, never.
 ITEST_WORKERS ?= 2
 ITEST = $(BIN)/pytest tests/integration --durations=20
 integration: $(BIN)/.installed toolchain fleet-toolchain
 	bash toolchain/ensure-disk.sh
-	$(ITEST) -m "not alone" -n $(ITEST_WORKERS) --dist loadgroup $(if $(JUNIT),--junitxml=$(JUNIT)-parallel.xml) \
+	$(ITEST) -m "not alone" -n $(ITEST_WORKERS) --dist loadfile $(if $(JUNIT),--junitxml=$(JUNIT)-parallel.xml) \
 	  $(PYTEST_ARGS) || { rc=$$?; [ $$rc = 5 ] && [ -n "$(PYTEST_ARGS)" ] || exit $$rc; }
 	$(ITEST) -m alone $(if $(JUNIT),--junitxml=$(JUNIT)-alone.xml) \
 	  $(PYTEST_ARGS) || { rc=$$?; [ $$rc = 5 ] && [ -n "$(PYTEST_ARGS)" ] || exit $$rc; }

@@ -48,7 +48,7 @@ def read_junit(path: Path) -> list[Case]:
     cases = []
     for case in ET.parse(path).getroot().iter("testcase"):
         outcome = next((c.tag for c in case if c.tag in ("failure", "error", "skipped")), "passed")
-        name = case.get("name", "").split("@", 1)[0]  # xdist's --dist loadgroup appends @GROUP
+        name = case.get("name", "")
         cases.append(Case(_file_of(case.get("classname", "")), name, float(case.get("time", 0)),
                           {"failure": "failed", "error": "failed"}.get(outcome, outcome)))
     return cases

