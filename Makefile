@@ -58,12 +58,13 @@ unit: $(BIN)/.installed
 ## PYTEST_ARGS that select nothing in one phase leave that phase's "no tests ran" (exit 5) unremarked; alone, never.
 ITEST_WORKERS ?= 2
 ITEST = $(BIN)/pytest tests/integration --durations=20
+ITEST_EXIT = || { rc=$$?; [ $$rc = 5 ] && [ -n "$(PYTEST_ARGS)" ] || exit $$rc; }
 integration: $(BIN)/.installed toolchain fleet-toolchain
 	bash toolchain/ensure-disk.sh
 	$(ITEST) -m "not alone" -n $(ITEST_WORKERS) --dist loadfile $(if $(JUNIT),--junitxml=$(JUNIT)-parallel.xml) \
-	  $(PYTEST_ARGS) || { rc=$$?; [ $$rc = 5 ] && [ -n "$(PYTEST_ARGS)" ] || exit $$rc; }
+	  $(PYTEST_ARGS) $(ITEST_EXIT)
 	$(ITEST) -m alone $(if $(JUNIT),--junitxml=$(JUNIT)-alone.xml) \
-	  $(PYTEST_ARGS) || { rc=$$?; [ $$rc = 5 ] && [ -n "$(PYTEST_ARGS)" ] || exit $$rc; }
+	  $(PYTEST_ARGS) $(ITEST_EXIT)
 
 ## Both suites timed per file and per test, with the machine and its CPU kind, into docs/measurements.md beside the
 ## previous run's figures (docs/test-times.json); a run with failures records nothing

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 import yaml
@@ -114,15 +115,11 @@ def built_cu118() -> str:
                 if line.startswith(("==> tagged", "==> unchanged")))
 
 
-@dataclass
-class Validated:
+class Validated(NamedTuple):
     image: str
     proc: subprocess.CompletedProcess
     report: dict
     folder: Path
-
-    def __iter__(self):
-        return iter((self.image, self.proc, self.report, self.folder))
 
 
 @pytest.fixture(scope="session")
