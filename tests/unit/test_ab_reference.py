@@ -78,21 +78,27 @@ def test_an_image_without_release_labels_needs_a_reference(monkeypatch, labels: 
         compare.default_reference(REPO, "other:1", "reg:5000")
 
 
-def test_bench_compare_whose_job_never_reached_the_ab_is_not_proven_saying_why(tmp_path: Path, monkeypatch,
-                                                                                capsys) -> None:
-    """The job stopped before its rounds (the image would not start): no figures, so exit 3 (NOT PROVEN, never a
-    PASS) with the job's own outcome as the first reason, and the report still written."""
+def compare_with_a_job_that_stops(tmp_path: Path, monkeypatch, outcome: str | None) -> int:
+    """bench-compare whose job stopped before its rounds, leaving `outcome` (None: no outcome file)."""
     def job(spec, say):
         attempt = Path(spec.folder) / "attempt-1"
         attempt.mkdir(parents=True)
-        (attempt / "outcome").write_text("start-failed: docker: image would not start\n")
+        if outcome is not None:
+            (attempt / "outcome").write_text(outcome)
         return attempt
 
     monkeypatch.setattr(compare.engine, "image_id", lambda ref: "sha256:" + "ab" * 32)
     monkeypatch.setattr(compare.engine, "host_has_nvidia_gpus", lambda: False)
     monkeypatch.setattr(compare, "run_job", job)
-    code = cli.main(["--root", str(REPO), "bench-compare", "ngc-paddle:26.12-cpu", "--reference",
+    return cli.main(["--root", str(REPO), "bench-compare", "ngc-paddle:26.12-cpu", "--reference",
                      "ngc-paddle:26.11-cpu", "--smoke", "--output", str(tmp_path)])
+
+
+def test_bench_compare_whose_job_never_reached_the_ab_is_not_proven_saying_why(tmp_path: Path, monkeypatch,
+                                                                                capsys) -> None:
+    """The job stopped before its rounds (the image would not start): no figures, so exit 3 (NOT PROVEN, never a
+    PASS) with the job's own outcome as the first reason, and the report still written."""
+    code = compare_with_a_job_that_stops(tmp_path, monkeypatch, "start-failed: docker: image would not start\n")
     err = capsys.readouterr().err
     assert code == 3 and err.count("\n") == 1
     assert "the job did not reach the A/B: start-failed: docker: image would not start" in err
@@ -101,16 +107,6 @@ def test_bench_compare_whose_job_never_reached_the_ab_is_not_proven_saying_why(t
         "the job did not reach the A/B: start-failed: docker: image would not start"
 
 
-
 def test_bench_compare_whose_job_left_no_outcome_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
-    def job(spec, say):
-        attempt = Path(spec.folder) / "attempt-1"
-        attempt.mkdir(parents=True)
-        return attempt
-
-    monkeypatch.setattr(compare.engine, "image_id", lambda ref: "sha256:" + "ab" * 32)
-    monkeypatch.setattr(compare.engine, "host_has_nvidia_gpus", lambda: False)
-    monkeypatch.setattr(compare, "run_job", job)
-    code = cli.main(["--root", str(REPO), "bench-compare", "ngc-paddle:26.12-cpu", "--reference",
-                     "ngc-paddle:26.11-cpu", "--smoke", "--output", str(tmp_path)])
+    code = compare_with_a_job_that_stops(tmp_path, monkeypatch, None)
     assert code == 3 and "the job did not reach the A/B: no outcome written" in capsys.readouterr().err

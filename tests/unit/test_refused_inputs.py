@@ -323,31 +323,20 @@ def _nulled(data: dict, where: tuple) -> dict:
     return data
 
 
-@pytest.mark.parametrize("where", [
-    ("Results",), ("Results", 0, "Vulnerabilities"), ("Results", 2, "Secrets"),
-    ("Results", 0, "Vulnerabilities", 0, "FixedVersion"), ("CreatedAt",), ("SchemaVersion",),
+@pytest.mark.parametrize("report, where", [
+    *(("trivy", w) for w in [("Results",), ("Results", 0, "Vulnerabilities"), ("Results", 2, "Secrets"),
+                             ("Results", 0, "Vulnerabilities", 0, "FixedVersion"), ("CreatedAt",), ("SchemaVersion",)]),
+    *(("grype", w) for w in [("matches", 0, "vulnerability", "fix"), ("matches", 0, "vulnerability", "description"),
+                             ("descriptor",), ("distro",)]),
 ])
-def test_null_in_a_trivy_report_where_a_value_belongs_is_bad_input(tmp_path: Path, where: tuple) -> None:
-    from ngc_paddle.scan.vulnerabilities.scanners import ReportError, read_trivy
+def test_null_in_a_scanner_report_where_a_value_belongs_is_bad_input(tmp_path: Path, report: str,
+                                                                    where: tuple) -> None:
+    from ngc_paddle.scan.vulnerabilities.scanners import ReportError, read_grype, read_trivy
 
-    path = tmp_path / "trivy.json"
-    path.write_text(json.dumps(_nulled(json.loads((DATA / "reports" / "trivy.json").read_text()), where)))
+    path = tmp_path / f"{report}.json"
+    path.write_text(json.dumps(_nulled(json.loads((DATA / "reports" / f"{report}.json").read_text()), where)))
     with pytest.raises(ReportError) as info:
-        read_trivy(path)
-    assert f"{path}: {'.'.join(map(str, where))}: is null where the format requires a value" in str(info.value)
-
-
-@pytest.mark.parametrize("where", [
-    ("matches", 0, "vulnerability", "fix"), ("matches", 0, "vulnerability", "description"), ("descriptor",),
-    ("distro",),
-])
-def test_null_in_a_grype_report_where_a_value_belongs_is_bad_input(tmp_path: Path, where: tuple) -> None:
-    from ngc_paddle.scan.vulnerabilities.scanners import ReportError, read_grype
-
-    path = tmp_path / "grype.json"
-    path.write_text(json.dumps(_nulled(json.loads((DATA / "reports" / "grype.json").read_text()), where)))
-    with pytest.raises(ReportError) as info:
-        read_grype(path)
+        {"trivy": read_trivy, "grype": read_grype}[report](path)
     assert f"{path}: {'.'.join(map(str, where))}: is null where the format requires a value" in str(info.value)
 
 
