@@ -17,6 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from benchmarks.harness.run_loop import INFERENCE_STARTED  # noqa: E402
 from ngc_common.exit_codes import ExitCode  # noqa: E402
 from ngc_paddle import engine, image_ref  # noqa: E402
 from perf.measurements import record  # noqa: E402
@@ -27,15 +28,16 @@ TIMEOUT_EXIT = 124  # timeout(1)'s exit status when it had to signal the command
 EARLIER_REPORT = '{"verdict": "PASS", "note": "an earlier complete run"}\n'
 KEPT = "earlier report kept"
 STARTUP_GUARD_S = 600  # Paddle's import and the first steps on a busy 2-core host
+INFERRING = (f"{INFERENCE_STARTED} ",)  # the line that opens the inference phase (before its model is exported)
 FAST = ("--batch-size", "2", "--image-size", "32", "--infer-image-size", "32")
 TRAIN = ("bench-rn50", "--output", "/workspace/out", "--mode", "train", "--steps", "100000", *FAST)
 # (command, the output line that says the phase to interrupt is running, the signal, the exit it must give)
 CASES = {
     "stop-training": (TRAIN, ("train ",), "stop", ExitCode.TERMINATED),
     "stop-inference": (("bench-rn50", "--output", "/workspace/out", "--mode", "infer", "--infer-iters", "100000",
-                        "--batch-sizes", "1", *FAST), ("peak probe ",), "stop", ExitCode.TERMINATED),
+                        "--batch-sizes", "1", *FAST), INFERRING, "stop", ExitCode.TERMINATED),
     "sigint-inference": (("bench-hgnet", "--output", "/workspace/out", "--mode", "infer", "--infer-iters", "100000",
-                          "--batch-sizes", "1", *FAST), ("peak probe ",), "INT", ExitCode.INTERRUPTED),
+                          "--batch-sizes", "1", *FAST), INFERRING, "INT", ExitCode.INTERRUPTED),
     "timeout-40": (TRAIN, (), "timeout", TIMEOUT_EXIT),
     "stop-validate": (("validate", "--output", "/workspace/report"), ("== validate: parallel phase",), "stop",
                       ExitCode.TERMINATED),

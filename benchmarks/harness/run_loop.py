@@ -26,6 +26,7 @@ from benchmarks.harness.recipes import IMAGENET_TRAIN_IMAGES
 from benchmarks.harness.run_config import RunConfig
 from ngc_common import stop
 
+INFERENCE_STARTED = "inference"  # the step of the line that opens the inference phase, before its model is built
 FINISH_WAIT_S = 5.0  # a stop while the complete report is written waits this long for it (within stop.GRACE_S)
 
 
@@ -135,6 +136,10 @@ def infer_all(config: RunConfig, build: Callable, logger: DLLogger, peaks: Peaks
     from benchmarks.harness import quantization
     from benchmarks.harness.inference import run_all
 
+    warmup = max(1 if config.smoke else 2, config.infer_iters // 4)
+    logger.log(INFERENCE_STARTED, {"backends": list(config.backends), "precisions": list(config.infer_precision),
+                                   "batch_sizes": list(config.batch_sizes), "warmup_iters": warmup,
+                                   "iters": config.infer_iters})  # progress: the sweep's first figure comes later
     model = build(config.num_classes, config.data_format)
     wanted = sorted({dtype for p in config.infer_precision if (dtype := _infer_dtype(p))})
     with contextlib.ExitStack() as stack:
@@ -142,7 +147,7 @@ def infer_all(config: RunConfig, build: Callable, logger: DLLogger, peaks: Peaks
                    for dtype in wanted}  # inference runs on rank 0's device alone
         infer = run_all(model, list(config.backends), list(config.infer_precision), list(config.batch_sizes),
                         config.infer_image_size, config.data_format, config.device,
-                        max(1 if config.smoke else 2, config.infer_iters // 4), config.infer_iters, logger.log,
+                        warmup, config.infer_iters, logger.log,
                         threads=config.threads,
                         calibration=quantization.calibration_source(config.data or config.eval_data,
                                                                     config.infer_image_size, config.data_format,

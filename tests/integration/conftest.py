@@ -24,6 +24,7 @@ from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.loader import latest_release
 from ngc_paddle.scan.checks.layer_cache import CACHE_ENV
+from perf.suite_times import TIMES
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "ngc_paddle.cli"]
@@ -52,20 +53,24 @@ def docker(*args: str, check: bool = True, timeout: float = 600) -> subprocess.C
     return subprocess.run(["docker", *args], capture_output=True, text=True, check=check, timeout=timeout)
 
 
-# Files whose verdicts need a quiet CPU: a benchmark's CPU efficiency gate decides there (a PASS or a FAIL asserted, a
-# planted slowdown caught), and another test's load starting or stopping between a peak probe and the work reads as
-# a regression, a miss or a work that outran its peak (NOT PROVEN). `make integration` runs them one at a time.
-ALONE = ("test_bench_hgnet", "test_bench_rn50", "test_fleet", "test_gate_power", "test_release_pipeline",
-         "test_release_two_flavors")
-
-
-# The other files run on xdist workers, each file whole on one worker (`--dist loadfile`): its module fixtures are
-# made once, and no two of them use one scratch image name (the tags a file moves are its own).
+# Tests whose verdicts need a quiet CPU carry `@pytest.mark.alone`: a benchmark's CPU efficiency gate decides there
+# (a PASS or a FAIL asserted, a planted slowdown caught), and another test's load starting or stopping between a peak
+# probe and the work reads as a regression, a miss or a work that outran its peak (NOT PROVEN). `make integration`
+# runs them one at a time after the others, which run on xdist workers, each file's tests on one worker
+# (`--dist loadfile`: its module fixtures are made once; no two files use one scratch image name).
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files with the longest recorded times first (docs/test-times.json, per test of this run; a file not
+    recorded yet first of all): a worker that takes the last file then does not run on alone for minutes."""
+    try:
+        recorded = json.loads(TIMES.read_text())["tests_s"]
+    except (OSError, ValueError, KeyError):
+        return
+    per_file: dict[str, float] = {}
     for item in items:
-        if item.module and item.module.__name__.rsplit(".", 1)[-1] in ALONE:
-            item.add_marker(pytest.mark.alone)
+        path = item.nodeid.split("::", 1)[0]
+        per_file[path] = per_file.get(path, 0.0) + recorded.get(item.nodeid, float("inf"))
+    items.sort(key=lambda item: -per_file[item.nodeid.split("::", 1)[0]])  # stable: a file keeps its order
 
 
 @contextlib.contextmanager

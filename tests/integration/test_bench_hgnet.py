@@ -47,6 +47,7 @@ print(json.dumps(out))
     assert all(f["shape"] == [2, 1000] for f in found.values())
 
 
+@pytest.mark.alone
 def test_default_run_agrees_across_back_ends_and_evaluates_cpu_gates(built: Built, tmp_path: Path) -> None:
     proc, result = bench(built.image, tmp_path, command="bench-hgnet")
     assert proc.returncode == EXIT_OF_VERDICT[result["verdict"]], proc.stdout[-2000:] + proc.stderr[-2000:]

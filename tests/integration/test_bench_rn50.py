@@ -9,6 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from benchmarks.harness import cpu_kind
@@ -39,6 +40,7 @@ def in_image(image: str, work: Path, script: str, env: dict[str, str] | None = N
                   check=False, timeout=600)
 
 
+@pytest.mark.alone
 def test_default_run_trains_infers_and_evaluates_the_cpu_gates(built: Built, tmp_path: Path) -> None:
     proc, result = bench(built.image, tmp_path)
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
@@ -88,6 +90,7 @@ def forced_gates(tmp_path: Path, minimum: float) -> str:
     return "/workspace/gates.yaml"
 
 
+@pytest.mark.alone
 def test_a_gate_forced_to_fail_exits_1_and_forced_to_pass_exits_0(built: Built, tmp_path: Path) -> None:
     quick = ("--mode", "infer", "--batch-sizes", "1", "--infer-iters", "2")
     failing, result = bench(built.image, tmp_path, *quick, "--gates", forced_gates(tmp_path, 1e9))
@@ -183,6 +186,7 @@ def test_gpu_paths_report_not_available_here(built: Built, tmp_path: Path) -> No
     assert latency["status"] == "NOT RUN" and "Paddle-TRT needs a GPU" in latency["reason"]
 
 
+@pytest.mark.alone
 def test_failed_gate_and_bad_input_exit_codes(built: Built, tmp_path: Path) -> None:
     baseline = tmp_path / "baseline.json"
     tmp_path.mkdir(exist_ok=True)

@@ -93,6 +93,7 @@ def test_a_bad_fleet_file_is_one_line_and_submits_nothing(tmp_path: Path) -> Non
     assert not (root / "build" / "release" / RELEASE / "state.json").exists()
 
 
+@pytest.mark.alone
 def test_the_cpu_gates_through_slurm_agree_with_the_same_gates_here(root: Path) -> None:
     slurm = fleet(root, "lab", {
         "cpu": {"slurm": {"partition": "cpu", "cpus_per_task": 2, "time": "00:30:00"}, "validate": FAST,
@@ -184,10 +185,12 @@ def test_a_job_killed_mid_run_is_requeued_once_then_not_run(root: Path) -> None:
 
 
 def test_ctrl_c_cancels_the_jobs_and_the_rerun_keeps_what_passed(root: Path) -> None:
+    # slow: the suite's slow checks (every shipped command's smoke run), still running when quick's fast checks are
+    # done; no benchmark, so no efficiency gate decides and the test may run beside others
     lab = fleet(root, "lab", {
         "quick": {"hardware": "cpu", "slurm": {"partition": "cpu", "cpus_per_task": 1}, "validate": FAST, "bench": {}},
-        "slow": {"hardware": "cpu", "slurm": {"partition": "gpu", "cpus_per_task": 1}, "validate": FAST,
-                 "bench": {"bench-rn50": SHORT}}})  # still running when quick is done: its validation, then a bench
+        "slow": {"hardware": "cpu", "slurm": {"partition": "gpu", "cpus_per_task": 1}, "validate": ["-m", "slow"],
+                 "bench": {}}})
     proc, seen = run_until(root, lab, ["cpu@quick: slurm job"])
     for line in proc.stdout:
         seen.append(line)
@@ -279,6 +282,7 @@ def test_the_ssh_runner_runs_the_gates_on_a_host_with_the_agents_key(root: Path,
     assert refused.returncode == 3 and "Permission denied (publickey)" in cells(root)["cpu"]["detail"]
 
 
+@pytest.mark.alone
 def test_a_fleet_release_runs_the_ab_on_the_jobs_node_and_the_notes_show_it_per_profile(root: Path, built) -> None:
     """`ngc-paddle release --fleet`: the cpu profile's Slurm job runs the candidate and then, on the same node, the
     A/B against the previous release's image (26.11's, found by the default lookup, pulled by digest on the node).

@@ -13,6 +13,7 @@ from perf import bench_gate_power as power
 from tests.integration.conftest import REPO, Built
 
 
+@pytest.mark.alone
 def test_a_planted_2x_training_slowdown_fails_the_cpu_training_gate(built: Built, tmp_path: Path) -> None:
     kind = cpu_kind.detect(environ={}).name
     if not power.cpu_gates(acceptance_gates.load(), "rn50", kind):

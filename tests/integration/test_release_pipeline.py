@@ -115,6 +115,7 @@ def start(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen:
                             stderr=subprocess.STDOUT, text=True, **INTERRUPTIBLE, env=env)
 
 
+@pytest.mark.alone
 def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(scratch_repo: Path, docker_config: dict,
                                                                              monkeypatch) -> None:
     tls_registry()
@@ -181,6 +182,7 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
             assert cells[3] == cells[2] or cells[3].startswith((cells[2] + ".", cells[2] + "-")), line
     assert pushed in notes and "| cpu | scan | passed | vulnerabilities not scanned: no feed on the test host, " \
                                "waiver expires 2099-12-31" in notes
+    assert "## Benchmarks (cpu)" in notes and "bench-rn50" in notes.split("## Benchmarks (cpu)", 1)[1]
     known = (scratch_repo / "release-notes" / "known-issues" / f"{release}.md").read_text().splitlines()[0]
     assert known in notes
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import engine
-from perf.bench_stop import EARLIER_REPORT, STARTUP_GUARD_S, STOP_GRACE_S, TIMEOUT_EXIT, run_args, start_until
-from perf.bench_stop import wait_exit as ended
+from perf import bench_stop
+from perf.bench_stop import EARLIER_REPORT, INFERRING, STARTUP_GUARD_S, STOP_GRACE_S, TIMEOUT_EXIT, run_args
 from tests.integration.conftest import Built
 
 PADDLE_HANDLER = "SIGTERM received by PID"  # what Paddle's own handler printed when it took the signal
@@ -22,7 +22,7 @@ FAST_STEPS = ("--batch-size", "2", "--image-size", "32", "--infer-image-size", "
 
 def started(built: Built, work: Path, *command: str, until: tuple[str, ...]) -> tuple[str, list[str]]:
     """A container running COMMAND, once its output has a line starting with one of `until`; (name, lines)."""
-    return start_until(built.image, work, command, until)
+    return bench_stop.start_until(built.image, work, command, until)
 
 
 def the_result(work: Path) -> dict:
@@ -53,7 +53,7 @@ def test_docker_stop_mid_training_exits_143_with_the_report(built: Built, tmp_pa
     name, _ = started(built, tmp_path, "bench-rn50", "--output", "/workspace/out", "--mode", "train",
                       "--steps", "100000", *FAST_STEPS, until=("train ",))
     engine.docker("stop", "-t", str(STOP_GRACE_S), name, timeout=STARTUP_GUARD_S)
-    code, output = ended(name)
+    code, output = bench_stop.wait_exit(name)
     assert code == ExitCode.TERMINATED, output[-2000:]  # 137 would mean Docker had to kill it
     assert PADDLE_HANDLER not in output
     stop_lines = [line for line in output.splitlines() if "stopped by" in line]
@@ -67,9 +67,9 @@ def test_docker_stop_mid_training_exits_143_with_the_report(built: Built, tmp_pa
 def test_docker_stop_mid_inference_exits_143_with_the_report(built: Built, tmp_path: Path) -> None:
     name, _ = started(built, tmp_path, "bench-rn50", "--output", "/workspace/out", "--mode", "infer",
                       "--infer-iters", "100000", "--batch-sizes", "1", *FAST_STEPS,
-                      until=("peak probe ",))  # infer mode: the probe before the inference sweep
+                      until=INFERRING)  # the inference phase has begun
     engine.docker("stop", "-t", str(STOP_GRACE_S), name, timeout=STARTUP_GUARD_S)
-    code, output = ended(name)
+    code, output = bench_stop.wait_exit(name)
     assert code == ExitCode.TERMINATED, output[-2000:]
     assert PADDLE_HANDLER not in output
     result = the_result(tmp_path)
@@ -80,9 +80,9 @@ def test_docker_stop_mid_inference_exits_143_with_the_report(built: Built, tmp_p
 def test_sigint_mid_inference_exits_130_with_the_report(built: Built, tmp_path: Path) -> None:
     name, _ = started(built, tmp_path, "bench-hgnet", "--output", "/workspace/out", "--mode", "infer",
                       "--infer-iters", "100000", "--batch-sizes", "1", *FAST_STEPS,
-                      until=("peak probe ",))  # infer mode: the probe before the inference sweep
+                      until=INFERRING)  # the inference phase has begun
     engine.docker("kill", "-s", "INT", name)
-    code, output = ended(name)
+    code, output = bench_stop.wait_exit(name)
     assert code == ExitCode.INTERRUPTED, output[-2000:]
     assert_interrupted(the_result(tmp_path), "SIGINT", "inference")
 
@@ -95,7 +95,7 @@ def test_docker_stop_of_validate_keeps_the_earlier_report(built: Built, tmp_path
     name, _ = started(built, tmp_path, "validate", "--output", "/workspace/report",
                       until=("== validate: parallel phase",))
     engine.docker("stop", "-t", str(STOP_GRACE_S), name, timeout=STARTUP_GUARD_S)
-    code, output = ended(name)
+    code, output = bench_stop.wait_exit(name)
     assert code == ExitCode.TERMINATED, output[-2000:]
     assert "validate: stopped by SIGTERM: verdict INTERRUPTED (exit 143); no report written; earlier reports in " \
            "/workspace/report were kept" in output
