@@ -52,16 +52,17 @@ test: unit integration
 unit: $(BIN)/.installed
 	$(BIN)/pytest tests/unit -n 2 --durations=5 $(if $(JUNIT),--junitxml=$(JUNIT).xml) $(PYTEST_ARGS)
 
-## Two phases: the files whose verdicts need a quiet CPU (a benchmark's efficiency gate decides: the `alone` marker,
-## tests/integration/conftest.py) run one test at a time; the others on ITEST_WORKERS xdist workers (default 2; 0: one
-## process), each file whole on one worker. Each phase ends with its slowest tests (pytest --durations).
+## Two phases: the tests whose verdicts need a quiet CPU (a benchmark's efficiency gate decides: the `alone` marker,
+## tests/integration/conftest.py) run one at a time, after the others, which run on ITEST_WORKERS xdist workers
+## (default 2; 0: one process), each file's tests on one worker, the files with the longest recorded times first
+## (--no-loadscope-reorder keeps conftest's order). Each phase ends with its slowest tests (pytest --durations).
 ## PYTEST_ARGS that select nothing in one phase leave that phase's "no tests ran" (exit 5) unremarked; alone, never.
 ITEST_WORKERS ?= 2
 ITEST = $(BIN)/pytest tests/integration --durations=20
 ITEST_EXIT = || { rc=$$?; [ $$rc = 5 ] && [ -n "$(PYTEST_ARGS)" ] || exit $$rc; }
 integration: $(BIN)/.installed toolchain fleet-toolchain
 	bash toolchain/ensure-disk.sh
-	$(ITEST) -m "not alone" -n $(ITEST_WORKERS) --dist loadfile $(if $(JUNIT),--junitxml=$(JUNIT)-parallel.xml) \
+	$(ITEST) -m "not alone" -n $(ITEST_WORKERS) --dist loadfile --no-loadscope-reorder $(if $(JUNIT),--junitxml=$(JUNIT)-parallel.xml) \
 	  $(PYTEST_ARGS) $(ITEST_EXIT)
 	$(ITEST) -m alone $(if $(JUNIT),--junitxml=$(JUNIT)-alone.xml) \
 	  $(PYTEST_ARGS) $(ITEST_EXIT)
