@@ -4,7 +4,7 @@ Why: the check runs on every scan and downloads the Debian indexes (bookworm mai
 the cache under build/cache/debian-indexes should make repeated scans cheap. Figures printed here,
 not asserted. Reads the image's dpkg status and manifest with `docker run` (no full scan needed).
 
-  python perf/scan/bench_freshness.py [IMAGE] [--source NAME=URL]
+  python -m perf.scan.bench_freshness [IMAGE] [--source NAME=URL]
 """
 
 import argparse
