@@ -17,7 +17,7 @@ build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLA
              $(foreach s,$(SOURCES),--source $(s))
 
 .PHONY: image lock test unit integration lint toolchain fleet-toolchain validate scan release gates notes bake-print \
-        bench-build bench-repro bench-cache bench-validate bench-input bench-overhead bench-threads bench-gate-power bench-ab-power bench-stop bench-scan bench-fleet bench-compare bench-tests mutation clean \
+        perf-build perf-repro perf-cache perf-validate perf-input perf-overhead perf-threads perf-gate-power perf-ab-power perf-stop perf-scan perf-fleet bench-compare perf-tests mutation clean \
         distclean help
 
 help:
@@ -69,7 +69,7 @@ integration: $(BIN)/.installed toolchain fleet-toolchain
 
 ## Both suites timed per file and per test, with the machine and its CPU kind, into docs/measurements.md beside the
 ## previous run's figures (docs/test-times.json); a run with failures records nothing
-bench-tests: $(BIN)/.installed toolchain fleet-toolchain
+perf-tests: $(BIN)/.installed toolchain fleet-toolchain
 	bash toolchain/ensure-disk.sh
 	$(BIN)/python -m perf.suite_times
 
@@ -96,8 +96,8 @@ scan: $(BIN)/.installed toolchain
 
 ## Scan gate on IMAGE (default: RELEASE/FLAVOR, else the newest default flavor): cold scan, rescan after a top-layer
 ## change and trivy alone, alternating, REPEATS times; figures into docs/measurements.md
-bench-scan: $(BIN)/.installed toolchain
-	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/scan/bench_gate.py "$$img" --repeats $(or $(REPEATS),2)
+perf-scan: $(BIN)/.installed toolchain
+	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python -m perf.scan.bench_gate "$$img" --repeats $(or $(REPEATS),2)
 
 ## Monthly release: build, validate, benchmark and scan gates, SBOM, notes, push (REGISTRY=host:port).
 ## FLAVOR="cpu gpu-cu118" or FLAVOR=all (every flavor this host can build); SOURCES as for make image.
@@ -125,48 +125,48 @@ bake-print: $(BIN)/.installed
 
 ## The fan-out's cost: the same gates through Slurm and on this host (overhead, target <= 5 %), and N profiles
 ## run at once against their sum (needs the image built and `make fleet-toolchain`)
-bench-fleet: $(BIN)/.installed toolchain fleet-toolchain
-	$(BIN)/python perf/fleet/bench_fanout.py $(build_args)
+perf-fleet: $(BIN)/.installed toolchain fleet-toolchain
+	$(BIN)/python -m perf.fleet.bench_fanout $(build_args)
 
 ## Cold build, no-change rebuild and top-layer rebuild, with image size vs installed payload
-bench-build: $(BIN)/.installed toolchain
-	$(BIN)/python perf/image_build/bench_build.py $(build_args)
+perf-build: $(BIN)/.installed toolchain
+	$(BIN)/python -m perf.image_build.bench_build $(build_args)
 
 ## Reproducibility: two builds with --no-cache (RELEASE/FLAVOR, UP_TO=layer to stop early; SECOND_ENGINE=1: B on a second
 ## engine instance), image digests, packages and layers compared
-bench-repro: $(BIN)/.installed toolchain
-	$(BIN)/python perf/image_build/bench_repro.py $(build_args) $(if $(UP_TO),--up-to $(UP_TO)) $(if $(SECOND_ENGINE),--second-engine)
+perf-repro: $(BIN)/.installed toolchain
+	$(BIN)/python -m perf.image_build.bench_repro $(build_args) $(if $(UP_TO),--up-to $(UP_TO)) $(if $(SECOND_ENGINE),--second-engine)
 
 ## A build cache shared between hosts: this engine builds with CACHE_REGISTRY (default 127.0.0.1:5000), a fresh second
 ## engine instance builds the same flavor from the registry's cache alone; wall times and steps rebuilt per layer
-bench-cache: $(BIN)/.installed toolchain
-	$(BIN)/python perf/image_build/bench_cache.py $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
+perf-cache: $(BIN)/.installed toolchain
+	$(BIN)/python -m perf.image_build.bench_cache $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
 	  $(if $(CACHE_REGISTRY),--registry $(CACHE_REGISTRY))
 
 ## Validation suite: serial vs parallel wall time
-bench-validate: $(BIN)/.installed toolchain
-	$(BIN)/python perf/validation/bench_validate.py $(IMAGE)
+perf-validate: $(BIN)/.installed toolchain
+	$(BIN)/python -m perf.validation.bench_validate $(IMAGE)
 
 ## In the image: DALI vs Paddle DataLoader input rate, harness vs bare-loop throughput, one thread vs the default.
 ## The image is IMAGE, else RELEASE/FLAVOR, else the newest release's default flavor; one that is not built is an
 ## error naming the make command that builds it (never a pull from a registry).
 RUN_IMAGE = img=$$($(IMAGE_REF) --require-built) && docker run --rm -e NGC_PADDLE_QUIET=1 -w /opt/ngc-paddle
 
-bench-input: $(BIN)/.installed toolchain
+perf-input: $(BIN)/.installed toolchain
 	$(RUN_IMAGE) --shm-size 1g "$$img" python -W ignore -m benchmarks.rn50.bench_input
 	$(RUN_IMAGE) "$$img" python -W ignore -m benchmarks.rn50.bench_input
 
-bench-overhead: $(BIN)/.installed toolchain
+perf-overhead: $(BIN)/.installed toolchain
 	$(RUN_IMAGE) "$$img" python -W ignore -m benchmarks.rn50.bench_overhead
 
-bench-threads: $(BIN)/.installed toolchain
+perf-threads: $(BIN)/.installed toolchain
 	$(RUN_IMAGE) "$$img" python -W ignore -m benchmarks.harness.bench_threads --repeats $(or $(REPEATS),2)
 
 ## Each CPU gate healthy and with a planted 2x slowdown per phase (VARIANTS=healthy,slowed-train,slowed-infer), idle and
 ## busy (LOADS), per CPU kind (ISAS=native,avx2) and model (MODELS=rn50,hgnet), RUNS rounds (default 10): prints the
 ## false-fail and miss rates (target 0 and 0) and records them in docs/measurements.md (a narrowed run: its own section).
-bench-gate-power: $(BIN)/.installed toolchain
-	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_gate_power.py "$$img" --runs $(or $(RUNS),10) $(if $(ISAS),--isas $(ISAS)) \
+perf-gate-power: $(BIN)/.installed toolchain
+	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python -m perf.bench_gate_power "$$img" --runs $(or $(RUNS),10) $(if $(ISAS),--isas $(ISAS)) \
 	  $(if $(MODELS),--models $(MODELS)) $(if $(LOADS),--loads $(LOADS)) $(if $(VARIANTS),--variants $(VARIANTS)) \
 	  $(if $(MODE),--mode $(MODE))
 
@@ -175,8 +175,8 @@ bench-gate-power: $(BIN)/.installed toolchain
 ## PASS_ROUNDS, default 10), idle and busy (LOADS), per CPU kind (ISAS=native,avx2), MODEL (rn50|hgnet|all; default rn50),
 ## RUNS repetitions (default 1): misses, false fails and the rounds each FAIL took; figures into docs/measurements.md (a
 ## narrowed run: its own section; 60-75 min per CPU kind here).
-bench-ab-power: $(BIN)/.installed toolchain
-	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_ab_power.py "$$img" --runs $(or $(RUNS),1) \
+perf-ab-power: $(BIN)/.installed toolchain
+	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python -m perf.bench_ab_power "$$img" --runs $(or $(RUNS),1) \
 	  $(if $(ISAS),--isas $(ISAS)) $(if $(MODEL),--model $(MODEL)) $(if $(LOADS),--loads $(LOADS)) \
 	  $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(MAX_ROUNDS),--max-rounds $(MAX_ROUNDS)) \
 	  $(if $(PASS_ROUNDS),--pass-rounds $(PASS_ROUNDS))
@@ -189,8 +189,8 @@ bench-compare: $(BIN)/.installed toolchain
 	  $(if $(SMOKE),--smoke) $(if $(REGISTRY),--registry $(REGISTRY)) $(if $(OUTPUT),--output "$(OUTPUT)")
 
 ## Time how the image's commands stop: docker stop, timeout 40, Ctrl-C (RUNS rounds, default 3)
-bench-stop: $(BIN)/.installed toolchain
-	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python perf/bench_stop.py "$$img" --runs $(or $(RUNS),3)
+perf-stop: $(BIN)/.installed toolchain
+	img=$$($(IMAGE_REF) --require-built) && $(BIN)/python -m perf.bench_stop "$$img" --runs $(or $(RUNS),3)
 
 ## Mutation testing of the decision modules ([tool.mutmut] in pyproject.toml): mutmut plants bugs there and runs the
 ## unit tests that reach each one; prints the score per module group (RECORD=1: into docs/measurements.md).
@@ -198,7 +198,7 @@ bench-stop: $(BIN)/.installed toolchain
 ## runs (a mutant already decided is not run again): rm -rf mutants for a fresh run. About 2 hours on 2 cores.
 mutation: $(BIN)/.installed
 	set -f; start=$$(date +%s) && $(BIN)/mutmut run $(MUTANTS) && \
-	$(BIN)/python perf/mutation.py $(if $(RECORD),--record --wall $$(( $$(date +%s) - start )))
+	$(BIN)/python -m perf.mutation $(if $(RECORD),--record --wall $$(( $$(date +%s) - start )))
 
 clean:
 	rm -rf build

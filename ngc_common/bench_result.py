@@ -16,11 +16,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, JsonValue, ValidationError
+from pydantic import Field, FiniteFloat, JsonValue, ValidationError
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
 from ngc_common.errors import InputError, OneLineError, line
+from ngc_common.strict_model import Strict
 
 MAX_RESULT_BYTES = 4 * 1024 * 1024  # a result.json of a full GPU sweep is tens of kB
 FIX = "point --baseline at the result.json of an earlier full run of the same benchmark"
@@ -71,11 +72,8 @@ Text = Annotated[str, Field(max_length=5000)]
 Count = Annotated[int, Field(ge=0, le=1_000_000)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-
-class Recipe(_Strict):
+class Recipe(Strict):
     """The training recipe a run used (benchmarks/harness/recipes.py, after the command line)."""
 
     source: Text
@@ -89,7 +87,7 @@ class Recipe(_Strict):
     label_smoothing: FiniteFloat
 
 
-class Config(_Strict):
+class Config(Strict):
     """record.run_config, plus each ModelSpec's recorded options (rn50: zero_init_residual; hgnet: model, ssld)."""
 
     benchmark: Short
@@ -121,13 +119,13 @@ class Config(_Strict):
     recipe: Recipe | None = None  # absent in results written before the recipes were recorded
 
 
-class Gpu(_Strict):
+class Gpu(Strict):
     name: Short
     memory: Short
     driver: Short
 
 
-class Environment(_Strict):
+class Environment(Strict):
     """record.run_environment: environment.capture(), plus the threads and the hardware key."""
 
     cpu: Text
@@ -143,7 +141,7 @@ class Environment(_Strict):
     hardware: Text | None = None
 
 
-class GateVerdict(_Strict):
+class GateVerdict(Strict):
     """gates.Verdict.as_dict()."""
 
     gate: Text
@@ -158,7 +156,7 @@ class GateVerdict(_Strict):
     acceptance: bool
 
 
-class ResultFile(_Strict):
+class ResultFile(Strict):
     """report.write's summary."""
 
     model: Short

@@ -283,11 +283,7 @@ def cmd_bench_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ngc-paddle", description=__doc__.splitlines()[0])
-    p.add_argument("--root", default=".", help="repository root (default: current folder)")
-    sub = p.add_subparsers(dest="command", required=True)
-
+def _build_command(sub: argparse._SubParsersAction) -> None:
     b = sub.add_parser("build", help="build a release flavor layer by layer and tag it")
     b.add_argument("--release", help="YY.MM (default: the newest manifest in releases/)")
     b.add_argument("--flavor", help="flavor to build (default: the manifest's default_flavor)")
@@ -300,6 +296,8 @@ def parser() -> argparse.ArgumentParser:
                         "(default: $NGC_PADDLE_CACHE_REGISTRY, else none)")
     b.set_defaults(func=cmd_build)
 
+
+def _manifest_command(sub: argparse._SubParsersAction) -> None:
     m = sub.add_parser("manifest", help="check or show release manifests")
     msub = m.add_subparsers(dest="manifest_command", required=True)
     mc = msub.add_parser("check", help="validate manifests (all in releases/ by default)")
@@ -310,6 +308,8 @@ def parser() -> argparse.ArgumentParser:
     ms.add_argument("--flavor")
     ms.set_defaults(func=cmd_manifest_show)
 
+
+def _validate_command(sub: argparse._SubParsersAction) -> None:
     v = sub.add_parser("validate", help="run the image's validation suite from the build host")
     v.add_argument("image", nargs="?", help="image to validate (default: newest release, default flavor)")
     v.add_argument("--container", help="validate this running container instead of a new one")
@@ -317,6 +317,8 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to the suite (e.g. -m 'not slow')")
     v.set_defaults(func=cmd_validate)
 
+
+def _scan_command(sub: argparse._SubParsersAction) -> None:
     sc = sub.add_parser("scan", help="SBOM + vulnerability, secret and hardening gate for an image")
     sc.add_argument("image", nargs="?", help="image (default: newest release, default flavor)")
     sc.add_argument("--policy", default="security/policy.yaml", help="release policy (threshold, allowlist)")
@@ -330,6 +332,8 @@ def parser() -> argparse.ArgumentParser:
     sc.add_argument("--today", help="evaluate allowlist expiry as of this date (YYYY-MM-DD)")
     sc.set_defaults(func=cmd_scan)
 
+
+def _osv_command(sub: argparse._SubParsersAction) -> None:
     o = sub.add_parser("osv", help="manage the scan gate's offline OSV advisory folder")
     osub = o.add_subparsers(dest="osv_command", required=True)
     oi = osub.add_parser("import", help="import OSV's per-ecosystem bulk export (all.zip) from a file or mirror URL")
@@ -338,6 +342,8 @@ def parser() -> argparse.ArgumentParser:
     oi.add_argument("--into", help="OSV folder (default: security/osv)")
     oi.set_defaults(func=cmd_osv_import)
 
+
+def _release_command(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("release", help="run the monthly release pipeline, or 'release new' to start a month")
     r.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest), 'new', or 'notes' (re-render "
                    "a release's notes from release-notes/inputs/YY.MM.json)")
@@ -366,12 +372,16 @@ def parser() -> argparse.ArgumentParser:
     _ab_options(r)
     r.set_defaults(func=cmd_release)
 
+
+def _verify_command(sub: argparse._SubParsersAction) -> None:
     vf = sub.add_parser("verify", help="check a pushed image's signed attestations (provenance, SBOM, lock, scan and "
                         "gate verdicts) with the release owner's public key")
     vf.add_argument("image", help="REGISTRY/REPO@sha256:... (a digest, not a tag)")
     vf.add_argument("--key", required=True, metavar="PUB", help="the release owner's public key (cosign.pub)")
     vf.set_defaults(func=cmd_verify)
 
+
+def _gates_command(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("gates", help="run a built release's validation and benchmark gates per hardware profile of a "
                        "fleet (Slurm, SSH hosts, this host), by the candidate's digest")
     g.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest)")
@@ -386,6 +396,8 @@ def parser() -> argparse.ArgumentParser:
     _ab_options(g)
     g.set_defaults(func=cmd_gates)
 
+
+def _bench_compare_command(sub: argparse._SubParsersAction) -> None:
     bc = sub.add_parser("bench-compare", help="A/B: a candidate image against a reference image on this host, "
                         "interleaved in rounds; the ratio per metric with its confidence interval")
     bc.add_argument("candidate", help="the image to prove (a tag or REPO@sha256:...)")
@@ -407,6 +419,8 @@ def parser() -> argparse.ArgumentParser:
                     "default: bench-compare)")
     bc.set_defaults(func=cmd_bench_compare)
 
+
+def _lock_command(sub: argparse._SubParsersAction) -> None:
     lk = sub.add_parser("lock", help="resolve a release's flavors and write releases/<release>-<flavor>.lock.json")
     lk.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest in releases/)")
     lk.add_argument("--flavor", action="append", default=[], help="flavor(s) to lock (default: every flavor)")
@@ -414,11 +428,23 @@ def parser() -> argparse.ArgumentParser:
                     help="resolve a source through a mirror or wheel folder")
     lk.set_defaults(func=cmd_lock)
 
+
+def _bake_file_command(sub: argparse._SubParsersAction) -> None:
     bf = sub.add_parser("bake-file", help="write docker-bake.override.json (the newest release) and "
                                           "build/bake/<release>.json from the manifest and locks")
     bf.add_argument("release", nargs="?")
     bf.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH")
     bf.set_defaults(func=cmd_bake_file)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: one function per sub-command adds its arguments, in the order --help lists them."""
+    p = argparse.ArgumentParser(prog="ngc-paddle", description=__doc__.splitlines()[0])
+    p.add_argument("--root", default=".", help="repository root (default: current folder)")
+    sub = p.add_subparsers(dest="command", required=True)
+    for add in (_build_command, _manifest_command, _validate_command, _scan_command, _osv_command, _release_command,
+                _verify_command, _gates_command, _bench_compare_command, _lock_command, _bake_file_command):
+        add(sub)
     return p
 
 

@@ -9,7 +9,7 @@ import re
 
 from pydantic import field_validator
 
-from ngc_paddle.fields import Strict
+from ngc_common.strict_model import Strict
 
 
 class CudaSpec(Strict):

@@ -13,7 +13,7 @@ import unicodedata
 from typing import Annotated
 
 from packaging.requirements import Requirement
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator
 
 _HOST = r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::[0-9]{1,5})?"
 _PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
@@ -118,7 +118,3 @@ Text = Annotated[str, AfterValidator(_text)]
 ArchiveFile = Annotated[str, _rule(ARCHIVE_FILE_RE, "an archive's file name without a folder (e.g. X-1.0.tar.gz)")]
 
 
-class Strict(BaseModel):
-    """Unknown keys are errors; no coercion (a bool is not an int, a float not a str)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)

@@ -1,6 +1,6 @@
 """Name the image a make target means, and refuse one that is not built, before `docker run` sees it.
 
-Why: targets that run an image (bench-input, bench-overhead, bench-threads) used to fall back to a
+Why: targets that run an image (perf-input, perf-overhead, perf-threads) used to fall back to a
 `-cpu` tag that some releases do not have (23.01), and `docker run` on an image that was never built
 tries to pull it from a registry, which fails far from the cause. One answer for every target: the
 image given, else RELEASE/FLAVOR, else the newest release's default flavor, all checked against the

@@ -1,4 +1,4 @@
-"""Does the A/B gate catch a planted regression, and pass an image compared with itself? (`make bench-ab-power`)
+"""Does the A/B gate catch a planted regression, and pass an image compared with itself? (`make perf-ab-power`)
 
 The long form: docs/design-notes.md, section `perf/bench_ab_power.py`.
 """
@@ -13,17 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-from benchmarks.harness import cpu_kind  # noqa: E402
-from benchmarks.harness.timing import PLANTED_SLOWDOWN_ENV  # noqa: E402
-from ngc_common.exit_codes import ExitCode  # noqa: E402
-from ngc_paddle import engine, image_ref  # noqa: E402
-from ngc_paddle.host_errors import NgcPaddleError  # noqa: E402
-from ngc_paddle.release.ab import compare, plan, rounds, verdict  # noqa: E402
-from ngc_paddle.release.ab.metrics import IMAGE_SIZE  # noqa: E402
-from perf.bench_gate_power import load  # noqa: E402
-from perf.measurements import matrix, record  # noqa: E402
+from benchmarks.harness import cpu_kind
+from benchmarks.harness.timing import PLANTED_SLOWDOWN_ENV
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine, image_ref
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.release.ab import compare, plan, rounds, verdict
+from ngc_paddle.release.ab.metrics import IMAGE_SIZE
+from perf.bench_gate_power import load
+from perf.measurements import REPO, matrix, record
 
 VARIANTS = {"healthy": "", "slowed-train": "train=2", "slowed-infer": "infer=2", "slowed-1.2": "1.2"}
 SLOWED_PHASES = {"healthy": (), "slowed-train": ("train",), "slowed-infer": ("infer",),
@@ -304,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     if options.json:
         options.json.write_text(json.dumps(runs, indent=2) + "\n")
     if not options.no_record and runs:
-        record("bench-ab-power", "A/B gate: false fails and misses, the image against itself with a planted slowdown",
+        record("perf-ab-power", "A/B gate: false fails and misses, the image against itself with a planted slowdown",
                text, ran)
     return exit_code(runs)
 

@@ -15,21 +15,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-from benchmarks.harness import acceptance_gates, cpu_kind  # noqa: E402
-from benchmarks.harness.timing import PLANTED_SLOWDOWN_ENV  # noqa: E402
-from ngc_common.errors import InputError  # noqa: E402
-from ngc_common.exit_codes import ExitCode  # noqa: E402
-from ngc_paddle import engine, image_ref  # noqa: E402
-from perf.measurements import matrix, record  # noqa: E402
+from benchmarks.harness import acceptance_gates, cpu_kind
+from benchmarks.harness.timing import PLANTED_SLOWDOWN_ENV
+from ngc_common.errors import InputError
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine, image_ref
+from perf.measurements import matrix, record
 
 VARIANTS = {"healthy": None, "slowed-train": "train=2", "slowed-infer": "infer=2", "slowed": "2"}
 SLOWED_PHASES = {"healthy": (), "slowed-train": ("train",), "slowed-infer": ("infer",), "slowed": ("train", "infer")}
 OPTION = {"image_size": "--image-size", "batch_size": "--batch-size", "infer_image_size": "--infer-image-size",
           "model": "--model", "gpus": "--gpus"}
 ISA_WORDS = {"native": "native kernels", "avx2": "capped to AVX2"}  # how the report names each --isas choice
-DEFAULT_RUNS = 10  # the rounds proving the CPU gates takes (make bench-gate-power's default)
+DEFAULT_RUNS = 10  # the rounds proving the CPU gates takes (make perf-gate-power's default)
 SHORT = ["--warmup", "1", "--steps", "3", "--infer-iters", "20", "--batch-sizes", "1,8",
          "--backends", "paddle-inference"]
 
@@ -73,7 +71,7 @@ def outcome(variant: str, verdict: str | None, gated: tuple[str, ...] = ("train"
 
 def not_gated(variant: str, gated: tuple[str, ...]) -> list[str]:
     """The phases a variant slows that no floor of the run's CPU kind gates: not a miss of a gate that does not
-    exist, reported as not gated (the A/B gate covers them: make bench-ab-power)."""
+    exist, reported as not gated (the A/B gate covers them: make perf-ab-power)."""
     return [p for p in SLOWED_PHASES[variant] if p not in gated]
 
 
@@ -284,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
                 for p in ("train", "infer"):
                     if p not in gated:
                         print(f"note: {model} on {kind} ({isa}): no {p} floor for this kind: a slowed {p} phase is not "
-                              "gated here (A/B covers it: make bench-ab-power)", flush=True)
+                              "gated here (A/B covers it: make perf-ab-power)", flush=True)
             else:
                 skipped.append(f"{model} on {kind} ({isa}): gates.yaml has no CPU floor for this kind")
     for why in skipped:
@@ -318,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     if options.json:
         options.json.write_text(json.dumps(runs, indent=2) + "\n")
     if not options.no_record and runs:
-        record("bench-gate-power", "CPU gates: false fails and misses, a planted 2x slowdown per phase and CPU kind",
+        record("perf-gate-power", "CPU gates: false fails and misses, a planted 2x slowdown per phase and CPU kind",
                text, ran)
     wrong = [w for w in per_gate(runs).values() if w["false fail"] or w["miss"]]
     return ExitCode.PASS if runs and not wrong and all(r["outcome"] == "ok" for r in runs) else ExitCode.FAIL

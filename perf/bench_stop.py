@@ -1,6 +1,6 @@
 """How fast do the image's commands stop when told? `docker stop`, `timeout` and Ctrl-C, timed, N rounds.
 
-  python perf/bench_stop.py IMAGE [--runs 3] [--cases stop-training,timeout-40,...] [--no-record]
+  python -m perf.bench_stop IMAGE [--runs 3] [--cases stop-training,timeout-40,...] [--no-record]
 
 The long form: docs/design-notes.md, section `perf/bench_stop.py`.
 """
@@ -15,12 +15,10 @@ import time
 import uuid
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-from benchmarks.harness.run_loop import INFERENCE_STARTED  # noqa: E402
-from ngc_common.exit_codes import ExitCode  # noqa: E402
-from ngc_paddle import engine, image_ref  # noqa: E402
-from perf.measurements import record  # noqa: E402
+from benchmarks.harness.run_loop import INFERENCE_STARTED
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine, image_ref
+from perf.measurements import record
 
 STOP_GRACE_S = 10  # docker stop -t: Docker's SIGKILL after this
 TIMEOUT_S, TIMEOUT_LIMIT_S = 40, 55  # the issue's `timeout 40` and its limit (40 s + 15 s)
@@ -150,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     if (code := image_ref.unbuilt_exit(options.image)) is not None:
         return code
     runs = []
-    with tempfile.TemporaryDirectory(prefix="bench-stop-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="perf-stop-") as scratch:
         for round_ in range(1, options.runs + 1):
             for case in options.cases:
                 try:
@@ -166,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n" + text)
     met = all(r["ok"] for r in runs)
     if met and not options.no_record:
-        record("bench-stop", "Stopping: docker stop, timeout and Ctrl-C, timed", text)
+        record("perf-stop", "Stopping: docker stop, timeout and Ctrl-C, timed", text)
     return ExitCode.PASS if met else ExitCode.FAIL
 
 

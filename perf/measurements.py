@@ -2,7 +2,7 @@
 
 Why: measured figures belong in one generated file, not scattered through the README, and each must say
 when and on what it was measured (machines of one kind differ 4x in speed and may be busy). Each `make
-bench-*` script calls `record()` at the end of a run that succeeded; the section it owns is replaced,
+perf-*` script calls `record()` at the end of a run that succeeded; the section it owns is replaced,
 every other section is kept as it was. A failed or interrupted run records nothing (no figure overwritten).
 A run of part of a script's matrix (one CPU kind of two, one model) writes its own section, `part`, so it does
 not overwrite the figures of the part it did not run; any run drops the part sections it covers (each part's
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 MEASUREMENTS = REPO / "docs" / "measurements.md"
 HEADER = """# Measurements
 
-Generated: each section is rewritten by the script named in it (`make bench-*`) after a successful run,
+Generated: each section is rewritten by the script named in it (`make perf-*`) after a successful run,
 with the date and the machine it ran on. Do not edit by hand; run the script again. Figures are only
 comparable within one section (ratios measured side by side in one run); machines of one kind differ.
 """

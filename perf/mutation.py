@@ -18,10 +18,6 @@ import tokenize
 from collections import Counter
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))  # run as a script: perf.measurements is imported from the repository
-
 GROUPS = {  # module group -> the files (prefixes) it holds, as [tool.mutmut] only_mutate lists them
     "release A/B": ("ngc_paddle/release/ab/",),
     "bench harness gates, peaks, efficiency": ("benchmarks/harness/",),

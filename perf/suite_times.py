@@ -2,7 +2,7 @@
 
 Why: CI has a hard wall (90 minutes) and a budget (40); a test that grows shows up in review, as a row of
 docs/measurements.md beside the previous run's figure (kept in docs/test-times.json), not at the wall.
-Run as `make bench-tests` (runs the suites) or `python -m perf.suite_times --junit FILE...` (records a run
+Run as `make perf-tests` (runs the suites) or `python -m perf.suite_times --junit FILE...` (records a run
 already made with `--junitxml`). A run whose tests failed records nothing.
 """
 
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         print("== not recorded: the run had failures (a failed run overwrites no figure)", file=sys.stderr)
         return code or ExitCode.FAIL
     if not opts.no_record:
-        record("bench-tests", "The project's own tests: time per file and the slowest tests", text)
+        record("perf-tests", "The project's own tests: time per file and the slowest tests", text)
         TIMES.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
     return ExitCode.PASS
 

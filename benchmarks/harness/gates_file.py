@@ -10,12 +10,13 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, FiniteFloat, ValidationError, model_validator
+from pydantic import AfterValidator, Field, FiniteFloat, ValidationError, model_validator
 
 from ngc_common import bounded_read
 from ngc_common.bench_result import EFFICIENCIES, is_efficiency
 from ngc_common.error_line import one_line
 from ngc_common.errors import InputError, line
+from ngc_common.strict_model import Strict
 
 FIX = "see benchmarks/gates.yaml for the format"
 MAX_GATES_BYTES = 1024 * 1024  # the gates file is a few kB
@@ -54,14 +55,11 @@ Metric = Annotated[str, _matches(METRIC_RE, "a metric path such as train.fp32.ef
 Positive = Annotated[FiniteFloat, Field(gt=0)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
 
 # Optional keys may be left out but never given as null: acceptance_gates.py reads the plain mapping (`"min" in gate`,
 # `gate.get("when", {})`), where a null would be a crash or a gate that never applies. Hence a type without
 # None and a default of None, which pydantic does not validate.
-class When(_Strict):
+class When(Strict):
     """The run configuration a gate's reference was measured in (keys of result.json's `config`)."""
 
     image_size: Annotated[int, Field(ge=1)] = None  # type: ignore[assignment]
@@ -73,7 +71,7 @@ class When(_Strict):
     cpu_kind: Name = None  # type: ignore[assignment]  # benchmarks/harness/cpu_kind.py: vendor-isa, e.g. amd-avx2
 
 
-class Gate(_Strict):
+class Gate(Strict):
     name: Text
     metric: Metric
     min: FiniteFloat = None  # type: ignore[assignment]
@@ -88,13 +86,13 @@ class Gate(_Strict):
         return self
 
 
-class Profile(_Strict):
+class Profile(Strict):
     name: Name
     match: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_regex)]
     peak_tflops: dict[PRECISIONS, Positive] = None  # type: ignore[assignment]
 
 
-class GatesFile(_Strict):
+class GatesFile(Strict):
     max_regression_pct: Annotated[FiniteFloat, Field(gt=0, lt=100)]
     profiles: list[Profile]
     models: dict[Name, dict[Name, list[Gate]]]

@@ -15,10 +15,11 @@ from typing import Annotated, Literal
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError, model_validator
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
+from ngc_common.strict_model import Strict
 from ngc_paddle.fields import ArchiveFile, DebianName, DebianSuite, ImageRef, PipName, Text, Token, Url, check
 from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.manifest.schema import DEBIAN_VERSION_RE, NAME_RE, RELEASE_RE, LayerName
@@ -61,9 +62,6 @@ def _lock_version(value: object) -> object:
 
 ReleaseDate = Annotated[str, AfterValidator(_release_date)]
 
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class PipEntry(Strict):

@@ -12,6 +12,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from ngc_common.strict_model import Strict
 from ngc_paddle.cuda import CudaSpec
 from ngc_paddle.fields import (
     ArchiveFile,
@@ -20,7 +21,6 @@ from ngc_paddle.fields import (
     ImageName,
     ImageRef,
     RelPath,
-    Strict,
     Text,
     Token,
     Url,

@@ -14,10 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
+from ngc_common.strict_model import Strict
 from ngc_paddle.fields import Token
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.fleet.cells import Cell
@@ -41,9 +42,7 @@ def _timestamp(value: str) -> str:
     return value
 
 
-class StageEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
+class StageEntry(Strict):
     key: Annotated[str, Field(max_length=200, pattern=r"^[A-Za-z0-9:]*$")]  # a hash or an image id; "" if none
     status: Status
     detail: Annotated[str, Field(max_length=MAX_DETAIL)]  # may quote a tool's output, newlines included
@@ -63,9 +62,7 @@ class StageEntry(BaseModel):
     profiles: dict[Token, Cell] | None = None
 
 
-class StateFile(BaseModel):
-    model_config = ConfigDict(strict=True)
-
+class StateFile(Strict):
     flavors: dict[Token, dict[Stage, StageEntry]]
 
 

@@ -13,10 +13,11 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError, model_validator
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
+from ngc_common.strict_model import Strict
 from ngc_paddle.fields import Text, Token
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.scan.findings import SEVERITIES, Finding, severity_rank
@@ -94,11 +95,8 @@ def _absolute(value: str) -> str:
     return value
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-
-class _AllowEntryModel(_Strict):
+class _AllowEntryModel(Strict):
     id: Token
     package: Annotated[str, Field(min_length=1, max_length=500)]
     justification: Annotated[Text, Field(min_length=1)]
@@ -113,7 +111,7 @@ class _AllowEntryModel(_Strict):
         return self
 
 
-class _KeyFixtureModel(_Strict):
+class _KeyFixtureModel(Strict):
     """A private key that a package ships on purpose (a test fixture), known by its content, not its path."""
 
     # sha256 of each key block ("-----BEGIN" to the END line's "-----"): python -m ngc_common.secret_patterns FILE
@@ -122,7 +120,7 @@ class _KeyFixtureModel(_Strict):
     reason: Annotated[Text, Field(min_length=1)]
 
 
-class _CapabilityModel(_Strict):
+class _CapabilityModel(Strict):
     """A file that may carry file capabilities (Debian's own, e.g. ping's cap_net_raw): only these, and only as
     the file its package installed (dpkg's md5sums)."""
 
@@ -131,14 +129,14 @@ class _CapabilityModel(_Strict):
     reason: Annotated[Text, Field(min_length=1)]
 
 
-class _WaiverModel(_Strict):
+class _WaiverModel(Strict):
     reason: Annotated[Text, Field(min_length=1, max_length=500)]
     expires: Annotated[date, BeforeValidator(_real_date)]
     # An empty list would read as "the default, both": it is refused, the key is left out instead.
     ecosystems: Annotated[list[Literal["debian", "pypi"]], Field(min_length=1)] | None = None
 
 
-class _PolicyModel(_Strict):
+class _PolicyModel(Strict):
     severity_threshold: Annotated[Literal[SEVERITIES], BeforeValidator(_threshold)] = "HIGH"  # type: ignore[valid-type]
     count_unfixed: bool = False  # strict: "false" is a string, not a boolean
     # strict: a string is not a list of kinds; [] would read as "the default kinds": refused, leave the key out

@@ -5,8 +5,8 @@ fan-out's overhead <= 5 % of the gates' wall time), and profiles submitted toget
 of them, not their sum. Both are measured side by side on one machine, against the one-node test cluster
 (toolchain/ensure-slurm.sh) and the image already built (`make image`).
 
-  python perf/fleet/bench_fanout.py [--release 26.12] [--repeats 1] [--profiles 2] [--quick]
-Figures go to docs/measurements.md (section bench-fleet).
+  python -m perf.fleet.bench_fanout [--release 26.12] [--repeats 1] [--profiles 2] [--quick]
+Figures go to docs/measurements.md (section perf-fleet).
 
 The long form: docs/design-notes.md, section `perf/fleet/bench_fanout.py`.
 """
@@ -22,12 +22,9 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
-from ngc_paddle.image_build.scratch import scratch_copy  # noqa: E402
-from ngc_paddle.manifest.loader import latest_release  # noqa: E402
-from perf.measurements import record  # noqa: E402
+from ngc_paddle.image_build.scratch import scratch_copy
+from ngc_paddle.manifest.loader import latest_release
+from perf.measurements import REPO, record
 
 FAST = ["-m", "fast"]
 
@@ -68,7 +65,7 @@ def main() -> None:
     args = p.parse_args()
     release = args.release or latest_release(REPO / "releases")
     gates_of = {"validate": FAST, "bench": {"bench-rn50": []}} if args.quick else {}  # {}: the release's own
-    with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="perf-fleet-") as tmp:
         root = scratch_copy(REPO, Path(tmp) / "repo", "ngc-paddle")
         local = {"cpu": {"local": {}, **gates_of}}
         slurm = {"cpu": {"slurm": {"partition": "cpu", "cpus_per_task": 2}, **gates_of}}
@@ -98,7 +95,7 @@ def main() -> None:
              f"{' + '.join(f'{w:.0f}' for w in alone)} = {sum(alone):.0f} s; at once {together:.0f} s "
              f"(**{together / sum(alone):.2f}** of the sum; verdicts {sorted({c['status'] for c in cells.values()})})."]
     print("\n".join(lines))
-    record("bench-fleet", "Fleet fan-out against the same gates on this host", "\n".join(lines))
+    record("perf-fleet", "Fleet fan-out against the same gates on this host", "\n".join(lines))
 
 
 if __name__ == "__main__":

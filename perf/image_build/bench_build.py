@@ -3,8 +3,8 @@
 Prints the three build times side by side and their ratios, and the image size against the sum
 of the payloads the layers install (what `pip`/`apt` put on disk), measured in the same run.
 
-  python perf/image_build/bench_build.py [--release YY.MM] [--flavor cpu] [--keep-cache]
-  python perf/image_build/bench_build.py --skip-cold (--cold-s SECONDS | --cold-report build.json)
+  python -m perf.image_build.bench_build [--release YY.MM] [--flavor cpu] [--keep-cache]
+  python -m perf.image_build.bench_build --skip-cold (--cold-s SECONDS | --cold-report build.json)
 
 The long form: docs/design-notes.md, section `perf/image_build/bench_build.py`.
 """
@@ -17,15 +17,13 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
-from ngc_paddle import engine  # noqa: E402
-from ngc_paddle.flavor import resolve  # noqa: E402
-from ngc_paddle.image_build import build_flavor  # noqa: E402
-from ngc_paddle.image_build.build_report import human  # noqa: E402
-from ngc_paddle.image_build.scratch import scratch_copy  # noqa: E402
-from ngc_paddle.manifest.loader import latest_release  # noqa: E402
+from ngc_paddle import engine
+from ngc_paddle.flavor import resolve
+from ngc_paddle.image_build import build_flavor
+from ngc_paddle.image_build.build_report import human
+from ngc_paddle.image_build.scratch import scratch_copy
+from ngc_paddle.manifest.loader import latest_release
+from perf.measurements import REPO
 
 PAYLOAD_SCRIPT = (
     "du -sb /opt/venv/lib/python3*/site-packages | cut -f1; "

@@ -9,7 +9,7 @@ that builds the same copy with only the registry's cache. Prints each host's wal
 steps it ran and took from a cache: B must run none. Speed is a figure printed here (and in
 docs/measurements.md), not a test; tests/integration/test_build_cache.py checks that B rebuilds nothing.
 
-  python perf/image_build/bench_cache.py [--release YY.MM] [--flavor cpu] [--registry 127.0.0.1:5000] [--keep]
+  python -m perf.image_build.bench_cache [--release YY.MM] [--flavor cpu] [--registry 127.0.0.1:5000] [--keep]
 """
 
 import argparse
@@ -20,12 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
-from ngc_common.exit_codes import ExitCode  # noqa: E402
-from ngc_paddle import engine  # noqa: E402
-from ngc_paddle.image_build.scratch import scratch_copy  # noqa: E402
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine
+from ngc_paddle.image_build.scratch import scratch_copy
+from perf.measurements import REPO, record
 
 SECOND = "cache2"  # the second build host's engine instance
 IMAGE = "ngc-paddle-cachebench"
@@ -88,8 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = (f"B rebuilt {len(rebuilt)} layer(s){': ' + ', '.join(rebuilt) if rebuilt else ''}; "
                f"B's build took {seconds_b / seconds_a:.2f}x A's ({seconds_b:.0f} s against {seconds_a:.0f} s)")
     print(summary)
-    from perf.measurements import record
-    record("bench-cache", "Build cache shared between build hosts (registry cache)", f"{text}\n\n{summary}")
+    record("perf-cache", "Build cache shared between build hosts (registry cache)", f"{text}\n\n{summary}")
     return ExitCode.FAIL if rebuilt else ExitCode.PASS
 
 

@@ -20,11 +20,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
-from ngc_common.exit_codes import ExitCode  # noqa: E402
-from ngc_paddle import engine, outputs  # noqa: E402
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine, outputs
+from perf.measurements import REPO, record
 
 METADATA_FIELDS = ("mtime", "uid", "gid", "uname", "gname", "mode", "type", "linkname")
 # Path hints for why a file differs between two builds, first match wins (checked on the path
@@ -440,9 +438,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{'equal' if result['digests_identical'] else 'DIFFER'}")
     print(f"results: {(out / 'repro.md').relative_to(REPO)}")
     if not args.compare and not args.up_to:
-        from perf.measurements import record
         where = f"on a second engine instance ({args.second_engine})" if args.second_engine else "on the same engine"
-        record("bench-repro" + ("-second-engine" if args.second_engine else ""),
+        record("perf-repro" + ("-second-engine" if args.second_engine else ""),
                f"Reproducibility: two cold builds, B {where}",
                render_markdown(result).split("\n", 2)[2].split("\n| layer |")[0])
     return ExitCode.PASS if result["packages_identical"] else ExitCode.FAIL

@@ -3,7 +3,7 @@
 Why: the scan gate merges findings reported by several scanners (trivy, grype, OSV) through their
 aliases; a pairwise merge took 13.6 s for 10k findings. Speed is a figure printed here, not a test.
 
-  python perf/scan/bench_dedupe.py [--repeats 3]
+  python -m perf.scan.bench_dedupe [--repeats 3]
 """
 
 import argparse

@@ -4,7 +4,7 @@ Why: the check runs on every scan and downloads the Debian indexes (bookworm mai
 the cache under build/cache/debian-indexes should make repeated scans cheap. Figures printed here,
 not asserted. Reads the image's dpkg status and manifest with `docker run` (no full scan needed).
 
-  python perf/scan/bench_freshness.py [IMAGE] [--source NAME=URL]
+  python -m perf.scan.bench_freshness [IMAGE] [--source NAME=URL]
 """
 
 import argparse
@@ -12,11 +12,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from debian import deb822
-
 from ngc_paddle import engine
+from ngc_paddle.scan.source.dpkg_status import DPKG_STATUS, installed
 from ngc_paddle.scan.source.image_release import of_image
-from ngc_paddle.scan.source.inventory import DPKG_STATUS, Package
+from ngc_paddle.scan.source.inventory import Package
 from ngc_paddle.scan.vulnerabilities import freshness
 
 
@@ -25,8 +24,8 @@ def image_packages(image: str) -> tuple[list[Package], dict]:
         return engine.run(image, path, flags=("--network", "none", "--user", "0", "--entrypoint", "cat"),
                           check=True).stdout
 
-    packages = [Package("deb", p["Package"], p["Version"], "image", arch=p.get("Architecture", ""))
-                for p in deb822.Deb822.iter_paragraphs(cat(DPKG_STATUS)) if p.get("Status") == "install ok installed"]
+    packages = [Package("deb", p.package, p.version, "image", arch=p.architecture)
+                for p in installed(cat(DPKG_STATUS).encode())]
     config = engine.inspect_image(image)
     return packages, config
 

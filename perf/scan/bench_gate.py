@@ -1,7 +1,7 @@
 """The whole scan gate against trivy's own secret scan on the same image, side by side in one run: a cold scan,
 a rescan after a change to the top layer, and trivy alone.
 
-  python perf/scan/bench_gate.py [IMAGE] [--repeats 2] [--repo DIR ...] [--json FILE] [--no-record]
+  python -m perf.scan.bench_gate [IMAGE] [--repeats 2] [--repo DIR ...] [--json FILE] [--no-record]
 
 The long form: docs/design-notes.md, section `perf/scan/bench_gate.py`.
 """
@@ -17,12 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-from ngc_common.exit_codes import ExitCode  # noqa: E402
-from ngc_paddle import engine  # noqa: E402
-from ngc_paddle.scan.vulnerabilities.scanners import tool_binary  # noqa: E402  (the trivy the gate itself runs)
-from perf.measurements import record  # noqa: E402
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine
+from ngc_paddle.scan.vulnerabilities.scanners import tool_binary  # the trivy the gate itself runs
+from perf.measurements import REPO, record
 
 COLD_TARGET = 1.0  # the gate's cold time / trivy alone's: below it
 RESCAN_TARGET_S = 7.0  # a rescan after a change to the top layer: about 5 to 7 s
@@ -142,7 +140,7 @@ def main() -> None:
                   f"layers read; CPU {r['cpu']:.1f} s)\n      phases (s): {rescan_phases}", flush=True)
         runs.append({**result, "load": _load()})
         print(f"    load average {_load()}", flush=True)
-    lines = [f"`make bench-scan` on {args.image} ({size_gb:.1f} GB), {args.repeats} round(s), order rotated.", "",
+    lines = [f"`make perf-scan` on {args.image} ({size_gb:.1f} GB), {args.repeats} round(s), order rotated.", "",
              "| round | trivy alone (save + trivy) | gate cold | gate/trivy | rescan after a top-layer change "
              "| layers read cold / rescan |", "| --- | --- | --- | --- | --- | --- |"]
     for name in names[1:]:
@@ -171,7 +169,7 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps({"image": args.image, "runs": runs}, indent=2) + "\n")
     if not args.no_record:
-        record("bench-scan", "Scan gate: cold, rescan after a top-layer change, trivy alone", "\n".join(lines))
+        record("perf-scan", "Scan gate: cold, rescan after a top-layer change, trivy alone", "\n".join(lines))
 
 
 if __name__ == "__main__":

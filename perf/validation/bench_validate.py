@@ -1,6 +1,6 @@
 """Benchmark the validation suite: serial against parallel (pytest-xdist), side by side in one run.
 
-  python perf/validation/bench_validate.py [IMAGE] [--repeat N]
+  python -m perf.validation.bench_validate [IMAGE] [--repeat N]
 
 Runs `validate --serial` and `validate` (one xdist worker per core) alternately in fresh containers
 of IMAGE (default: the newest release's default flavor) and prints both wall times and the ratio.
@@ -14,11 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
-from ngc_common.exit_codes import ExitCode  # noqa: E402
-from ngc_paddle import engine, image_ref  # noqa: E402
+from ngc_common.exit_codes import ExitCode
+from ngc_paddle import engine, image_ref
+from perf.measurements import REPO
 
 
 def run(image: str, *args: str) -> tuple[float, dict]:

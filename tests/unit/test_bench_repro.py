@@ -2,7 +2,6 @@
 
 import dataclasses
 import hashlib
-import importlib.util
 import io
 import json
 import tarfile
@@ -19,12 +18,9 @@ from ngc_paddle.layers import bake_target
 from ngc_paddle.lock.layer_args import source_date_epoch
 from ngc_paddle.lock.lock_file import read_lock
 from ngc_paddle.manifest import load_manifest
+from perf.image_build import bench_repro
 
 REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("bench_repro", REPO / "perf" / "image_build" / "bench_repro.py")
-assert _spec is not None and _spec.loader is not None
-bench_repro = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench_repro)
 
 
 def make_layer(path: Path, members: dict[str, tuple[bytes | None, int, int]]) -> Path:

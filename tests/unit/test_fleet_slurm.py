@@ -114,6 +114,34 @@ def test_a_job_the_controller_forgot_is_read_from_sacct() -> None:
     assert Slurm(fake).states(["92"]) == {}  # unknown: the fan-out counts it as a job that ended without a verdict
 
 
+FAILED_SCRIPT = ("JobId=61 JobName=ngc-gates-cpu-cpu UserId=root(0) JobState=FAILED Reason=NonZeroExitCode "
+                 "Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=75:0 "
+                 "StartTime=2026-12-04T01:00:00 EndTime=2026-12-04T01:00:01 NodeList=vm BatchHost=vm\n")
+
+
+def test_a_batch_script_that_exited_non_zero_is_failed() -> None:
+    fake = Fake({"squeue": (0, "61|FAILED|vm|NonZeroExitCode|2026-12-04T01:00:00|2026-12-04T01:00:01\n", ""),
+                 "scontrol": (0, FAILED_SCRIPT, "")})
+    state = Slurm(fake).states(["61"])["61"]
+    assert (state.state, state.exit_code, state.reason) == ("FAILED", "75:0", "NonZeroExitCode") and state.finished
+    fake = Fake({"squeue": (0, "", ""), "scontrol": (1, "", ""),
+                 "sacct": (0, "61|FAILED|75:0|vm|2026-12-04T01:00:00|2026-12-04T01:00:01|None\n", "")})
+    state = Slurm(fake).states(["61"])["61"]
+    assert (state.state, state.exit_code) == ("FAILED", "75:0") and state.finished
+
+
+def test_a_job_squeue_no_longer_knows_is_read_from_scontrol_or_sacct() -> None:
+    """squeue asked for one job past the controller's MinJobAge exits 1; that is no failure of the cluster."""
+    forgot = (1, "", "slurm_load_jobs error: Invalid job id specified\n")
+    fake = Fake({"squeue": forgot, "scontrol": (1, "", "slurm_load_jobs error: Invalid job id specified\n"),
+                 "sacct": (0, "61|FAILED|75:0|vm|2026-12-04T01:00:00|2026-12-04T01:00:01|None\n", "")})
+    state = Slurm(fake).states(["61"])["61"]
+    assert (state.state, state.exit_code, state.node) == ("FAILED", "75:0", "vm") and state.finished
+    with pytest.raises(SlurmError, match=r"squeue failed: .*Unable to contact slurm controller"):
+        Slurm(Fake({"squeue": (1, "", "squeue: error: Unable to contact slurm controller (connect failure)\n")})) \
+            .states(["61"])
+
+
 def test_requeue_and_cancel_are_slurms_own() -> None:
     fake = Fake({"scontrol": (0, "", "")})
     assert Slurm(fake).requeue("57_1") and fake.calls == [["scontrol", "requeue", "57_1"]]

@@ -8,8 +8,8 @@ import pytest
 from ngc_paddle import image_ref
 
 TARGETS = ["image", "lock", "test", "unit", "integration", "lint", "toolchain", "validate", "scan", "release",
-           "bake-print", "bench-build", "bench-repro", "bench-validate", "bench-input", "bench-overhead",
-           "bench-threads", "bench-scan", "bench-compare", "clean", "distclean", "help"]
+           "bake-print", "perf-build", "perf-repro", "perf-validate", "perf-input", "perf-overhead",
+           "perf-threads", "perf-scan", "bench-compare", "clean", "distclean", "help"]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -44,7 +44,7 @@ def test_image_ref_refuses_an_image_that_is_not_built(repo: Path, capsys) -> Non
     assert code == 2 and "ngc-paddle-never-built:0: not built; fix: make image" in err
 
 
-@pytest.mark.parametrize("target", ["validate", "scan", "bench-input", "bench-overhead", "bench-threads", "bench-scan",
+@pytest.mark.parametrize("target", ["validate", "scan", "perf-input", "perf-overhead", "perf-threads", "perf-scan",
                                     "bench-compare"])
 def test_image_targets_go_through_image_ref(repo: Path, target: str) -> None:
     command = ["make", "--no-print-directory", "-n", "-W", ".venv/bin/.installed", target, "FLAVOR=gpu-cu118"]

@@ -10,15 +10,15 @@ from perf.measurements import Matrix, Part, matrix, part_of, record
 
 def test_a_section_is_replaced_and_the_others_kept(tmp_path: Path) -> None:
     path = tmp_path / "measurements.md"
-    record("bench-scan", "Scan", "| a | b |\n| 1 | 2 |", path=path)
-    record("bench-repro", "Repro", "8 of 8 identical", path=path)
-    record("bench-scan", "Scan", "| a | b |\n| 3 | 4 |", path=path)
+    record("perf-scan", "Scan", "| a | b |\n| 1 | 2 |", path=path)
+    record("perf-repro", "Repro", "8 of 8 identical", path=path)
+    record("perf-scan", "Scan", "| a | b |\n| 3 | 4 |", path=path)
     text = path.read_text()
-    assert text.count("<!-- section: bench-scan -->") == 1
+    assert text.count("<!-- section: perf-scan -->") == 1
     assert "| 3 | 4 |" in text and "| 1 | 2 |" not in text
     assert "8 of 8 identical" in text
-    assert "`make bench-scan`, 20" in text and "cores (" in text  # stamped with the date and the machine
-    assert text.index("bench-repro") < text.index("bench-scan")  # sections in a stable order
+    assert "`make perf-scan`, 20" in text and "cores (" in text  # stamped with the date and the machine
+    assert text.index("perf-repro") < text.index("perf-scan")  # sections in a stable order
 
 
 def test_a_bad_section_name_is_refused(tmp_path: Path) -> None:
@@ -37,7 +37,7 @@ def test_a_run_of_part_of_the_matrix_keeps_the_other_parts_and_a_covering_run_re
     assert avx2_hgnet == Part("avx2-hgnet", "ISAS=avx2 MODELS=hgnet")
 
     def put(body: str, **chosen: list[str]) -> str:
-        record("bench-gate-power", "Power", body, Matrix({**defaults, **chosen}, defaults), path=path)
+        record("perf-gate-power", "Power", body, Matrix({**defaults, **chosen}, defaults), path=path)
         return path.read_text()
 
     put("native figures", ISAS=["native"])
@@ -45,24 +45,24 @@ def test_a_run_of_part_of_the_matrix_keeps_the_other_parts_and_a_covering_run_re
     text = put("avx2 figures", ISAS=["avx2"])
     assert "native figures" in text and "avx2 figures" in text  # the AVX2 run did not overwrite the native one
     assert "avx2 hgnet figures" not in text  # ... but replaced the narrower part it measured again
-    assert "`make bench-gate-power ISAS=avx2`, 20" in text  # the command that ran it, as a user would type it
+    assert "`make perf-gate-power ISAS=avx2`, 20" in text  # the command that ran it, as a user would type it
     text = put("whole figures")
     assert "whole figures" in text and "native figures" not in text and "avx2 figures" not in text
-    assert text.count("<!-- section: bench-gate-power") == 1
+    assert text.count("<!-- section: perf-gate-power") == 1
 
 
 def test_a_whole_run_keeps_a_part_outside_its_matrix(tmp_path: Path) -> None:
     path = tmp_path / "measurements.md"
     defaults = {"ISAS": ["native", "avx2"], "MODEL": ["rn50"]}
-    record("bench-ab-power", "A/B", "hgnet figures", Matrix({**defaults, "MODEL": ["hgnet"]}, defaults), path=path)
-    record("bench-ab-power", "A/B", "rn50 figures", Matrix(defaults, defaults), path=path)
+    record("perf-ab-power", "A/B", "hgnet figures", Matrix({**defaults, "MODEL": ["hgnet"]}, defaults), path=path)
+    record("perf-ab-power", "A/B", "rn50 figures", Matrix(defaults, defaults), path=path)
     text = path.read_text()
     assert "hgnet figures" in text and "rn50 figures" in text  # the default run never measured hgnet
 
 
 def test_a_part_name_with_a_dot_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="section name"):
-        record("bench-ab-power", "x", "y", Matrix({"ISAS": ["a.b"]}, {"ISAS": ["native"]}), path=tmp_path / "m.md")
+        record("perf-ab-power", "x", "y", Matrix({"ISAS": ["a.b"]}, {"ISAS": ["native"]}), path=tmp_path / "m.md")
 
 
 def test_one_table_gives_a_runs_values_and_the_whole_matrix_from_the_parser() -> None:

@@ -60,3 +60,24 @@ def test_every_scan_stage_says_what_it_holds() -> None:
     for folder in [SCAN, *(SCAN / s for s in sorted(stages))]:
         doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text())) or ""
         assert len(doc.splitlines()) == 2, f"{folder.relative_to(REPO)}/__init__.py: say what it holds and may import"
+
+
+def test_the_measurement_scripts_run_as_modules() -> None:
+    """perf/ is a package run with `python -m perf.X`: no script edits sys.path, every folder is a package."""
+    perf = REPO / "perf"
+    edits = [f"{path.relative_to(REPO)}:{node.lineno}" for path in sorted(perf.rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text(), str(path)))
+             if isinstance(node, ast.Attribute) and ast.unparse(node) == "sys.path"]
+    assert edits == []
+    assert [d for d in perf.rglob("*") if d.is_dir() and d.name != "__pycache__" and not (d / "__init__.py").exists()] \
+        == []
+
+
+def test_the_strict_model_config_is_declared_once() -> None:
+    """Every strict schema derives from ngc_common/strict_model.py's Strict; a model reading another's format says
+    so with its own config (extra ignored or allowed), never a second copy of the strict one."""
+    declared = [f"{path.relative_to(REPO)}:{node.lineno}" for folder in ("ngc_paddle", "ngc_common", "benchmarks")
+                for path in sorted((REPO / folder).rglob("*.py"))
+                for node in ast.walk(ast.parse(path.read_text(), str(path)))
+                if isinstance(node, ast.keyword) and node.arg == "extra" and ast.unparse(node.value) == "'forbid'"]
+    assert [place.split(":")[0] for place in declared] == ["ngc_common/strict_model.py"]

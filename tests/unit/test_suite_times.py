@@ -51,7 +51,7 @@ def test_only_a_green_run_is_recorded(tmp_path: Path, monkeypatch, failure: str,
     monkeypatch.setattr(suite_times, "record", lambda name, _title, _body: recorded.append(name))
     monkeypatch.setattr(suite_times, "TIMES", tmp_path / "test-times.json")
     assert suite_times.main(["--junit", str(junit(tmp_path, failure)), "--wall", "60"]) == code
-    assert recorded == (["bench-tests"] if code == 0 else [])
+    assert recorded == (["perf-tests"] if code == 0 else [])
     assert (tmp_path / "test-times.json").exists() == (code == 0)
     if code == 0:
         assert json.loads((tmp_path / "test-times.json").read_text())["wall_s"] == {"recorded run": 60.0}

@@ -8,18 +8,17 @@ verdict.
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from ngc_common.strict_model import Strict
 
 Status = Literal["PASS", "FAIL", "NOT RUN", "NOT PROVEN", "N/A"]
 Text = Annotated[str, Field(max_length=20_000)]
 Short = Annotated[str, Field(max_length=300)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-
-class Attempt(_Strict):
+class Attempt(Strict):
     """One start of a job that gave no verdict (it was requeued, or it was the last)."""
 
     job: Short  # "slurm job 57", "local pid 812", "ssh gpu01 pid 77"
@@ -28,7 +27,7 @@ class Attempt(_Strict):
     node: Short = ""
 
 
-class Cell(_Strict):
+class Cell(Strict):
     key: Annotated[str, Field(max_length=200, pattern=r"^[A-Za-z0-9:]*$")]
     status: Status
     detail: Text
@@ -37,11 +36,11 @@ class Cell(_Strict):
     runner: Literal["local", "slurm", "ssh", "-"]  # "-": never submitted (no place, nothing to run)
     job: Short | None = None  # the job whose result this is
     node: Short | None = None
-    facts: dict[Short, Short] = {}
+    facts: dict[Short, Short] = Field(default_factory=dict)
     validation: Status | None = None
-    bench: dict[Short, Status] = {}
+    bench: dict[Short, Status] = Field(default_factory=dict)
     ab: Status | None = None  # the A/B against the reference on the same node (None: no reference, see detail)
-    attempts: list[Attempt] = []
+    attempts: list[Attempt] = Field(default_factory=list)
     folder: Short | None = None  # the job's folder, relative to the repository root
     seconds: Annotated[float, Field(ge=0)] | None = None  # submitted to done
     finished: Short

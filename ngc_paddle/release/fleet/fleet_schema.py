@@ -12,10 +12,11 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
+from ngc_common.strict_model import Strict
 from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.fleet import hardware_profiles
@@ -77,11 +78,8 @@ def _bench(value: str) -> str:
 Bench = Annotated[str, AfterValidator(_bench)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-
-class SlurmPlace(_Strict):
+class SlurmPlace(Strict):
     """A Slurm partition, reached with Slurm's own commands (sbatch, squeue, scontrol, sacct, scancel) from here."""
 
     partition: SlurmName
@@ -104,7 +102,7 @@ class SlurmPlace(_Strict):
         return int(match.group(2)) if match else 0
 
 
-class SshPlace(_Strict):
+class SshPlace(Strict):
     """Hosts with a container runtime, reached with OpenSSH; keys come from the user's ssh-agent, never a file here."""
 
     hosts: Annotated[list[Annotated[str, _matches(HOST_RE, "[USER@]HOST[:PORT] with PORT 1-65535")]],
@@ -117,7 +115,7 @@ class SshPlace(_Strict):
     allow_http: bool = False
 
 
-class LocalPlace(_Strict):
+class LocalPlace(Strict):
     """This host: the same job a node runs, started here (what `ngc-paddle gates` does without a fleet file)."""
 
     gpus: Annotated[int, Field(ge=0, le=64)] = 0
@@ -125,13 +123,13 @@ class LocalPlace(_Strict):
     allow_http: bool = False
 
 
-class Profile(_Strict):
+class Profile(Strict):
     hardware: Name | None = None  # the gates.yaml profile this entry proves (default: the entry's name)
     flavors: Annotated[list[Name], Field(min_length=1)] | None = None
     slurm: SlurmPlace | None = None
     ssh: SshPlace | None = None
     local: LocalPlace | None = None
-    validate_args: Annotated[list[Arg], Field(alias="validate", max_length=32)] = []
+    validate_args: Annotated[list[Arg], Field(alias="validate", max_length=32)] = Field(default_factory=list)
     # The benchmarks this profile runs, each with its options (default: the release's, without options).
     bench: dict[Bench, Annotated[list[Arg], Field(max_length=64)]] | None = None
 
@@ -155,7 +153,7 @@ class Profile(_Strict):
         return self.place.gpus
 
 
-class Fleet(_Strict):
+class Fleet(Strict):
     profiles: Annotated[dict[Name, Profile], Field(min_length=1, max_length=64)]
 
 

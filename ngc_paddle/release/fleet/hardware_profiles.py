@@ -27,13 +27,13 @@ MAX_FACT = 300
 class _GatesProfile(BaseModel):
     """The two fields of a gates.yaml profile the fleet needs; the benchmark checks the whole file itself."""
 
-    model_config = ConfigDict(extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True)  # the rest of gates.yaml is the benchmark's to check
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
     match: Annotated[str, Field(min_length=1, max_length=200)]
 
 
 class _GatesProfiles(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True)  # as above: the fleet reads the profiles only
     profiles: list[_GatesProfile]
 
 

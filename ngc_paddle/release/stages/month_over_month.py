@@ -37,7 +37,7 @@ class _Component(BaseModel):
 
 
 class _Sbom(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow")  # CycloneDX again: the diff reads the components only
     components: list[_Component] = []
 
 

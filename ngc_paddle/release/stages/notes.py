@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
+from ngc_common.strict_model import Strict
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import driver_sentence, requirement
 from ngc_paddle.flavor import ResolvedRelease, release_tags
@@ -47,11 +48,10 @@ class StageResult(BaseModel):
     since: Annotated[str, Field(max_length=20)] | None = None
 
 
-class FlavorRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class FlavorRecord(Strict):
     image: str | None = None
     readback: dict[str, str] | None = None  # component -> version as installed in the image
-    stages: dict[str, StageResult] = {}
+    stages: dict[str, StageResult] = Field(default_factory=dict)
     bench_md: str | None = None
     ab_md: str | None = None  # this month vs last month: the A/B against the previous release (stages/ab.py)
     digest: str | None = None
@@ -59,8 +59,7 @@ class FlavorRecord(BaseModel):
     not_built: str | None = None  # the build's one-line reason
 
 
-class Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class Record(Strict):
     release: str
     flavors: dict[str, FlavorRecord]
 

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Protocol
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 
 from ngc_common import bounded_read
 from ngc_common.error_line import one_line
+from ngc_common.strict_model import Strict
 from ngc_paddle.fields import Text
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.layers import LAYER_ORDER
@@ -59,11 +60,8 @@ def trust_of(path: str, setuid: bool = False) -> str | None:
 
 # ---- what the project's own layers declare ---------------------------------------------------------------------
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-
-class Declared(_Strict):
+class Declared(Strict):
     """Files one of our layers adds or changes beyond what its packages' records hold (shell-style globs); no
     control characters (a pattern holding one matches no real path, and hides in a review)."""
 
@@ -78,7 +76,7 @@ def _layer(name: str) -> str:
     return name
 
 
-class Declarations(_Strict):
+class Declarations(Strict):
     layers: dict[Annotated[str, AfterValidator(_layer)], list[Declared]]
 
 

@@ -4,19 +4,14 @@ The long form: docs/design-notes.md, section `ngc_paddle/scan/checks/package_rec
 """
 
 import posixpath
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from ngc_common.secret_patterns import dpkg_names, parse_md5sums
 from ngc_paddle.scan.checks.file_scope import DPKG_INFO
+from ngc_paddle.scan.source.dpkg_status import DPKG_STATUS, installed
 from ngc_paddle.scan.source.saved_image import Layer
-
-DPKG_STATUS = "/var/lib/dpkg/status"
-INSTALLED = "install ok installed"
-_FIELD = re.compile(r"^(Package|Status|Version): *(.*)$", re.M)
-_CONFFILES = re.compile(r"^Conffiles:[ \t]*\n((?:[ \t].*(?:\n|$))*)", re.M)
 
 
 class Facts(Protocol):
@@ -85,19 +80,7 @@ def _listed(content: bytes | None) -> set[str]:
 
 def status_entries(status: bytes | None) -> dict[str, tuple[str, dict[str, str]]]:
     """package -> (version, {conffile: md5}) of every installed package of a dpkg status file."""
-    found: dict[str, tuple[str, dict[str, str]]] = {}
-    for paragraph in (status or b"").decode("utf-8", "replace").split("\n\n"):
-        fields = dict(_FIELD.findall(paragraph))
-        if " ".join(fields.get("Status", "").split()) != INSTALLED or not fields.get("Package"):
-            continue
-        entries: dict[str, str] = {}
-        block = _CONFFILES.search(paragraph)
-        for line in block.group(1).splitlines() if block else ():
-            parts = line.split()
-            if len(parts) >= 2 and parts[0].startswith("/") and len(parts[1]) == 32:
-                entries[parts[0]] = parts[1]
-        found[fields["Package"].strip()] = (fields.get("Version", "").strip(), entries)
-    return found
+    return {p.package: (p.version, p.conffiles) for p in installed(status or b"")}
 
 
 def install_layers(statuses: list[tuple[int, bytes | None]]) -> tuple[dict[str, int], dict[int, dict]]:

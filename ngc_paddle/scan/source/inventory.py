@@ -12,14 +12,11 @@ import re
 from dataclasses import dataclass, field
 from email.parser import Parser
 
-from debian.deb822 import Deb822
-
 from ngc_common import image_paths
 from ngc_paddle.distro import Distro, from_image_manifest, from_os_release
+from ngc_paddle.scan.source.dpkg_status import DPKG_STATUS, installed
 from ngc_paddle.scan.source.saved_image import Entry
 
-DPKG_STATUS = "/var/lib/dpkg/status"
-INSTALLED = "install ok installed"
 METADATA_RE = re.compile(r"/([^/]+)\.dist-info/METADATA$")
 OS_RELEASE = ("/etc/os-release", "/usr/lib/os-release")  # the first is usually a link to the second
 
@@ -94,13 +91,8 @@ class Inventory:
         """/path -> md5 of every configuration file dpkg installed (the Conffiles of its status; they are not
         in the md5sums files)."""
         status = self.files.get(DPKG_STATUS)
-        found = {}
-        for paragraph in _installed(status) if status else []:
-            for line in paragraph.get("Conffiles", "").splitlines():
-                parts = line.split()
-                if len(parts) >= 2 and parts[0].startswith("/") and len(parts[1]) == 32:
-                    found[parts[0]] = parts[1]
-        return found
+        return {path: md5 for package in (installed(status.content) if status else ())
+                for path, md5 in package.conffiles.items()}
 
     def packages(self) -> list[Package]:
         status = self.files.get(DPKG_STATUS)
@@ -108,27 +100,15 @@ class Inventory:
         return found + [_dist(e) for e in self.metadata.values()]
 
 
-def _installed(entry: Entry) -> list[Deb822]:
-    """The paragraphs of a dpkg status file whose package is installed (python-debian parses the format)."""
-    paragraphs = Deb822.iter_paragraphs(entry.content.decode(errors="replace").splitlines())
-    return [p for p in paragraphs if p.get("Package") and " ".join(p.get("Status", "").split()) == INSTALLED]
-
-
 def _dpkg(status: Entry, statuses: list[Entry]) -> list[Package]:
     # The layer whose dpkg status first lists a package at its current version is the layer that installed that
     # version (an upgrade or a downgrade in a later layer belongs to that layer, not to the base).
     first_layer: dict[tuple[str, str], str] = {}
     for entry in statuses:
-        for paragraph in _installed(entry):
-            first_layer.setdefault((paragraph["Package"], paragraph.get("Version", "")), entry.layer.name)
-    packages = []
-    for p in _installed(status):
-        name = p["Package"]
-        packages.append(Package("deb", name, p.get("Version", ""),
-                                first_layer.get((name, p.get("Version", "")), status.layer.name),
-                                arch=p.get("Architecture", ""),
-                                extra={"source": p.get("Source", name).split(" ")[0]}))
-    return packages
+        for package in installed(entry.content):
+            first_layer.setdefault((package.package, package.version), entry.layer.name)
+    return [Package("deb", p.package, p.version, first_layer.get((p.package, p.version), status.layer.name),
+                    arch=p.architecture, extra={"source": p.source}) for p in installed(status.content)]
 
 
 def _dist(entry: Entry) -> Package:

@@ -23,7 +23,7 @@ Inspect = Callable[[list[str]], dict[str, dict]]  # engine.inspect_images: ref -
 
 
 class _ReportLayer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore")  # the build report's own schema checks it; this reads a part
     layer: str
     image_id: str | None = None
 
@@ -31,7 +31,7 @@ class _ReportLayer(BaseModel):
 class _Report(BaseModel):
     """The part of the build report (image_build/build_report.BuildReport) that names the images each layer made."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore")  # as above
     base_image: str
     layers: list[_ReportLayer]
 

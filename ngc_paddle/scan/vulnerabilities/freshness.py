@@ -325,7 +325,7 @@ def debian_findings(pending: list[dict]) -> list[Finding]:
 
 
 class _SimpleFile(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore")  # an index's page (PEP 691) holds more than the check reads
     filename: str
     yanked: bool | str = False
 
@@ -333,7 +333,7 @@ class _SimpleFile(BaseModel):
 class _SimpleProject(BaseModel):
     """A PEP 691 project page: only what the yanked check reads."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore")  # as above
     name: str
     files: list[_SimpleFile]
 

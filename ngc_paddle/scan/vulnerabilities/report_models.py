@@ -34,7 +34,7 @@ Prose = Annotated[str, Field(max_length=100_000)]  # titles and descriptions: sh
 
 
 class _Report(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)  # other tools' formats: see the docstring
 
 
 def _not_null(value: object) -> object:

@@ -68,13 +68,10 @@ class Source:
         return f"{self.name} at {self.where} ({state}{age}{count})"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
-
-
-class _TrivyDbMetadata(_Strict):
+class _TrivyDbMetadata(BaseModel):
     """trivy's db/metadata.json (written beside trivy.db by trivy and by `oras pull` of the DB image)."""
 
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)  # trivy's format: it may add fields
     Version: int
     UpdatedAt: Text
     NextUpdate: Text | None = None

@@ -26,6 +26,7 @@ HOPELESS = ("PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit", "BadC
             "InvalidAccount", "InvalidQOS", "QOSMaxGRESPerJob", "ReqNodeNotAvail")
 NO_NODE_MESSAGES = ("Requested node configuration is not available", "Invalid generic resource",
                     "Requested partition configuration not available")
+FORGOTTEN = "Invalid job id specified"  # Slurm's answer about a job its controller no longer holds
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
@@ -114,16 +115,16 @@ class Slurm:
             return {}
         masters = sorted({job.split("_")[0] for job in jobs})
         proc = self.run("squeue", "-h", "-r", "-t", "all", "-j", ",".join(masters), "-o", "%i|%T|%N|%r|%S|%e")
-        if proc.returncode != 0:
+        # squeue asked for one job the controller forgot (past MinJobAge) exits 1: scontrol, then sacct, know it
+        if proc.returncode != 0 and FORGOTTEN not in proc.stderr + proc.stdout:
             raise SlurmError(f"squeue failed: {_last_line(proc)}; fix: check that this host reaches the cluster's "
                              "controller (scontrol ping)")
         found: dict[str, JobState] = {}
-        if proc.returncode == 0:
-            for line in proc.stdout.splitlines():
-                parts = line.strip().split("|")
-                if len(parts) == 6 and parts[0] in jobs:
-                    found[parts[0]] = JobState(parts[0], parts[1].rstrip("+"), parts[2], parts[3], start=parts[4],
-                                               end=parts[5])
+        for line in proc.stdout.splitlines() if proc.returncode == 0 else ():
+            parts = line.strip().split("|")
+            if len(parts) == 6 and parts[0] in jobs:
+                found[parts[0]] = JobState(parts[0], parts[1].rstrip("+"), parts[2], parts[3], start=parts[4],
+                                           end=parts[5])
         for job in jobs:
             state = found.get(job)
             if state is None or state.finished:

@@ -1,0 +1,1 @@
+"""The fleet fan-out's measurements (`make perf-fleet`)."""

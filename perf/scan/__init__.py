@@ -1,0 +1,1 @@
+"""The scan gate's measurements: the whole gate, freshness lookups, finding dedupe."""

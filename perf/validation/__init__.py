@@ -1,0 +1,1 @@
+"""The validation suite's measurement: serial against parallel."""
