@@ -33,7 +33,8 @@ ENV NGC_PADDLE_HOME=/opt/ngc-paddle \
     PYTHONWARNINGS=ignore:No\ ccache\ found:UserWarning,ignore:You\ are\ using\ GPU\ version\ Paddle:UserWarning
 
 # The suite's own files (image/, validation/, benchmarks/, the resolved manifest, the release policy, ngc_common),
-# copied in a RUN rather than with COPY, for a reproducible layer. The long form: docs/design-notes.md, `Dockerfile`.
+# copied in a RUN rather than with COPY, for a reproducible layer; then their sha256 each (ngc_common/suite_record.py),
+# which the suite, the benchmarks and the scan hold them to. The long form: docs/design-notes.md, `Dockerfile`.
 RUN --mount=type=tmpfs,target=/tmp \
     --mount=type=bind,target=/tmp/ngc/layer \
     start=$(date +%s) \
@@ -47,6 +48,7 @@ RUN --mount=type=tmpfs,target=/tmp \
     && cp "$c/security/policy.yaml" /opt/ngc-paddle/security/policy.yaml \
     && site=$(python -B -c 'import sysconfig; print(sysconfig.get_path("purelib"))') \
     && cp -R "$c/ngc_common" "$site/ngc_common" \
+    && python -B -m ngc_common.suite_record write \
     && bash "$c/layers/lib/clamp-mtimes.sh" "$start"
 
 # Nothing to remove here: no step leaves a mount point, secret stub or cache in the image (each mounts

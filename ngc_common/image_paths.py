@@ -13,6 +13,8 @@ PROBES = f"{VALIDATION}/probes"  # scripts the checks run with the image's Pytho
 BENCHMARKS = f"{HOME}/benchmarks"
 POLICY = f"{HOME}/security/policy.yaml"  # the release policy: setuid allowlist, key fixtures
 ENTRYPOINT = f"{HOME}/entrypoint.sh"
+# sha256 of every file the suite layer installed (ngc_common/suite_record.py writes it at build time)
+SUITE_RECORD = f"{HOME}/suite-record.json"
 INIT = "/usr/bin/tini"  # PID 1, which runs ENTRYPOINT: Debian's tini (the manifest's os-layer component `tini`)
 # A layer image has no suite: the host copies the probes (and ngc_common beside them) here.
 # `docker cp` needs the parent (/opt) to exist, which every layer has.

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 import testinfra
 
-from ngc_common import image_paths
+from ngc_common import image_paths, suite_record
+from ngc_common.exit_codes import ExitCode
 
 pytest_plugins = ["ngc_report"]
 
@@ -89,6 +90,8 @@ def check_layer(item: pytest.Item, component: str, manifest: dict) -> str | None
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if (refused := suite_record.refusal(__file__)) is not None:  # pytest run directly on a changed suite
+        pytest.exit(refused, returncode=ExitCode.NOT_PROVEN)
     config._ngc_manifest = read_manifest(config)
     config._ngc_layers = image_layers(config._ngc_manifest, os.environ.get("NGC_PADDLE_LAYER") or None)
     for name in [*config._ngc_manifest["components"], "suite"]:

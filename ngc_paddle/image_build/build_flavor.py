@@ -109,6 +109,9 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
         _smoke_test(candidate, say)
         # BuildKit's provenance of the final image: the release signs it and attaches it to the pushed digest.
         provenance.capture(metadata, report.layers[-1].target, reports_dir)
+        infos = engine.inspect_images([r.image_id for r in report.layers if r.image_id])
+        for result in report.layers:  # the config of every image tagged, with its diff ids (the scan's record)
+            result.record_image(infos.get(result.image_id or ""))
         for final in resolved.tags:
             engine.tag(candidate, final)
         engine.untag(candidate)

@@ -29,6 +29,16 @@ class LayerResult:
     # the registry's: a second build host whose steps all come from the shared cache rebuilds nothing).
     steps_run: list[str] = field(default_factory=list)
     steps_cached: int = 0
+    # What the scan holds a derived image to (scan/checks/config_record.py, own_layers.py): the image's diff ids
+    # and its whole config (`docker image inspect`'s Config: Env, Entrypoint, Cmd, User, Labels, ...).
+    diff_ids: list[str] = field(default_factory=list)
+    config: dict | None = None
+
+    def record_image(self, info: dict | None) -> None:
+        """Keep the diff ids and config of the image this layer tagged (its inspect object)."""
+        if info is not None:
+            self.diff_ids = [str(d) for d in (info.get("RootFS") or {}).get("Layers") or []]
+            self.config = info.get("Config") or {}
 
 
 @dataclass

@@ -100,10 +100,12 @@ def try_unchanged(flavor: ResolvedFlavor, started: str, say: Callable[[str], Non
     below = found.get(base[0], {}).get("Size", 0)
     for want in expected:
         info = found[want.tag]
-        report.layers.append(LayerResult(
+        result = LayerResult(
             want.layer, bake_target(want.layer, flavor_name), want.tag, image_id=info["Id"], cached=True,
             size_bytes=info.get("Size", 0), size_added_bytes=info.get("Size", 0) - below, status="unchanged",
-            inputs_digest=want.digest))
+            inputs_digest=want.digest)
+        result.record_image(info)
+        report.layers.append(result)
         below = info.get("Size", 0)
     report.image_size_bytes = report.layers[-1].size_bytes
     report.duration_s = round(time.monotonic() - t0, 1)

@@ -15,7 +15,7 @@ def severity_rank(severity: str) -> int:
 @dataclass
 class Finding:
     kind: str  # vulnerability | secret | private-key | credential | setuid | world-writable | user | dockerfile
-    #            | security-update | outdated | yanked (freshness)
+    #            | security-update | outdated | yanked (freshness) | config | config-other (config_record.py)
     id: str  # advisory id, rule id, or a stable name for our own checks
     severity: str
     title: str

@@ -21,7 +21,7 @@ from ngc_paddle.fields import IMAGE_REF_RE
 from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.host_errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.scan import policy, sbom
-from ngc_paddle.scan.checks import image_checks, layer_checks
+from ngc_paddle.scan.checks import config_record, image_checks, layer_checks, own_files
 from ngc_paddle.scan.checks.layer_cache import LayerCache, default_folder
 from ngc_paddle.scan.checks.layer_facts import LayerFacts, scan_layer
 from ngc_paddle.scan.findings import Finding, dedupe, severity_rank
@@ -177,6 +177,9 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             whole = image_checks.check(source.layers, facts, view, source.user, root, found)
             inventory = view.inventory
             findings += whole.findings
+            # our own files and config against our build's record (trusted: layers with the build's diff ids)
+            own = own_files.check(source.layers, facts, attribution.ours)
+            findings += own.findings + config_record.compare(source.config.get("config") or {}, attribution.config)
             packages = inventory.packages()
             timings["checks"] = time.perf_counter() - mark
             mark = time.perf_counter()
@@ -233,6 +236,8 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             "lock": {"status": whole.lock_status, "detail": whole.lock_why},
             "read_from": how,
             "own_layers": attribution.as_dict(),
+            "own_files": own.as_dict(),
+            "config_record": config_record.status(attribution.ours, attribution.config),
             "layers": layer_report,
         }
         timings["report"] = time.perf_counter() - mark
@@ -266,6 +271,9 @@ def not_run_parts(report: dict) -> list[str]:
         parts.append(f"own layers: NOT RUN (the image names {own.get('claims')}, and this host has no record of "
                      f"that build: {own.get('source')}; its layers' declared files were judged as anyone's; fix: "
                      "scan it where it was built, or build it here first)")
+    for part in ("own_files", "config_record"):
+        if (report.get(part) or {}).get("status") == "NOT RUN":
+            parts.append(f"{part.replace('_', ' ')}: NOT RUN ({report[part]['detail']})")
     lock = report.get("lock") or {}
     if lock.get("status") == "NOT RUN":
         parts.append(f"lock: NOT RUN (the image was not compared with a lock: {lock.get('detail')})")

@@ -25,12 +25,12 @@ from ngc_paddle.scan.findings import SEVERITIES, Finding, severity_rank
 DEFAULT_POLICY = Path("security/policy.yaml")
 ALWAYS_BLOCK = {"secret", "private-key", "credential", "setuid", "world-writable", "security-update",
                 "yanked", "capability", "privilege", "drift", "remote-exec", "archive",
-                "integrity"}  # the default of block_on
+                "integrity", "config"}  # the default of block_on
 # Every kind of finding the gate produces (see findings.Finding.kind); `block_on` may only name these.
 FindingKind = Literal["vulnerability", "secret", "private-key", "credential", "setuid", "world-writable", "user",
                       "dockerfile", "key-fixture", "security-update", "outdated", "yanked", "capability",
                       "privilege", "drift", "startup-hook", "remote-exec", "archive", "archive-unread", "integrity",
-                      "integrity-other"]
+                      "integrity-other", "config", "config-other"]
 MAX_POLICY_BYTES = 1024 * 1024
 
 

@@ -4,7 +4,10 @@ Integrity: fifteen changes under the paths that decide trust (most named nowhere
 steps whose text once named them `suite` and `os`), each blocked as `integrity` naming the file; a package's
 file and a pip module swapped for symlinks, a path appended to a package's file list, a compiled module that
 Python would run instead of its source, and a home's pip.conf, each blocked with what changed; one change
-elsewhere only listed; the clean release images (cpu, gpu-cu118) have no integrity finding at all. Secrets
+elsewhere only listed; the clean release images (cpu, gpu-cu118) have no integrity finding at all. Our own files
+and the config against our build's record: gates.yaml, a validation check and ngc_common in the venv changed, a
+benchmark file removed, and an Entrypoint to an added script, OnBuild, PIP_INDEX_URL and LD_PRELOAD set, each
+blocked naming the file or field; the planted image's validate and bench-rn50 refuse a verdict (exit 3). Secrets
 without trivy: tokens of kinds only trivy used to find (a Hugging Face token, each GitHub prefix, vendor tokens,
 a GitHub token in compiled bytecode, private keys in lower case and escaped in JSON) give the same blocking
 findings with trivy removed as with it. One image, two scans of it plus one of each release image (the cpu
@@ -68,6 +71,25 @@ SWAPS = [
     ("RUN mkdir -p /root/.config/pip && printf '[global]\\nindex-url = http://pypi.example.invalid/simple\\n' "
      "> /root/.config/pip/pip.conf", "/root/.config/pip/pip.conf", "unowned-file", "package sources and keys"),
 ]
+# Our own files (own_files.py: against the suite layer's record) and the config (config_record.py: against the one
+# our build recorded): (Dockerfile step, the file or field named, the finding's id).
+OWN_FILE_CHANGES = [
+    ("RUN echo 'rn50: {}' >> /opt/ngc-paddle/benchmarks/gates.yaml", "/opt/ngc-paddle/benchmarks/gates.yaml",
+     "own-file-changed"),
+    ("RUN echo '# changed' >> /opt/ngc-paddle/validation/checks/test_contract.py",
+     "/opt/ngc-paddle/validation/checks/test_contract.py", "own-file-changed"),
+    (f"RUN echo '# changed' >> {SITE}/ngc_common/exit_codes.py", f"{SITE}/ngc_common/exit_codes.py",
+     "own-file-changed"),
+    ("RUN rm /opt/ngc-paddle/benchmarks/harness/roofline.py", "/opt/ngc-paddle/benchmarks/harness/roofline.py",
+     "own-file-removed"),
+]
+CONFIG_CHANGES = [  # last: ENV LD_PRELOAD would reach every later step
+    ("RUN printf '#!/bin/sh\\nexec \"$@\"\\n' > /srv/start.sh && chmod 755 /srv/start.sh", None),
+    ('ENTRYPOINT ["/srv/start.sh"]', "Entrypoint"),
+    ("ONBUILD RUN echo planted", "OnBuild"),
+    ("ENV PIP_INDEX_URL=http://pypi.example.invalid/simple PYTHONPATH=/srv/hook", "Env PIP_INDEX_URL"),
+    ("ENV LD_PRELOAD=/opt/hook/libhook.so", "Env LD_PRELOAD"),
+]
 LISTED_CHANGE = ("RUN echo notes > /usr/share/doc/planted-notes.txt", "/usr/share/doc/planted-notes.txt")
 # Token files, copied from the build context (no token in a RUN line), and one compiled in the image.
 GH = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
@@ -92,7 +114,8 @@ def dockerfile(base: str) -> str:
     steps = [step for step, _ in TRUST_CHANGES] + [step for step, *_ in SWAPS] + [LISTED_CHANGE[0]]
     steps += ["COPY srv /srv",
               "RUN python3 -m py_compile /srv/app/compiled_src.py && rm /srv/app/compiled_src.py"]
-    return f"FROM {base}\nUSER root\n" + "\n".join(steps) + "\nUSER 1000:1000\n"
+    steps += [step for step, *_ in OWN_FILE_CHANGES] + [step for step, _ in CONFIG_CHANGES] + ["USER 1000:1000"]
+    return f"FROM {base}\nUSER root\n" + "\n".join(steps) + "\n"
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +160,8 @@ def test_the_clean_release_image_has_no_integrity_finding(built: Built, tmp_path
     own = report["own_layers"]
     assert own["ours"] == own["layers"] and not own["missing"], own  # every layer by the build's diff ids
     assert integrity_findings(report) == []
+    assert report["own_files"]["status"] == "checked" and report["config_record"]["status"] == "compared", report
+    assert [f for f in report["blocking"] + report["informational"] if f["kind"].startswith("config")] == []
 
 
 def test_the_clean_gpu_cu118_image_has_no_integrity_finding(built_cu118: str, tmp_path: Path) -> None:
@@ -173,6 +198,28 @@ def test_each_trust_change_blocks_naming_the_file(with_trivy) -> None:
         assert step[:30] in found[0]["location"], found[0]
     listed = [f for f in report["informational"] if f["package"] == LISTED_CHANGE[1]]
     assert [f["kind"] for f in listed] == ["integrity-other"], listed  # outside the trust paths: listed only
+
+
+def test_each_change_to_our_files_or_a_trust_deciding_config_field_blocks_naming_it(with_trivy) -> None:
+    _proc, report = with_trivy
+    assert report["own_files"]["status"] == "checked" and report["config_record"]["status"] == "compared", report
+    for step, path, rule in OWN_FILE_CHANGES:
+        found = [f for f in report["blocking"] if f["package"] == path and f["id"] == rule]
+        assert found and found[0]["kind"] == "integrity" and step[:30] in found[0]["location"], (path, found)
+    config = {f["package"]: f for f in report["blocking"] if f["kind"] == "config"}
+    for _step, field in CONFIG_CHANGES:
+        assert field is None or field in config, (field, sorted(config))
+    assert config["Entrypoint"]["installed"] == '["/srv/start.sh"]' and "tini" in config["Entrypoint"]["title"]
+    assert "Env PYTHONPATH" in config and "User" not in config  # USER set back to ours: no change
+
+
+def test_the_planted_images_suite_and_benchmark_refuse_a_verdict_naming_the_changed_file(planted: str) -> None:
+    for command in ("validate", "bench-rn50"):
+        proc = subprocess.run(["docker", "run", "--rm", "--network", "none", "--entrypoint",
+                               f"/opt/ngc-paddle/bin/{command}", planted, "--smoke"], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 3, (command, proc.stdout[-1000:], proc.stderr[-1000:])
+        assert "NOT PROVEN: /opt/ngc-paddle/benchmarks/gates.yaml: changed" in proc.stderr, proc.stderr[-1000:]
 
 
 def test_planted_tokens_give_the_same_blocking_findings_without_trivy(with_trivy, planted: str,

@@ -182,7 +182,24 @@ def _left_out_moved(inputs: Path, golden: str, produced: str) -> None:
                                   for layer, why in pending.items()}}
 
 
-CHANGED = {("left_out", "commands", "manifest show gpu-cu118"): _left_out_moved}
+def _build_records_images(_inputs: Path, golden: str, produced: str) -> None:
+    """Each layer of the build report also records its image's diff ids and config (the scan's record of our
+    config); nothing else moved (the faked engine inspects no image: empty)."""
+    before, after = json.loads(golden), json.loads(produced)
+    assert after == {**before, "layers": [{**layer, "diff_ids": [], "config": None} for layer in before["layers"]]}
+
+
+def _scan_reports_own_files(_inputs: Path, golden: str, produced: str) -> None:
+    """The scan also says what its own-files and config checks rested on (this saved image: no layer of ours)."""
+    before, after = json.loads(golden), json.loads(produced)
+    assert after.pop("own_files")["status"] == after.pop("config_record")["status"] == "none"
+    assert after == before
+
+
+CHANGED = {("left_out", "commands", "manifest show gpu-cu118"): _left_out_moved,
+           **{(case, trip, "build.json"): _build_records_images for case in CASES
+              for trip in ("build cpu (mirror)", "build gpu-cu118")},
+           **{(case, "scan cpu", "scan.json"): _scan_reports_own_files for case in CASES}}
 
 
 @pytest.mark.parametrize(("case", "trip"), [(c, t) for c in CASES for t in trips.TRIPS])

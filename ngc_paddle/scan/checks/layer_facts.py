@@ -23,6 +23,7 @@ from typing import IO
 import ahocorasick_rs
 
 from ngc_common import secret_patterns as patterns
+from ngc_common.image_paths import SUITE_RECORD
 from ngc_paddle.scan.checks import accounts, archives, file_scope, hooks
 from ngc_paddle.scan.source import inventory
 from ngc_paddle.scan.source.inventory import record_hash
@@ -38,10 +39,11 @@ HEAD = 16  # the header of a compiled module (PEP 552): what the integrity check
 
 def captured(path: str) -> bool:
     """Files whose content the whole-image checks read (the inventory, dpkg's md5sums, dist-info records,
-    account files, startup hooks)."""
+    account files, startup hooks, the suite's record of its files)."""
     return (inventory.wants_content(path, 0) or (path.startswith("/var/lib/dpkg/info/") and path.endswith(".md5sums"))
             or (".dist-info/" in path and path.endswith(DIST_INFO_FILES)) or accounts.wants(path)
-            or hooks.wants(path) or path.startswith("/etc/skel/") or file_scope.captured(path))
+            or hooks.wants(path) or path.startswith("/etc/skel/") or file_scope.captured(path)
+            or path == SUITE_RECORD)
 
 
 @dataclass

@@ -26,6 +26,7 @@ class _ReportLayer(BaseModel):
     model_config = ConfigDict(extra="ignore")  # the build report's own schema checks it; this reads a part
     layer: str
     image_id: str | None = None
+    config: dict | None = None  # the config of the image it tagged (builds before that record none)
 
 
 class _Report(BaseModel):
@@ -40,6 +41,7 @@ class _Report(BaseModel):
 class Chain:
     layers: tuple[tuple[str, str], ...]  # (diff id, our layer that added it), bottom first
     source: str  # what recorded it, for the report
+    configs: tuple[tuple[int, dict], ...] = ()  # (how many diff ids, the config of the image with just those)
 
 
 @dataclass
@@ -51,6 +53,7 @@ class Attribution:
     claims: str | None  # "RELEASE FLAVOR" the image names, None when it names none
     source: str  # the recorded chain it matched, or why there is none
     missing: bool = False  # the image names a release of ours but this host has no record of that build
+    config: dict | None = None  # the config our build recorded for the image of its topmost layer of ours
 
     def as_dict(self) -> dict:
         return {"ours": self.ours, "layers": self.total, "claims": self.claims, "source": self.source,
@@ -68,17 +71,25 @@ def _diff_ids(info: dict | None) -> list[str] | None:
     return [str(d) for d in layers] if isinstance(layers, list) else None
 
 
-def chain_of(base: list[str], layer_images: list[tuple[str, list[str] | None]], source: str) -> Chain | None:
-    """The chain of a base's diff ids and each layer image's (bottom first): a layer image's own layers are
-    its diff ids beyond the previous one's; it stops at a missing image or one that does not extend the last."""
+def chain_of(base: list[str], layer_images: list[tuple[str, list[str] | None, dict | None]], source: str
+             ) -> Chain | None:
+    """The chain of a base's diff ids and each layer image's (name, diff ids, config; bottom first): a layer
+    image's own layers are its diff ids beyond the previous one's; it stops at a missing image or one that does
+    not extend the last."""
     found = [(d, BASE) for d in base]
+    configs = []
     previous = base
-    for name, ids in layer_images:
+    for name, ids, config in layer_images:
         if ids is None or ids[: len(previous)] != previous:
             break
         found += [(d, name) for d in ids[len(previous):]]
+        configs += [(len(ids), config)] if config is not None else []
         previous = ids
-    return Chain(tuple(found), source) if len(found) > len(base) else None
+    return Chain(tuple(found), source, tuple(configs)) if len(found) > len(base) else None
+
+
+def _config(info: dict | None) -> dict | None:
+    return info.get("Config") if info else None
 
 
 def _report(root: Path, flavor: ResolvedFlavor) -> tuple[_Report | None, str]:
@@ -109,13 +120,15 @@ def recorded_chains(flavor: ResolvedFlavor, root: Path, inspect: Inspect | None 
         return [], [f"the base image of {flavor.release} {flavor.name} is not on this engine"]
     chains, missing = [], []
     if report is not None:
-        images = [(entry.layer, _diff_ids(infos.get(entry.image_id or ""))) for entry in report.layers]
+        images = [(entry.layer, _diff_ids(infos.get(entry.image_id or "")),
+                   entry.config if entry.config is not None else _config(infos.get(entry.image_id or "")))
+                  for entry in report.layers]
         chain = chain_of(base_ids, images, f"its build report {report_where}")
         chains += [chain] if chain else []
         missing += [] if chain else [f"the images {report_where} names"]
     else:
         missing.append(report_where)
-    chain = chain_of(base_ids, [(layer, _diff_ids(infos.get(tag))) for layer, tag in zip(
+    chain = chain_of(base_ids, [(layer, _diff_ids(infos.get(tag)), _config(infos.get(tag))) for layer, tag in zip(
         flavor.spec.layers, tags, strict=True)], f"its layer images {tags[0].rsplit(':', 1)[0]}:...")
     chains += [chain] if chain else []
     missing += [] if chain else [f"its layer images ({tags[0]}, ...)"]
@@ -160,4 +173,5 @@ def attribute(layers: list[Layer], labels: Mapping[str, str], root: Path, releas
             layer.name = best.layers[layer.index][1]
         elif layer.name in LAYER_ORDER or (layer.name == BASE and layer.index > 0):
             layer.name = step_text(layer.created_by) or "unknown"
-    return Attribution(ours, len(layers), claims, source, missing=flavor is not None and not chains)
+    config = dict(best.configs).get(ours) if best is not None else None
+    return Attribution(ours, len(layers), claims, source, missing=flavor is not None and not chains, config=config)
