@@ -144,6 +144,25 @@ def cu118_validated(built_cu118: str, shared_dir: Path) -> Validated:
     return Validated(built_cu118, proc, json.loads((folder / "validation.json").read_text()), folder)
 
 
+class BenchRun(NamedTuple):
+    proc: subprocess.CompletedProcess
+    result: dict
+    work: Path  # /workspace of the run: its folder is work/out/rn50-*
+
+
+@pytest.fixture(scope="session")
+def rn50_default(built: Built, tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
+    """bench-rn50's default run in the built image (training, inference, the CPU gates), once for the session: read
+    by every test that only reads its result (the benchmark's own test; the fleet's Slurm-vs-here comparison). Its
+    users are `alone` tests, so it runs on a quiet CPU."""
+    from tests.integration.test_bench_rn50 import bench
+
+    work = tmp_path_factory.mktemp("rn50-default")
+    proc, result = bench(built.image, work)
+    assert result is not None, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return BenchRun(proc, result, work)
+
+
 def _sigint_as_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
@@ -159,7 +178,7 @@ EXIT_OF_VERDICT = {"PASS": 0, "FAIL": 1, "NOT PROVEN": 3, "SMOKE": 0}
 
 def assert_cpu_floors_decide(result: dict, floors: int) -> list[dict]:
     """A default CPU run of a benchmark: where gates.yaml has floors for the run's CPU kind, those `floors` acceptance
-    gates decide it (PASS or FAIL each, so the verdict is PASS or FAIL); a kind without floors (CI lands on more than
+    gates decide it (PASS or FAIL each, or NOT RUN over a rechecked peak); a kind without floors (CI lands on more than
     one kind) is NOT PROVEN, saying so and naming the kind, its efficiencies reported and no CPU gate applied.
     Returns the CPU gates that applied."""
     from benchmarks.harness import acceptance_gates
@@ -168,8 +187,15 @@ def assert_cpu_floors_decide(result: dict, floors: int) -> list[dict]:
     kind = result["config"]["cpu_kind"]
     cpu = [g for g in result["gates"] if g["profile"] == "cpu" and g["status"] != "N/A"]  # this CPU kind's floors
     if acceptance_gates.unfloored_cpu(table, result["model"], "cpu", result["config"]) is None:
-        assert result["verdict"] in ("PASS", "FAIL") and len(cpu) == floors, (kind, cpu)
-        assert all(g["status"] in ("PASS", "FAIL") and g["acceptance"] for g in cpu), cpu
+        assert len(cpu) == floors and all(g["acceptance"] for g in cpu), (kind, cpu)
+        # A floor decides (PASS or FAIL), except a figure below it over a peak probed again after the work (the work
+        # had outrun the probes beside it, seen on a quiet Xeon too): NOT RUN with that reason, and the run NOT PROVEN.
+        undecided = [g for g in cpu if g["status"] == "NOT RUN"]
+        assert all("probed again after the work" in g["reason"] for g in undecided), cpu
+        assert all(g["status"] in ("PASS", "FAIL", "NOT RUN") for g in cpu), cpu
+        decided = ("FAIL",) if any(g["status"] == "FAIL" for g in cpu) else ("NOT PROVEN",) if undecided else \
+            ("PASS", "FAIL")  # FAIL: another gate of the run (the back ends' agreement) may fail it
+        assert result["verdict"] in decided, (result["verdict"], result["verdict_reasons"], cpu)
     else:
         assert result["verdict"] == "NOT PROVEN" and cpu == [], (kind, cpu)
         assert any(f"no CPU efficiency floor for this CPU kind ({kind};" in why for why in result["verdict_reasons"])

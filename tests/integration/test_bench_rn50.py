@@ -14,7 +14,7 @@ import yaml
 
 from benchmarks.harness import cpu_kind
 from ngc_common.bench_result import LATENCY_KEYS, is_efficiency
-from tests.integration.conftest import EXIT_OF_VERDICT, REPO, Built, assert_cpu_floors_decide, docker
+from tests.integration.conftest import EXIT_OF_VERDICT, REPO, BenchRun, Built, assert_cpu_floors_decide, docker
 from tests.unit.fuzz_support import bench_result
 
 # Containers that write into a mounted host folder run as the invoking user, as the README says.
@@ -41,8 +41,8 @@ def in_image(image: str, work: Path, script: str, env: dict[str, str] | None = N
 
 
 @pytest.mark.alone
-def test_default_run_trains_infers_and_evaluates_the_cpu_gates(built: Built, tmp_path: Path) -> None:
-    proc, result = bench(built.image, tmp_path)
+def test_default_run_trains_infers_and_evaluates_the_cpu_gates(rn50_default: BenchRun) -> None:
+    proc, result, work = rn50_default
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert proc.returncode == EXIT_OF_VERDICT[result["verdict"]], (proc.returncode, result["verdict"])
     assert result["config"]["device"] == "cpu"
@@ -68,7 +68,7 @@ def test_default_run_trains_infers_and_evaluates_the_cpu_gates(built: Built, tmp
     assert "synthetic" in evaluated["data"] and 0 <= evaluated["top1"] <= evaluated["top5"] <= 100
     assert result["config"]["eval"] is False  # a synthetic evaluation gates nothing
     assert all(is_efficiency(g["metric"]) for g in cpu)
-    run = next((tmp_path / "out").glob("rn50-*"))
+    run = next((work / "out").glob("rn50-*"))
     assert {"result.json", "result.md", "throughput.png", "dllogger.jsonl"} <= {p.name for p in run.iterdir()}
     markdown = (run / "result.md").read_text()
     assert f"**Verdict: {result['verdict']}**" in markdown and "TFLOP/s" in markdown and "of the hardware" in markdown \

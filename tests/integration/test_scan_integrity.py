@@ -160,6 +160,11 @@ def test_the_clean_release_image_has_no_integrity_finding(built: Built, tmp_path
     own = report["own_layers"]
     assert own["ours"] == own["layers"] and not own["missing"], own  # every layer by the build's diff ids
     assert integrity_findings(report) == []
+    assert_as_our_build_made_it(report)
+
+
+def assert_as_our_build_made_it(report: dict) -> None:
+    """Our own files checked against the suite layer's record and the config compared with the build's: no finding."""
     assert report["own_files"]["status"] == "checked" and report["config_record"]["status"] == "compared", report
     assert [f for f in report["blocking"] + report["informational"] if f["kind"].startswith("config")] == []
 
@@ -176,6 +181,7 @@ def test_the_clean_gpu_cu118_image_has_no_integrity_finding(built_cu118: str, tm
     own = report["own_layers"]
     assert own["ours"] == own["layers"] and not own["missing"], own
     assert integrity_findings(report) == []
+    assert_as_our_build_made_it(report)
 
 
 def test_each_trust_change_blocks_naming_the_file(with_trivy) -> None:
