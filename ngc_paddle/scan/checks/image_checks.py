@@ -21,7 +21,7 @@ from ngc_paddle.scan.checks.layer_facts import LayerFacts
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.source.image_release import ImageRelease
 from ngc_paddle.scan.source.inventory import Inventory
-from ngc_paddle.scan.source.saved_image import Layer
+from ngc_paddle.scan.source.saved_image import Layer, whiteout_hides
 
 MD5SUMS = "/var/lib/dpkg/info/"
 LAYER_LABEL = "ngc-paddle.layer"  # which build layer an image of ours is (ngc_paddle/image_build/bakefile.py)
@@ -36,19 +36,9 @@ class Final:
     content: bytes | None
 
 
-def _hidden(kind: str, path: str) -> tuple[str, bool]:
-    """(prefix removed, whether the path itself is removed) by a whiteout entry."""
-    folder, name = path.rsplit("/", 1)
-    if kind == "opaque":
-        return folder + "/", False
-    return f"{folder}/{name.removeprefix('.wh.')}", True
-
-
 def _apply_removals(table: dict, removed: list[list]) -> None:
     for kind, path in removed:
-        target, exact = _hidden(kind, path)
-        prefix = target if not exact else target + "/"
-        for key in [k for k in table if (exact and k == target) or k.startswith(prefix)]:
+        for key in [k for k in table if whiteout_hides(kind, path, k)]:
             del table[key]
 
 

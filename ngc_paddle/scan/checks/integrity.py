@@ -21,7 +21,7 @@ from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.scan.checks import bytecode, hooks, package_records
 from ngc_paddle.scan.findings import Finding
-from ngc_paddle.scan.source.saved_image import BASE, Layer
+from ngc_paddle.scan.source.saved_image import BASE, Layer, whiteout_hides
 
 
 class LayerFacts(package_records.Facts, Protocol):
@@ -127,10 +127,7 @@ def final_files(layers: list[Layer], facts: list[LayerFacts]) -> tuple[dict[str,
     deleted: dict[str, Layer] = {}
     for layer, f in zip(layers, facts, strict=True):
         for kind, path in f.removed:
-            folder, name = path.rsplit("/", 1)
-            target = folder if kind == "opaque" else f"{folder}/{name.removeprefix('.wh.')}"
-            prefix = target + "/"
-            for key in [k for k in final if k.startswith(prefix) or (kind == "whiteout" and k == target)]:
+            for key in [k for k in final if whiteout_hides(kind, path, k)]:
                 deleted[key] = layer
                 del final[key]
         special = {s["path"] for s in f.special if s["type"] == "file" and (s["mode"] & 0o6000 or s["caps"])}

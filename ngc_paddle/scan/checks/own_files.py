@@ -15,7 +15,7 @@ from ngc_paddle.layers import TOP_LAYER
 from ngc_paddle.scan.checks.integrity import LayerFacts
 from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.source.inventory import record_hash
-from ngc_paddle.scan.source.saved_image import Layer
+from ngc_paddle.scan.source.saved_image import Layer, whiteout_hides
 
 
 @dataclass
@@ -55,10 +55,7 @@ def _later(layers: list[Layer], facts: list[LayerFacts], ours: int, paths: set[s
     removed: dict[str, Layer] = {}
     for layer, f in zip(layers[ours:], facts[ours:], strict=True):
         for kind, path in f.removed:
-            folder, name = path.rsplit("/", 1)
-            target = folder if kind == "opaque" else f"{folder}/{name.removeprefix('.wh.')}"
-            for gone in [p for p in paths | set(written) if p.startswith(target + "/") or
-                         (kind == "whiteout" and p == target)]:
+            for gone in [p for p in paths | set(written) if whiteout_hides(kind, path, p)]:
                 removed[gone] = layer
                 written.pop(gone, None)
         for path, entry in f.integrity.items():

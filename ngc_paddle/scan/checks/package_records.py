@@ -11,7 +11,7 @@ from typing import Protocol
 from ngc_common.secret_patterns import dpkg_names, parse_md5sums
 from ngc_paddle.scan.checks.file_scope import DPKG_INFO
 from ngc_paddle.scan.source.dpkg_status import DPKG_STATUS, installed
-from ngc_paddle.scan.source.saved_image import Layer
+from ngc_paddle.scan.source.saved_image import Layer, whiteout_hides
 
 
 class Facts(Protocol):
@@ -58,9 +58,7 @@ def copies(facts: Sequence[Facts], wanted: Callable[[str], bool]) -> dict[str, l
     found: dict[str, list[tuple[int, bytes | None]]] = {}
     for index, f in enumerate(facts):
         for kind, path in f.removed:
-            folder, name = path.rsplit("/", 1)
-            target = folder if kind == "opaque" else f"{folder}/{name.removeprefix('.wh.')}"
-            for key in [k for k in found if k.startswith(target + "/") or (kind == "whiteout" and k == target)]:
+            for key in [k for k in found if whiteout_hides(kind, path, k)]:
                 del found[key]
         for path in f.files:
             if wanted(path):

@@ -63,11 +63,17 @@ class Entry:
         """
         if self.type not in ("whiteout", "opaque") or layer_index >= self.layer.index:
             return False
-        folder, name = self.path.rsplit("/", 1)
-        if self.type == "opaque":
-            return path.startswith(folder + "/")
-        removed = f"{folder}/{name.removeprefix('.wh.')}"
-        return path == removed or path.startswith(removed + "/")
+        return whiteout_hides(self.type, self.path, path)
+
+
+def whiteout_hides(kind: str, marker: str, path: str) -> bool:
+    """Whether a later layer's whiteout (`kind` whiteout or opaque, at the path `marker`) removes `path` as a lower
+    layer had it: `.wh.NAME` removes NAME and all under it, `.wh..wh..opq` all under its folder."""
+    folder, name = marker.rsplit("/", 1)
+    if kind == "opaque":
+        return path.startswith(folder + "/")
+    removed = f"{folder}/{name.removeprefix('.wh.')}"
+    return path == removed or path.startswith(removed + "/")
 
 
 def save(image: str, target: Path) -> Path:
