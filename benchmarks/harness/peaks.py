@@ -76,10 +76,12 @@ class Peaks:
         found.update(peaks, devices=scale, peak_flops=peaks["peak_flops"] * scale,
                      kinds={k: v * scale for k, v in peaks["kinds"].items()})
         entry = self.found[dtype]  # the lowest phase figures: what regressions compare the load by
-        entry["peak_flops"] = min(entry.get("peak_flops", peaks["peak_flops"]), peaks["peak_flops"])
         lowest = entry.setdefault("kind_peak_flops", {})
         for kind, rate in peaks["kinds"].items():
             lowest[kind] = min(lowest.get(kind, rate), rate)
+        # the hardware is the fastest kind of those lowest figures (not the lowest of each phase's fastest:
+        # where phases disagree on the fastest kind, that figure belongs to no kind)
+        entry["peak_flops"] = max(lowest.values())
         entry["method"] = ("median per kind of the probes interleaved with each phase (every "
                            f"{timing.SLICE_S:g} s of measured steps); the hardware is the highest kind")
 
