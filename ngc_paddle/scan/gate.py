@@ -7,16 +7,19 @@ source consulted (none at hand, or older than the policy allows) and no waiver i
 A blocking finding wins over NOT RUN (exit 1).
 """
 
+import contextlib
+import dataclasses
 import json
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ngc_paddle import outputs
+from ngc_paddle.distro import Distro
 from ngc_paddle.fields import IMAGE_REF_RE
 from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.host_errors import Failed, NgcPaddleError, NotProven
@@ -26,6 +29,7 @@ from ngc_paddle.scan.checks.layer_cache import LayerCache, default_folder
 from ngc_paddle.scan.checks.layer_facts import LayerFacts, scan_layer
 from ngc_paddle.scan.findings import Finding, dedupe, severity_rank
 from ngc_paddle.scan.source import image_release, layer_source, own_layers
+from ngc_paddle.scan.source.inventory import Package
 from ngc_paddle.scan.source.saved_image import Layer
 from ngc_paddle.scan.vulnerabilities import freshness, scanners, sources
 
@@ -119,13 +123,90 @@ def secret_scan(scanned: str) -> dict:
     return {"status": "NOT RUN", "detail": f"{scanned}; only the gate's own rules ran"}
 
 
-def _timed(timings: dict[str, float], phase: str, work: Callable, *args):
-    """Run one phase and record its wall time (phases running in a pool thread are timed there)."""
-    mark = time.perf_counter()
-    try:
-        return work(*args)
-    finally:
-        timings[phase] = time.perf_counter() - mark
+class PhaseClock:
+    """Wall seconds per phase of one scan, every phase timed the same way (a phase run in a pool thread is timed
+    in that thread); the report's `timings_s` and perf/scan/bench_gate.py read them."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._start = time.perf_counter()
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        mark = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = time.perf_counter() - mark
+
+    def call(self, name: str, work: Callable, *args):
+        with self.phase(name):
+            return work(*args)
+
+    def as_dict(self) -> dict[str, float]:
+        """Rounded seconds per phase, with the total so far."""
+        return {k: round(v, 2) for k, v in {**self.seconds, "total": time.perf_counter() - self._start}.items()}
+
+
+@dataclasses.dataclass
+class ImageJudgement:
+    """What the image's own layers and config showed: findings, the packages it holds, and each check's status."""
+
+    findings: list[Finding]
+    packages: list[Package]
+    distro: Distro | None
+    found: image_release.ImageRelease
+    whole: image_checks.Whole
+    own: own_files.OwnFiles
+    fresh: freshness.Freshness
+    sbom_path: Path
+
+
+def _judge_image(image: str, source, attribution, labelled, rules: policy.Policy, root: Path,
+                 overrides: dict[str, str], stage, output: Path, clock: PhaseClock,
+                 say: Callable[[str], None]) -> tuple[ImageJudgement, list[dict]]:
+    """The layer walk and every check of the image's own content and config, the SBOM and freshness."""
+    with clock.phase("layers"):
+        facts, layer_report = read_layers(source, LayerCache(default_folder(root)), say)
+    with clock.phase("checks"):
+        findings = layer_checks.judge(source.layers, facts, rules)
+        findings += layer_checks.scan_config(source, source.layers)
+        view = image_checks.final_view(source.layers, facts)
+        found = image_release.with_baked_manifest(labelled, source.config, view.baked_manifest(), root, overrides)
+        whole = image_checks.check(source.layers, facts, view, source.user, root, found)
+        findings += whole.findings
+        # our own files and config against our build's record (trusted: layers with the build's diff ids)
+        own = own_files.check(source.layers, facts, attribution.ours)
+        findings += own.findings + config_record.compare(source.config.get("config") or {}, attribution.config)
+        packages = view.inventory.packages()
+    with clock.phase("sbom"):
+        manifest = json.loads(view.inventory.image_manifest) if view.inventory.image_manifest else None
+        distro = view.inventory.distro(manifest)
+        sbom_path = output / "sbom.cdx.json"
+        staged_sbom = sbom.write(sbom.build(image, manifest, packages, distro), stage.path(sbom_path))
+    say(f"    SBOM: {sbom.component_count(staged_sbom)} components -> {sbom_path}")
+    with clock.phase("freshness"):
+        fresh = freshness.check(packages, source.config, found, root, say=say)
+        findings += fresh.findings
+    return ImageJudgement(findings, packages, distro, found, whole, own, fresh, sbom_path), layer_report
+
+
+def _scanner_findings(image: str, source, trivy_job, tmp: Path, clock: PhaseClock,
+                      say: Callable[[str], None]) -> tuple[list[Finding], str, bool]:
+    """trivy's findings (its job started before the layer walk) and grype's; (findings, trivy's scanners, whether
+    grype ran)."""
+    with clock.phase("trivy_wait"):  # trivy's time beyond the layer walk
+        trivy_report, scanned = trivy_job.result()
+    findings: list[Finding] = []
+    if trivy_report:
+        findings += name_trivy_layers(scanners.read_trivy(trivy_report), source.layers)
+        say(f"    trivy: {scanned} scanners")
+    else:
+        say(f"    trivy: {scanned}")
+    grype_report = scanners.run_grype(image, tmp / "grype.json")
+    if grype_report:
+        findings += scanners.read_grype(grype_report)
+    return findings, scanned, grype_report is not None
 
 
 def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, reports: list[tuple[str, Path]],
@@ -140,112 +221,88 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
                              "fix: name an image like ngc-paddle:26.12-cpu")
     rules = policy.load(policy_path)
     today = today or datetime.now(UTC).date()
+    overrides = source_overrides or {}
     external: list[Finding] = []
     for kind, path in reports:  # read given reports first: a corrupt one is bad input, before any work
         external += scanners.read_trivy(path) if kind == "trivy" else scanners.read_grype(path)
     advisories = scanners.load_osv(osv_dir) if osv_dir else []
     outputs.ensure_folder(output)
-    timings: dict[str, float] = {}  # seconds per phase, in the report and for perf/scan/bench_gate.py
-    start = time.perf_counter()
+    clock = PhaseClock()
     with outputs.staged() as stage, ThreadPoolExecutor(max_workers=2) as pool:
         # nothing replaces the previous outputs unless the whole run succeeds
-        hadolint_job = pool.submit(_timed, timings, "hadolint", hadolint_findings, root)
+        hadolint_job = pool.submit(clock.call, "hadolint", hadolint_findings, root)
         with tempfile.TemporaryDirectory(prefix="ngc-scan-") as tmp:
             say(f"==> scan {image}")
-            source, how = _timed(timings, "fetch", layer_source.open_image, image, Path(tmp), say)
-            # which layers are our build's (their diff ids, as this host recorded them): names the layers
-            # the image's release, resolved once from its labels (or handed in by the release run); an image without
-            # labels may still name it in its baked manifest, read below
-            labelled = image_release.of_image(source.config, None, root, source_overrides or {}, resolved)
+            source, how = clock.call("fetch", layer_source.open_image, image, Path(tmp), say)
+            # the image's release, resolved once from its labels (or handed in by the release run), names the
+            # layers that are our build's (their diff ids, as this host recorded them); an image without labels
+            # may still name it in its baked manifest, read by _judge_image
+            labelled = image_release.of_image(source.config, None, root, overrides, resolved)
             attribution = own_layers.attribute(source.layers, source.labels, root, labelled)
             say(f"    own layers: {attribution.line}")
             # trivy reads the same image (the registry reference, or the saved tar) in its own process while
             # this one reads the layers (two cores busy instead of one after the other); the thread only waits.
             cache = sources.trivy_cache()  # where an air-gapped host keeps a pre-populated database
-            trivy_job = pool.submit(_timed, timings, "trivy", scanners.run_trivy,
+            trivy_job = pool.submit(clock.call, "trivy", scanners.run_trivy,
                                     source.reference or getattr(source, "path", None), cache, db_repository,
                                     Path(tmp) / "trivy.json")
-            mark = time.perf_counter()
-            facts, layer_report = read_layers(source, LayerCache(default_folder(root)), say)
-            timings["layers"] = time.perf_counter() - mark
-            mark = time.perf_counter()
-            findings = layer_checks.judge(source.layers, facts, rules)
-            findings += layer_checks.scan_config(source, source.layers)
-            view = image_checks.final_view(source.layers, facts)
-            found = image_release.with_baked_manifest(labelled, source.config, view.baked_manifest(), root,
-                                                      source_overrides or {})
-            whole = image_checks.check(source.layers, facts, view, source.user, root, found)
-            inventory = view.inventory
-            findings += whole.findings
-            # our own files and config against our build's record (trusted: layers with the build's diff ids)
-            own = own_files.check(source.layers, facts, attribution.ours)
-            findings += own.findings + config_record.compare(source.config.get("config") or {}, attribution.config)
-            packages = inventory.packages()
-            timings["checks"] = time.perf_counter() - mark
-            mark = time.perf_counter()
-            manifest = json.loads(inventory.image_manifest) if inventory.image_manifest else None
-            distro = inventory.distro(manifest)
-            sbom_path = output / "sbom.cdx.json"
-            staged_sbom = sbom.write(sbom.build(image, manifest, packages, distro),
-                                     stage.path(sbom_path))
-            timings["sbom"] = time.perf_counter() - mark
-            say(f"    SBOM: {sbom.component_count(staged_sbom)} components -> {sbom_path}")
-            mark = time.perf_counter()
-            fresh = freshness.check(packages, source.config, found, root, say=say)
-            findings += fresh.findings
-            timings["freshness"] = time.perf_counter() - mark
-            mark = time.perf_counter()
-            trivy_report, scanned = trivy_job.result()
-            timings["trivy_wait"] = time.perf_counter() - mark  # trivy's time beyond the layer walk
-            if trivy_report:
-                findings += name_trivy_layers(scanners.read_trivy(trivy_report), source.layers)
-                say(f"    trivy: {scanned} scanners")
-            else:
-                say(f"    trivy: {scanned}")
-            grype_report = scanners.run_grype(image, Path(tmp) / "grype.json")
-            if grype_report:
-                findings += scanners.read_grype(grype_report)
-        findings += external
+            judged, layer_report = _judge_image(image, source, attribution, labelled, rules, root, overrides,
+                                                stage, output, clock, say)
+            found_by_scanners, scanned, grype_ran = _scanner_findings(image, source, trivy_job, Path(tmp),
+                                                                      clock, say)
+        findings = judged.findings + found_by_scanners + external
         if advisories:
-            findings += scanners.match_osv(packages, advisories, distro)
-            say(f"    OSV: {len(advisories)} advisories matched against {len(packages)} packages "
-                f"(distribution records of {distro.osv_ecosystem if distro else '? (unknown release: none)'} only)")
-        looked = [sources.trivy_db(cache, scanned, db_repository), sources.grype_db(grype_report is not None),
+            findings += scanners.match_osv(judged.packages, advisories, judged.distro)
+            say(f"    OSV: {len(advisories)} advisories matched against {len(judged.packages)} packages "
+                "(distribution records of "
+                f"{judged.distro.osv_ecosystem if judged.distro else '? (unknown release: none)'} only)")
+        looked = [sources.trivy_db(cache, scanned, db_repository), sources.grype_db(grype_ran),
                   *[sources.trivy_report(p) if k == "trivy" else sources.grype_report(p) for k, p in reports],
-                  *sources.osv_folder(osv_dir or sources.default_osv_dir(root), advisories, distro)]
-        looked, verdict = vulnerability_evidence(rules, packages, looked, today)
+                  *sources.osv_folder(osv_dir or sources.default_osv_dir(root), advisories, judged.distro)]
+        looked, verdict = vulnerability_evidence(rules, judged.packages, looked, today)
         findings += hadolint_job.result()
-        mark = time.perf_counter()
-        findings = dedupe(findings)
-        decision = policy.decide(rules, findings, today)
-        report = {
-            "image": image, "scanned": datetime.now(UTC).isoformat(timespec="seconds"), "today": str(today),
-            "policy": str(policy_path), "severity_threshold": rules.severity_threshold,
-            "blocked": decision.blocked, "sbom": str(sbom_path), "distro": distro.osv_ecosystem if distro else None,
-            "max_source_age_days": rules.max_source_age_days,
-            "vulnerabilities": verdict.as_dict(),
-            "vulnerability_sources": [s.as_dict() for s in looked],
-            "counts": {"blocking": len(decision.blocking), "suppressed": len(decision.suppressed),
-                       "informational": len(decision.informational)},
-            "expired_allowlist_entries": [f"{e.id} ({e.package}) expired {e.expires}" for e in decision.expired],
-            "blocking": [f.as_dict() for f in decision.blocking],
-            "suppressed": [f.as_dict() for f in decision.suppressed],
-            "informational": [f.as_dict() for f in decision.informational],
-            "freshness": fresh.as_dict(),
-            "secret_scan": secret_scan(scanned),
-            "lock": {"status": whole.lock_status, "detail": whole.lock_why},
-            "read_from": how,
-            "own_layers": attribution.as_dict(),
-            "own_files": own.as_dict(),
-            "config_record": config_record.status(attribution.ours, attribution.config),
-            "layers": layer_report,
-        }
-        timings["report"] = time.perf_counter() - mark
-        timings["total"] = time.perf_counter() - start
-        report["timings_s"] = {k: round(v, 2) for k, v in timings.items()}
+        with clock.phase("report"):
+            decision = policy.decide(rules, dedupe(findings), today)
+            report = _report(image, policy_path, rules, today, decision, verdict, looked, judged, scanned, how,
+                             attribution, layer_report)
+        report["timings_s"] = clock.as_dict()
         stage.write_text(output / "scan.json", json.dumps(report, indent=2) + "\n")
         stage.write_text(output / "scan.md", markdown(report))
-    say("    phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
+    _say_outcome(report, decision, verdict, output, say)
+    return report
+
+
+def _report(image: str, policy_path: Path, rules: policy.Policy, today: date, decision, verdict, looked: list,
+            judged: ImageJudgement, scanned: str, how: str, attribution, layer_report: list[dict]) -> dict:
+    """scan.json's content (its timings are added by run)."""
+    return {
+        "image": image, "scanned": datetime.now(UTC).isoformat(timespec="seconds"), "today": str(today),
+        "policy": str(policy_path), "severity_threshold": rules.severity_threshold,
+        "blocked": decision.blocked, "sbom": str(judged.sbom_path),
+        "distro": judged.distro.osv_ecosystem if judged.distro else None,
+        "max_source_age_days": rules.max_source_age_days,
+        "vulnerabilities": verdict.as_dict(),
+        "vulnerability_sources": [s.as_dict() for s in looked],
+        "counts": {"blocking": len(decision.blocking), "suppressed": len(decision.suppressed),
+                   "informational": len(decision.informational)},
+        "expired_allowlist_entries": [f"{e.id} ({e.package}) expired {e.expires}" for e in decision.expired],
+        "blocking": [f.as_dict() for f in decision.blocking],
+        "suppressed": [f.as_dict() for f in decision.suppressed],
+        "informational": [f.as_dict() for f in decision.informational],
+        "freshness": judged.fresh.as_dict(),
+        "secret_scan": secret_scan(scanned),
+        "lock": {"status": judged.whole.lock_status, "detail": judged.whole.lock_why},
+        "read_from": how,
+        "own_layers": attribution.as_dict(),
+        "own_files": judged.own.as_dict(),
+        "config_record": config_record.status(attribution.ours, attribution.config),
+        "layers": layer_report,
+    }
+
+
+def _say_outcome(report: dict, decision, verdict, output: Path, say: Callable[[str], None]) -> None:
+    """The phases' times, what was NOT RUN, the waiver, the headline and each blocking finding."""
+    say("    phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in report["timings_s"].items()))
     for line in not_run_parts(report):
         say("    " + line)
     if verdict.status == "waived":
@@ -256,7 +313,6 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
     for f in sorted(decision.blocking, key=lambda f: -severity_rank(f.severity)):
         say(f"   {f.severity:<8} {f.kind:<13} {f.id:<24} {f.package} {f.installed} {f.location} "
             f"{'fix: ' + f.fixed if f.fixed else ''} {('(' + f.suppressed_by + ')') if f.suppressed_by else ''}")
-    return report
 
 
 def not_run_parts(report: dict) -> list[str]:
