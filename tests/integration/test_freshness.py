@@ -11,6 +11,7 @@ from debian.debian_support import Version
 from ngc_paddle.scan.source.image_release import of_image
 from ngc_paddle.scan.source.inventory import DPKG_STATUS, Package
 from ngc_paddle.scan.vulnerabilities import freshness
+from ngc_paddle.scan.vulnerabilities.freshness import debian_archive
 from tests.integration.conftest import REPO, Built, docker, run_cli
 
 CA = "/etc/ssl/certs/ca-certificates.crt"
@@ -42,7 +43,7 @@ def older(built: Built) -> tuple[str, str, str, str]:
     packages, config = image_packages(built.image)
     debian = built.manifest.sources[built.manifest.flavors[built.flavor].components["python"].source]
     arch = config["Architecture"]
-    main, _, security = freshness.debian_suites(debian, arch, CACHE, freshness.KEYRING)
+    main, _, security = debian_archive.debian_suites(debian, arch, CACHE, debian_archive.KEYRING)
     versions = {p.name: p for p in packages}
     name = next(n for n in PREFERRED if n in versions and arch in main.versions.get(n, {})
                 and Version(main.versions[n][arch]) < Version(security.versions.get(n, {}).get(arch, "0")))

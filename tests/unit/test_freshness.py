@@ -20,6 +20,7 @@ from ngc_paddle.scan import policy
 from ngc_paddle.scan.source.image_release import of_image
 from ngc_paddle.scan.source.inventory import Package
 from ngc_paddle.scan.vulnerabilities import freshness
+from ngc_paddle.scan.vulnerabilities.freshness import bounded_fetch, debian_archive, pypi_yanks
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = {"architecture": "amd64", "config": {"Labels": {"ngc-paddle.release": "26.12", "ngc-paddle.flavor": "cpu"}}}
@@ -76,7 +77,7 @@ class Handler(SimpleHTTPRequestHandler):
                 return
             body = page.read_bytes()
             self.send_response(200)
-            self.send_header("Content-Type", freshness.PEP691)
+            self.send_header("Content-Type", pypi_yanks.PEP691)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -124,7 +125,7 @@ def closed_port() -> int:
 def test_updates_security_equal_and_older(served: tuple[Path, str], tmp_path: Path) -> None:
     root, url = served
     archive(root)
-    suites = freshness.debian_suites(source(url), "amd64", tmp_path / "cache", keyring=None)
+    suites = debian_archive.debian_suites(source(url), "amd64", tmp_path / "cache", keyring=None)
     assert [s.suite for s in suites] == ["bookworm", "bookworm-updates", "bookworm-security"]
     image = installed(("libssl3", "3.0.20-1~deb12u2", "amd64"),  # -security has 3.0.22: blocks
                       ("tzdata", "2024b-0+deb12u1", "all"),  # -updates has 2025b: informational
@@ -132,14 +133,14 @@ def test_updates_security_equal_and_older(served: tuple[Path, str], tmp_path: Pa
                       ("libc6", "2.36-9+deb12u14", "amd64"),  # -security's 2.36-9+deb12u7 is older: nothing
                       ("libpam-runtime", "1.5.2-6+deb12u1", "all"),  # arch all, in -security's amd64 index
                       ("libfoo-local", "1.0", "amd64"))  # in no suite
-    pending, absent = freshness.compare_debian(image, suites, "amd64")
+    pending, absent = debian_archive.compare_debian(image, suites, "amd64")
     got = {(p["package"], p["installed"], p["candidate"], p["suite"], p["security"]) for p in pending}
     assert got == {("libssl3", "3.0.20-1~deb12u2", "3.0.22-1~deb12u2", "bookworm-security", True),
                    ("tzdata", "2024b-0+deb12u1", "2025b-0+deb12u1", "bookworm-updates", False),
                    ("libpam-runtime", "1.5.2-6+deb12u1", "1.5.2-6+deb12u3", "bookworm-security", True)}
     assert absent == ["libfoo-local:amd64=1.0"]
     rules = policy.load(REPO / "security" / "policy.yaml")
-    decision = policy.decide(rules, freshness.debian_findings(pending), date(2026, 12, 3))
+    decision = policy.decide(rules, debian_archive.debian_findings(pending), date(2026, 12, 3))
     assert {(f.kind, f.package, f.installed, f.fixed) for f in decision.blocking} == {
         ("security-update", "libssl3", "3.0.20-1~deb12u2", "3.0.22-1~deb12u2"),
         ("security-update", "libpam-runtime", "1.5.2-6+deb12u1", "1.5.2-6+deb12u3")}
@@ -159,20 +160,23 @@ def test_index_fetched_by_hash_and_then_read_from_the_cache(served: tuple[Path, 
     # the plain name already holds a newer index than the Release file in hand, as on a mirror mid-update
     plain = root / "debian-security/dists/bookworm-security/main/binary-amd64/Packages.xz"
     plain.write_bytes(lzma.compress(packages_file([("libssl3", "3.0.99-1", "amd64")])))
-    first = freshness.read_suite(f"{url}/debian-security", "bookworm-security", "amd64", True, tmp_path / "c", None)
+    first = debian_archive.read_suite(f"{url}/debian-security", "bookworm-security", "amd64", True,
+                                      tmp_path / "c", None)
     assert first.versions["libssl3"] == {"amd64": "3.0.22-1~deb12u2"}
     shutil.rmtree(plain.parent)  # gone from the server: the cache keyed by the listed SHA256 answers
-    again = freshness.read_suite(f"{url}/debian-security", "bookworm-security", "amd64", True, tmp_path / "c", None)
+    again = debian_archive.read_suite(f"{url}/debian-security", "bookworm-security", "amd64", True,
+                                      tmp_path / "c", None)
     assert again.versions == first.versions and again.date == "Sat, 11 Jul 2026 10:16:37 UTC"
-    with pytest.raises(freshness.Unavailable, match="HTTP 404"):
-        freshness.read_suite(f"{url}/debian-security", "bookworm-security", "amd64", True, tmp_path / "other", None)
+    with pytest.raises(bounded_fetch.Unavailable, match="HTTP 404"):
+        debian_archive.read_suite(f"{url}/debian-security", "bookworm-security", "amd64", True,
+                                  tmp_path / "other", None)
 
 
 def test_sha256_mismatch_is_one_line_and_not_run(served: tuple[Path, str], tmp_path: Path) -> None:
     root, url = served
     archive(root, by_hash=False, corrupt=True)
-    with pytest.raises(freshness.Unavailable) as exc:
-        freshness.debian_suites(source(url), "amd64", tmp_path / "cache", keyring=None)
+    with pytest.raises(bounded_fetch.Unavailable) as exc:
+        debian_archive.debian_suites(source(url), "amd64", tmp_path / "cache", keyring=None)
     message = str(exc.value)
     assert "\n" not in message and "bookworm-security/main/binary-amd64/Packages.xz: sha256" in message
     assert "does not match" in message
@@ -190,23 +194,23 @@ def test_binary_all_is_a_separate_index_only_where_the_release_says_so(served: t
     release = (dist / "InRelease").read_text()
     (dist / "InRelease").write_text(release + f" {hashlib.sha256(packed).hexdigest()} {len(packed)} "
                                               "main/binary-all/Packages.xz\n")
-    suite = freshness.read_suite(f"{url}/debian", "bookworm", "amd64", False, None, None)
+    suite = debian_archive.read_suite(f"{url}/debian", "bookworm", "amd64", False, None, None)
     assert suite.indexes == ["main/binary-amd64/Packages.xz", "main/binary-all/Packages.xz"]
     assert suite.versions["tzdata"] == {"all": "2025b-0+deb12u1"}
     # Debian's main archive: arch-all packages are in each arch's index, binary-all is not read
     (dist / "InRelease").write_text(release.replace("Architectures:", "No-Support-for-Architecture-all: Packages\n"
                                                                       "Architectures:"))
-    suite = freshness.read_suite(f"{url}/debian", "bookworm", "amd64", False, None, None)
+    suite = debian_archive.read_suite(f"{url}/debian", "bookworm", "amd64", False, None, None)
     assert suite.indexes == ["main/binary-amd64/Packages.xz"] and "tzdata" not in suite.versions
 
 
 def test_an_unsigned_release_does_not_pass_the_archive_keyring(served: tuple[Path, str], tmp_path: Path) -> None:
-    if shutil.which("gpgv") is None or not freshness.KEYRING.is_file():
+    if shutil.which("gpgv") is None or not debian_archive.KEYRING.is_file():
         pytest.skip("gpgv or the Debian archive keyring is not installed here")
     root, url = served
     archive(root)
-    with pytest.raises(freshness.Unavailable, match="signature of InRelease does not verify"):
-        freshness.read_suite(f"{url}/debian", "bookworm", "amd64", False, tmp_path, freshness.KEYRING)
+    with pytest.raises(bounded_fetch.Unavailable, match="signature of InRelease does not verify"):
+        debian_archive.read_suite(f"{url}/debian", "bookworm", "amd64", False, tmp_path, debian_archive.KEYRING)
 
 
 def test_a_release_file_past_its_valid_until_is_refused(served: tuple[Path, str]) -> None:
@@ -215,18 +219,18 @@ def test_a_release_file_past_its_valid_until_is_refused(served: tuple[Path, str]
     inrelease = root / "debian/dists/bookworm/InRelease"
     text = inrelease.read_text()
     inrelease.write_text(text.replace("Acquire-By-Hash", "Valid-Until: Sat, 18 Jul 2026 10:16:37 UTC\nAcquire-By-Hash"))
-    with pytest.raises(freshness.Unavailable, match=r"expired on Sat, 18 Jul 2026 .*the mirror is stale"):
-        freshness.read_suite(f"{url}/debian", "bookworm", "amd64", False, None, None)
+    with pytest.raises(bounded_fetch.Unavailable, match=r"expired on Sat, 18 Jul 2026 .*the mirror is stale"):
+        debian_archive.read_suite(f"{url}/debian", "bookworm", "amd64", False, None, None)
     inrelease.write_text(text.replace("Acquire-By-Hash", "Valid-Until: Thu, 18 Jul 2126 10:16:37 UTC\nAcquire-By-Hash"))
-    assert freshness.read_suite(f"{url}/debian", "bookworm", "amd64", False, None, None).versions
+    assert debian_archive.read_suite(f"{url}/debian", "bookworm", "amd64", False, None, None).versions
 
 
 def test_downloads_are_bounded(served: tuple[Path, str]) -> None:
     root, url = served
     (root / "big").write_bytes(b"x" * 5000)
-    with pytest.raises(freshness.Unavailable, match="larger than 4096 bytes"):
-        freshness.fetch(f"{url}/big", 4096)
-    assert freshness.fetch(f"{url}/big", 5000)[0] == b"x" * 5000
+    with pytest.raises(bounded_fetch.Unavailable, match="larger than 4096 bytes"):
+        bounded_fetch.fetch(f"{url}/big", 4096)
+    assert bounded_fetch.fetch(f"{url}/big", 5000)[0] == b"x" * 5000
 
 
 def pep691(root: Path, name: str, files: dict[str, bool | str]) -> None:
@@ -244,17 +248,17 @@ def test_pep691_yanked_release(served: tuple[Path, str]) -> None:
                              "urllib3-2.2.0.tar.gz": True, "urllib3-2.2.1-py3-none-any.whl": False,
                              "urllib3-2.2.2-py3-none-any.whl": True, "urllib3-2.2.2.tar.gz": False})
     index = f"{url}/simple"
-    assert freshness.yank_state(index, "urllib3", "2.2.0") == ("yanked", "Regression in proxy handling")
-    assert freshness.yank_state(index, "urllib3", "2.2.1") == ("ok", "")
-    assert freshness.yank_state(index, "urllib3", "2.2.2")[0] == "ok"  # one file still offered
-    assert freshness.yank_state(index, "urllib3", "2.3.0")[0] == "absent"
-    with pytest.raises(freshness.Unavailable, match="HTTP 404"):
-        freshness.yank_state(index, "no-such-project", "1.0")
+    assert pypi_yanks.yank_state(index, "urllib3", "2.2.0") == ("yanked", "Regression in proxy handling")
+    assert pypi_yanks.yank_state(index, "urllib3", "2.2.1") == ("ok", "")
+    assert pypi_yanks.yank_state(index, "urllib3", "2.2.2")[0] == "ok"  # one file still offered
+    assert pypi_yanks.yank_state(index, "urllib3", "2.3.0")[0] == "absent"
+    with pytest.raises(bounded_fetch.Unavailable, match="HTTP 404"):
+        pypi_yanks.yank_state(index, "no-such-project", "1.0")
     (root / "html").mkdir()
     (root / "html" / "urllib3").mkdir()
     (root / "html" / "urllib3" / "index.html").write_text("<html></html>")
-    with pytest.raises(freshness.Unavailable, match="not PEP 691 JSON"):
-        freshness.yank_state(f"{url}/html", "urllib3", "2.2.0")
+    with pytest.raises(bounded_fetch.Unavailable, match="not PEP 691 JSON"):
+        pypi_yanks.yank_state(f"{url}/html", "urllib3", "2.2.0")
 
 
 def release_root(tmp_path: Path, url: str | None, pypi: str | None) -> Path:
