@@ -64,6 +64,56 @@ def requested_flavors(release: ResolvedRelease, names: list[str]) -> tuple[list[
     return [f for name, f in release.flavors().items() if name in asked], False
 
 
+@dataclasses.dataclass
+class Tally:
+    """One release run's record across its phases: per flavor its stages (`infos`), the flavors not built and why,
+    the failures that block the push, and which of those are NOT PROVEN gates."""
+
+    state: State
+    say: Callable[[str], None]
+    accept_unproven: str | None
+    infos: dict[str, dict] = dataclasses.field(default_factory=dict)
+    not_built: dict[str, str] = dataclasses.field(default_factory=dict)
+    failures: list[str] = dataclasses.field(default_factory=list)
+    unproven: list[str] = dataclasses.field(default_factory=list)  # alone, they make the release NOT PROVEN
+
+    def gate(self, built: Built, step: Step) -> None:
+        """Run one gate of one flavor unless its inputs are unchanged since it passed; record and report it.
+
+        A gate that was NOT PROVEN with the same inputs (the image, and for the GPU gates whether this host
+        offers a GPU) would be NOT PROVEN again: when a person accepts that, the stored result is taken as it
+        is rather than run again, with their reason."""
+        state, say, accept_unproven = self.state, self.say, self.accept_unproven
+        stages = self.infos[built.flavor]["stages"]
+        previous = state.done(built.flavor, step.name, step.key)
+        if previous:
+            say(f"--> {step.name}: unchanged since {previous['finished']}, skipped ({previous['detail']})")
+            stages[step.name] = previous
+            return
+        stored = state.unproven(built.flavor, step.name, step.key) if accept_unproven else None
+        if stored:
+            say(f"--> {step.name}: NOT PROVEN with the same inputs on {stored['finished']}, not run again")
+            status, evidence = "not proven", stored.get("evidence", stored["detail"])
+            extra = {k: v for k, v in stored.items() if k not in ("key", "status", "detail", "finished", "evidence")}
+        else:
+            say(f"--> {step.name}")
+            outcome = step.run()
+            status, evidence = outcome.status, outcome.detail
+            extra = {"image_id": built.image_id, **outcome.stored}
+        detail = evidence
+        if status == "not proven" and accept_unproven:
+            status, detail = "accepted unproven", f"{evidence}; accepted by a person: {accept_unproven}"
+        entry = state.record(built.flavor, step.name, step.key, status, detail, evidence=evidence, **extra)
+        say(f"    {step.name}: {status}: {detail}")
+        if status == "not proven":
+            self.failures.append(f"{built.flavor}: {step.name} gate NOT PROVEN ({detail}; to push anyway: "
+                                 "--accept-unproven REASON)")
+            self.unproven.append(self.failures[-1])
+        elif status not in PASSING:
+            self.failures.append(f"{built.flavor}: {step.name} gate ({detail})")
+        stages[step.name] = entry
+
+
 def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     """Gates every requested flavor, then pushes all of them or none: a release is one set of images, and
     a registry holding 26.12-cpu of this run beside 26.12-gpu of an older one would be a release nobody
@@ -77,26 +127,52 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     flavors = [flavor.name for flavor in resolved]
     # a bad fleet file (or one naming a flavor the release lacks): exit 2, nothing pushed
     fleet = fleet_schema.load(opts.fleet, root, release) if opts.fleet else None
-    state = State(release_folder(root, manifest.release) / "state.json")
+    tally = Tally(State(release_folder(root, manifest.release) / "state.json"), say, opts.accept_unproven)
     attest.signing_key(opts)  # no key (and no --no-attest): exit 2 before anything is built
-    failures: list[str] = []
-    unproven: list[str] = []  # the failures that are NOT PROVEN gates: alone, they make the release NOT PROVEN
-    not_built: dict[str, str] = {}
-    infos: dict[str, dict] = {}
+    builts = _build_candidates(resolved, every, opts, tally)
+    _run_gates(builts, fleet, release, opts, tally)
+    built_names = [name for name in flavors if name not in tally.not_built]
+    if not built_names:
+        tally.failures.append("no flavor could be built on this host")
+    if not tally.failures:
+        _before_release_tag(builts, tally)
+    notes.write(release, tally.state)
+    if tally.failures:
+        say("==> push skipped: " + "; ".join(tally.failures))
+        _summary(flavors, tally.not_built, {}, say)
+        blocked = ReleaseNotProven if len(tally.unproven) == len(tally.failures) else ReleaseBlocked
+        raise blocked(f"release {manifest.release} blocked by: {'; '.join(tally.failures)}; the registry keeps "
+                      "the previous release")
+    infos = tally.infos
+    gated = {b.flavor: b.resolved.reference.rsplit("@", 1)[1] for b in builts}
+    for name in built_names:
+        infos[name]["digest"] = push.push(tally.state, name, infos[name]["image"], opts.registry, say,
+                                          gated=gated[name])
+    notes.write(release, tally.state)
+    say(f"==> release {manifest.release} pushed to {opts.registry}: "
+        + ", ".join(f"{n} {infos[n]['digest'][:19]}" for n in built_names))
+    _summary(flavors, tally.not_built, {n: infos[n]["digest"] for n in built_names}, say)
+    return infos
+
+
+def _build_candidates(resolved: list[ResolvedFlavor], every: bool, opts: ReleaseOptions, tally: Tally) -> list[Built]:
+    """Build each flavor and push it as a candidate (the gates run that digest); a flavor that does not build is
+    recorded as not built, and blocks the release unless `all` flavors were asked for."""
+    state, say = tally.state, tally.say
     builts: list[Built] = []
     for flavor in resolved:
         name = flavor.name
-        say(f"=== release {manifest.release}: flavor {name}")
-        info = infos[name] = {"stages": {}}
+        say(f"=== release {opts.release}: flavor {name}")
+        info = tally.infos[name] = {"stages": {}}
         try:
             built, outcome = build.run(flavor, opts, say)
         except NgcPaddleError as exc:
             outcome = build.failed(exc)
             info["stages"][build.NAME] = state.record(name, build.NAME, "", outcome.status, outcome.detail)
             say(f"    not built: {outcome.detail}")
-            not_built[name] = outcome.detail
+            tally.not_built[name] = outcome.detail
             if not every:
-                failures.append(f"{name}: build ({outcome.detail})")
+                tally.failures.append(f"{name}: build ({outcome.detail})")
             continue
         info["image"] = built.image
         info["stages"][build.NAME] = state.record(name, build.NAME, built.image_id, outcome.status, outcome.detail,
@@ -106,8 +182,15 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         # The gates run this digest; a registry that refuses the push stops the run here (a login: exit 2).
         ref = candidate.push(state, name, built.image, opts.registry, say)
         builts.append(dataclasses.replace(built, resolved=built.resolved.with_digest(ref)))
+    return builts
+
+
+def _run_gates(builts: list[Built], fleet, release: ResolvedRelease, opts: ReleaseOptions, tally: Tally) -> None:
+    """Every gate of every built flavor: here, or with a fleet the scan and month-over-month here while the fleet's
+    jobs run validation, benchmarks and the A/B (their verdict is the `gates` stage)."""
+    say = tally.say
     references = partial(ab.reference_for, release, references=opts.references, registry=opts.registry)
-    fan = gates.Gates(fleet, release, opts.benchmarks, state, say, references=references,
+    fan = gates.Gates(fleet, release, opts.benchmarks, tally.state, say, references=references,
                       ab_size=ab.size(opts)) if fleet else None
     try:
         if fan:
@@ -119,8 +202,7 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
             say(f"=== gates of {built.flavor}" + (" on this host (scan, month-over-month)" if fan else ""))
             # every key first: the inputs as they were before any gate ran
             for step in [plan(built) for plan in (LOCAL_GATES if fan else GATES)]:
-                infos[built.flavor]["stages"][step.name] = _gate(state, built, step, opts.accept_unproven, failures,
-                                                                 unproven, say)
+                tally.gate(built, step)
         fanned = fan.wait() if fan else {}
     except BaseException as exc:  # Ctrl-C, SIGTERM, a failing stage: the fleet's jobs are cancelled first
         if fan:
@@ -130,69 +212,17 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         if built.flavor in fanned:
             key, result = fanned[built.flavor]
             say(f"=== fleet gates of {built.flavor}")
-            step = Step(gates.NAME, key, lambda result=result: result)
-            infos[built.flavor]["stages"][gates.NAME] = _gate(state, built, step, opts.accept_unproven, failures,
-                                                              unproven, say)
-    built_names = [name for name in flavors if name not in not_built]
-    if not built_names:
-        failures.append("no flavor could be built on this host")
-    if not failures:
-        for built in builts:
-            for hook in BEFORE_RELEASE_TAG:
-                outcome = hook(built, state, say)
-                infos[built.flavor]["stages"][attest.NAME] = state.data[built.flavor].get(attest.NAME, {})
-                if outcome.status not in RELEASE_TAG_MAY_MOVE:
-                    failures.append(f"{built.flavor}: {outcome.detail}")
-    notes.write(release, state)
-    if failures:
-        say("==> push skipped: " + "; ".join(failures))
-        _summary(flavors, not_built, {}, say)
-        blocked = ReleaseNotProven if len(unproven) == len(failures) else ReleaseBlocked
-        raise blocked(f"release {manifest.release} blocked by: {'; '.join(failures)}; the registry keeps "
-                      "the previous release")
-    gated = {b.flavor: b.resolved.reference.rsplit("@", 1)[1] for b in builts}
-    for name in built_names:
-        infos[name]["digest"] = push.push(state, name, infos[name]["image"], opts.registry, say, gated=gated[name])
-    notes.write(release, state)
-    say(f"==> release {manifest.release} pushed to {opts.registry}: "
-        + ", ".join(f"{n} {infos[n]['digest'][:19]}" for n in built_names))
-    _summary(flavors, not_built, {n: infos[n]["digest"] for n in built_names}, say)
-    return infos
+            tally.gate(built, Step(gates.NAME, key, lambda result=result: result))
 
 
-def _gate(state: State, built: Built, step: Step, accept_unproven: str | None, failures: list[str],
-          unproven: list[str], say: Callable[[str], None]) -> dict:
-    """Run one gate of one flavor unless its inputs are unchanged since it passed; record and report it.
-
-    A gate that was NOT PROVEN with the same inputs (the image, and for the GPU gates whether this host
-    offers a GPU) would be NOT PROVEN again: when a person accepts that, the stored result is taken as it
-    is rather than run again, with their reason."""
-    previous = state.done(built.flavor, step.name, step.key)
-    if previous:
-        say(f"--> {step.name}: unchanged since {previous['finished']}, skipped ({previous['detail']})")
-        return previous
-    stored = state.unproven(built.flavor, step.name, step.key) if accept_unproven else None
-    if stored:
-        say(f"--> {step.name}: NOT PROVEN with the same inputs on {stored['finished']}, not run again")
-        status, evidence = "not proven", stored.get("evidence", stored["detail"])
-        extra = {k: v for k, v in stored.items() if k not in ("key", "status", "detail", "finished", "evidence")}
-    else:
-        say(f"--> {step.name}")
-        outcome = step.run()
-        status, evidence = outcome.status, outcome.detail
-        extra = {"image_id": built.image_id, **outcome.stored}
-    detail = evidence
-    if status == "not proven" and accept_unproven:
-        status, detail = "accepted unproven", f"{evidence}; accepted by a person: {accept_unproven}"
-    entry = state.record(built.flavor, step.name, step.key, status, detail, evidence=evidence, **extra)
-    say(f"    {step.name}: {status}: {detail}")
-    if status == "not proven":
-        failures.append(f"{built.flavor}: {step.name} gate NOT PROVEN ({detail}; to push anyway: --accept-unproven "
-                        "REASON)")
-        unproven.append(failures[-1])
-    elif status not in PASSING:
-        failures.append(f"{built.flavor}: {step.name} gate ({detail})")
-    return entry
+def _before_release_tag(builts: list[Built], tally: Tally) -> None:
+    """The stages that must pass on each gated digest before the release tag moves (attestations)."""
+    for built in builts:
+        for hook in BEFORE_RELEASE_TAG:
+            outcome = hook(built, tally.state, tally.say)
+            tally.infos[built.flavor]["stages"][attest.NAME] = tally.state.data[built.flavor].get(attest.NAME, {})
+            if outcome.status not in RELEASE_TAG_MAY_MOVE:
+                tally.failures.append(f"{built.flavor}: {outcome.detail}")
 
 
 def _summary(flavors: list[str], not_built: dict[str, str], digests: dict[str, str],
