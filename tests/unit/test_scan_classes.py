@@ -392,3 +392,20 @@ def test_the_images_own_startup_parts_are_the_repositorys_entrypoint_files(repo:
         assert parts[f"/opt/ngc-paddle/entrypoint.d/{f.name}"] == hashlib.md5(f.read_bytes()).hexdigest()
     entrypoint = (repo / "image" / "entrypoint.sh").read_bytes()
     assert parts["/opt/ngc-paddle/entrypoint.sh"] == hashlib.md5(entrypoint).hexdigest()
+
+
+def test_the_layer_cache_key_covers_every_module_the_layer_facts_import() -> None:
+    """The cache key digests the code that gathers a layer's facts: every module of ours that importing
+    layer_facts loads (asked of a fresh interpreter, a second way of finding them) is among its sources."""
+    import subprocess
+    import sys
+
+    from ngc_paddle.scan.checks import layer_cache
+
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, ngc_paddle.scan.checks.layer_facts; print('\\n'.join("
+         "m.__file__ for n, m in sys.modules.items() if n.split('.')[0] in ('ngc_paddle', 'ngc_common')))"],
+        capture_output=True, text=True, check=True, cwd=REPO).stdout.split()
+    sources = {str(p) for p in layer_cache.SOURCES}
+    assert {"dpkg_status.py", "layer_facts.py", "secret_patterns.py"} <= {p.rsplit("/", 1)[1] for p in sources}
+    assert set(loaded) - sources == set()

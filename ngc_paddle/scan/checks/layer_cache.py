@@ -10,6 +10,7 @@ unreadable entry is read again from the layer (and replaced), never trusted; the
 MAX_ENTRIES are removed.
 """
 
+import ast
 import gzip
 import hashlib
 import json
@@ -23,13 +24,32 @@ from ngc_paddle.scan.checks.layer_facts import LayerFacts
 MAX_ENTRIES = 400
 CACHE_ENV = "NGC_PADDLE_SCAN_CACHE"
 DIFF_ID = re.compile(r"sha256:[0-9a-f]{64}")
-_SCAN = Path(__file__).resolve().parents[1]
-# The code whose output the cache keeps: the rules, the credential files, archives, what is captured.
-SOURCES = [_SCAN / "checks" / n for n in ("layer_facts.py", "archives.py", "accounts.py", "hooks.py",
-                                                        "file_scope.py")] + \
-          [_SCAN / "source" / n for n in ("inventory.py", "saved_image.py", "layer_tar.py", "layer_source.py")] + \
-          [_SCAN.parents[1] / "ngc_common" / n for n in ("secret_patterns.py", "credential_files.py",
-                                                                "token_rules.py")]
+_REPO = Path(__file__).resolve().parents[3]
+_OURS = ("ngc_paddle", "ngc_common")
+
+
+def fact_sources(module: str = "ngc_paddle.scan.checks.layer_facts") -> list[Path]:
+    """The code whose output the cache keeps: `module` and every module of ours it imports, followed through,
+    with the packages those imports run (a hand-kept list missed the dpkg reader once)."""
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        path = _REPO / Path(*name.split("."))
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        if name in seen or not path.is_file():
+            continue
+        seen[name] = path
+        todo += [name.rsplit(".", n)[0] for n in range(1, name.count(".") + 1)]  # the packages an import runs
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(_OURS):
+                todo += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                todo += [alias.name for alias in node.names if alias.name.startswith(_OURS)]
+    return sorted(seen.values())
+
+
+SOURCES = fact_sources()
 FACTS_VERSION = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES)).hexdigest()[:12]
 
 
