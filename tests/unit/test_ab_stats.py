@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.ab import stats, verdict
 from ngc_paddle.release.ab.metrics import IMAGE_SIZE, Metric
 
@@ -225,6 +226,9 @@ def test_the_ab_threshold_is_gates_yamls_max_regression_pct(tmp_path: Path) -> N
                                                                       "max_regression_pct: 7.5\n")
     (tmp_path / "benchmarks" / "gates.yaml").write_text(text)
     assert verdict.max_regression_pct(tmp_path) == 7.5
+    (tmp_path / "benchmarks" / "harness" / "gates_file.py").unlink()  # a tree without the loader: one line, exit 2
+    with pytest.raises(NgcPaddleError, match=r"gates_file.py: \(file\): cannot be loaded; fix: restore it"):
+        verdict.max_regression_pct(tmp_path)
 
 
 def test_the_signed_rank_test_of_no_round_or_one() -> None:

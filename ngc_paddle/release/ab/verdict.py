@@ -47,7 +47,7 @@ class MetricVerdict:
 def max_regression_pct(root: Path) -> float:
     """gates.yaml's max_regression_pct, through the benchmarks' own loader (one schema, one source)."""
     path = root / "benchmarks" / "harness" / "gates_file.py"
-    spec = importlib.util.spec_from_file_location("ngc_gates_file", path)
+    spec = importlib.util.spec_from_file_location("ngc_gates_file", path) if path.is_file() else None
     if spec is None or spec.loader is None:
         raise NgcPaddleError(f"{path}: (file): cannot be loaded; fix: restore it (git checkout)")
     module = importlib.util.module_from_spec(spec)
