@@ -93,75 +93,18 @@ def _check_member(zip_path: Path | str, info: zipfile.ZipInfo) -> None:
 
 
 def import_zip(source: str, ecosystem: str, into: Path, say=print) -> Imported:
+    """Import OSV's all.zip of `ecosystem` into `into`: checked whole before anything is read, each record
+    validated, the ecosystem's folder replaced only when the import succeeds."""
     if not ECOSYSTEM_RE.fullmatch(ecosystem):
         raise OsvImportError(f"--ecosystem {ecosystem[:40]!r}: (argument): not PyPI, Debian:N or Ubuntu:YY.MM[:LTS]; "
-                           "fix: e.g. --ecosystem PyPI or --ecosystem Debian:12")
+                             "fix: e.g. --ecosystem PyPI or --ecosystem Debian:12")
     outputs.ensure_folder(into)
     with tempfile.TemporaryDirectory(prefix=".osv-import-", dir=into) as tmp:
         zip_path = fetch(source, Path(tmp))
-        try:
-            st = os.stat(zip_path)  # a FIFO or a device would block zipfile for ever: refused before it opens
-        except OSError as exc:
-            raise OsvImportError(f"{zip_path}: (file): cannot be read ({exc.strerror}); fix: give the path of OSV's "
-                                 "all.zip") from None
-        if not stat.S_ISREG(st.st_mode):
-            raise OsvImportError(f"{zip_path}: (file): not a regular file; fix: give the path of OSV's all.zip")
-        if st.st_size > MAX_ZIP_BYTES:
-            raise OsvImportError(f"{zip_path}: (file): {st.st_size} bytes, more than {MAX_ZIP_BYTES}; fix: give "
-                                 "OSV's per-ecosystem all.zip")
-        try:
-            archive = zipfile.ZipFile(zip_path)
-        except (OSError, zipfile.BadZipFile, ValueError, EOFError) as exc:
-            raise OsvImportError(f"{zip_path}: (file): not a readable zip ({exc}); "
-                               "fix: give OSV's per-ecosystem all.zip") from None
-        with archive:
-            members = archive.infolist()
-            if len(members) > MAX_MEMBERS:
-                raise OsvImportError(f"{zip_path}: (archive): {len(members)} members, more than {MAX_MEMBERS}; "
-                                   "fix: use OSV's per-ecosystem all.zip")
-            for info in members:  # every name and size is checked before anything is read
-                _check_member(zip_path, info)
-            if sum(i.file_size for i in members) > MAX_TOTAL_BYTES:
-                raise OsvImportError(f"{zip_path}: (archive): more than {MAX_TOTAL_BYTES} bytes unpacked; "
-                                   "fix: use OSV's per-ecosystem all.zip")
-            stage = Path(tmp) / folder_name(ecosystem)
-            stage.mkdir()
-            kept, skipped, newest = 0, 0, None
-            for info in members:
-                if info.is_dir():
-                    continue
-                target = stage / info.filename
-                try:
-                    with archive.open(info) as src, target.open("wb") as out:
-                        data = src.read(MAX_MEMBER_BYTES + 1)
-                        if len(data) != info.file_size:  # a size the central directory lies about
-                            raise zipfile.BadZipFile(f"{len(data)} bytes where the archive says {info.file_size}")
-                        out.write(data)
-                except UNREADABLE as exc:  # bad CRC, corrupt deflate, encrypted, unknown compression, lying sizes
-                    why = f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}"
-                    raise OsvImportError(f"{zip_path}: {info.filename}: cannot be read ({why}); fix: download the "
-                                         "export again") from None
-                try:
-                    data = bounded_read.load_json(target, OsvImportError, MAX_MEMBER_BYTES)
-                except OsvImportError as exc:  # named by the export and its member, not the staged copy
-                    what = str(exc).removeprefix(f"{target}: (file): ").rsplit("; fix: ", 1)[0]
-                    raise OsvImportError(f"{zip_path}: {info.filename}: {what}; fix: download the export "
-                                         "again") from None
-                records = data if isinstance(data, list) else [data]
-                try:
-                    _RECORDS.model_validate(records)
-                except ValidationError as exc:
-                    raise OsvImportError(one_line(f"{zip_path}: {info.filename}", exc,
-                                                "replace the export; OSV records follow the OSV schema")) from None
-                if not any((x.get("package") or {}).get("ecosystem") == ecosystem
-                           for r in records for x in r.get("affected", [])):
-                    target.unlink()
-                    skipped += 1
-                    continue
-                kept += 1
-                for r in records:
-                    if r.get("modified") and (newest is None or timestamp(r["modified"]) > timestamp(newest)):
-                        newest = r["modified"]
+        stage = Path(tmp) / folder_name(ecosystem)
+        stage.mkdir()
+        with _open_archive(zip_path) as archive:
+            kept, skipped, newest = _unpack_records(zip_path, archive, ecosystem, stage)
         if kept == 0:  # an empty export, or another ecosystem's: the folder we have is better than none
             raise OsvImportError(f"{zip_path}: (archive): no records of {ecosystem} in it ({skipped} of other "
                                  f"ecosystems); fix: give the all.zip of {ecosystem} (the existing folder is kept)")
@@ -176,3 +119,80 @@ def import_zip(source: str, ecosystem: str, into: Path, say=print) -> Imported:
         + (f" ({skipped} records of other ecosystems skipped)" if skipped else "")
         + f"; newest modified {newest or 'unknown'}")
     return result
+
+
+def _open_archive(zip_path: Path) -> zipfile.ZipFile:
+    """The export, opened only once it is a regular file within the limits, and every member's name and size
+    checked before anything is read."""
+    try:
+        st = os.stat(zip_path)  # a FIFO or a device would block zipfile for ever: refused before it opens
+    except OSError as exc:
+        raise OsvImportError(f"{zip_path}: (file): cannot be read ({exc.strerror}); fix: give the path of OSV's "
+                             "all.zip") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise OsvImportError(f"{zip_path}: (file): not a regular file; fix: give the path of OSV's all.zip")
+    if st.st_size > MAX_ZIP_BYTES:
+        raise OsvImportError(f"{zip_path}: (file): {st.st_size} bytes, more than {MAX_ZIP_BYTES}; fix: give "
+                             "OSV's per-ecosystem all.zip")
+    try:
+        archive = zipfile.ZipFile(zip_path)
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError) as exc:
+        raise OsvImportError(f"{zip_path}: (file): not a readable zip ({exc}); "
+                             "fix: give OSV's per-ecosystem all.zip") from None
+    members = archive.infolist()
+    try:
+        if len(members) > MAX_MEMBERS:
+            raise OsvImportError(f"{zip_path}: (archive): {len(members)} members, more than {MAX_MEMBERS}; "
+                                 "fix: use OSV's per-ecosystem all.zip")
+        for info in members:  # every name and size is checked before anything is read
+            _check_member(zip_path, info)
+        if sum(i.file_size for i in members) > MAX_TOTAL_BYTES:
+            raise OsvImportError(f"{zip_path}: (archive): more than {MAX_TOTAL_BYTES} bytes unpacked; "
+                                 "fix: use OSV's per-ecosystem all.zip")
+    except OsvImportError:
+        archive.close()
+        raise
+    return archive
+
+
+def _unpack_records(zip_path: Path, archive: zipfile.ZipFile, ecosystem: str,
+                    stage: Path) -> tuple[int, int, str | None]:
+    """Unpack each member into `stage`, validated as OSV records; a member without a record of `ecosystem` is
+    dropped. (kept, skipped, the newest `modified`)."""
+    kept, skipped, newest = 0, 0, None
+    for info in archive.infolist():
+        if info.is_dir():
+            continue
+        target = stage / info.filename
+        try:
+            with archive.open(info) as src, target.open("wb") as out:
+                data = src.read(MAX_MEMBER_BYTES + 1)
+                if len(data) != info.file_size:  # a size the central directory lies about
+                    raise zipfile.BadZipFile(f"{len(data)} bytes where the archive says {info.file_size}")
+                out.write(data)
+        except UNREADABLE as exc:  # bad CRC, corrupt deflate, encrypted, unknown compression, lying sizes
+            why = f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}"
+            raise OsvImportError(f"{zip_path}: {info.filename}: cannot be read ({why}); fix: download the "
+                                 "export again") from None
+        try:
+            records = bounded_read.load_json(target, OsvImportError, MAX_MEMBER_BYTES)
+        except OsvImportError as exc:  # named by the export and its member, not the staged copy
+            what = str(exc).removeprefix(f"{target}: (file): ").rsplit("; fix: ", 1)[0]
+            raise OsvImportError(f"{zip_path}: {info.filename}: {what}; fix: download the export "
+                                 "again") from None
+        records = records if isinstance(records, list) else [records]
+        try:
+            _RECORDS.model_validate(records)
+        except ValidationError as exc:
+            raise OsvImportError(one_line(f"{zip_path}: {info.filename}", exc,
+                                          "replace the export; OSV records follow the OSV schema")) from None
+        if not any((x.get("package") or {}).get("ecosystem") == ecosystem
+                   for r in records for x in r.get("affected", [])):
+            target.unlink()
+            skipped += 1
+            continue
+        kept += 1
+        for r in records:
+            if r.get("modified") and (newest is None or timestamp(r["modified"]) > timestamp(newest)):
+                newest = r["modified"]
+    return kept, skipped, newest
