@@ -24,6 +24,7 @@ from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.image_build import build_flavor
 from ngc_paddle.image_build.bakefile import OVERRIDE, write_build_inputs, write_override
 from ngc_paddle.manifest.loader import latest_release
+from ngc_paddle.manifest.resolve import platform_differences
 from ngc_paddle.validate_image import validate
 
 
@@ -136,8 +137,11 @@ def _release(release: str | None, root: Path, sources: Mapping[str, str] | None 
 
 
 def cmd_manifest_show(args: argparse.Namespace) -> int:
-    flavor = _release(args.release, Path(args.root)).flavor(args.flavor)
+    release = _release(args.release, Path(args.root))
+    flavor = release.flavor(args.flavor, args.platform)
     print(json.dumps(flavor.declared_manifest, indent=2))
+    for line in platform_differences(release.manifest, flavor.name):  # the JSON stays one platform's, as baked in
+        print(f"note: {line}", file=sys.stderr)
     return 0
 
 
@@ -306,6 +310,7 @@ def _manifest_command(sub: argparse._SubParsersAction) -> None:
     ms = msub.add_parser("show", help="print a flavor's resolved manifest as baked into the image")
     ms.add_argument("release", nargs="?")
     ms.add_argument("--flavor")
+    ms.add_argument("--platform", help="the image of this platform (default: the flavor's first; see its platforms)")
     ms.set_defaults(func=cmd_manifest_show)
 
 
