@@ -103,9 +103,9 @@ def cmd_manifest_check(args: argparse.Namespace) -> int:
             failed += 1
             continue
         locks, before = [], failed
-        for name in release.manifest.flavors:
+        for name, platform in [(n, p) for n, spec in release.manifest.flavors.items() for p in spec.platforms]:
             try:
-                flavor = release.flavor(name)
+                flavor = release.flavor(name, platform)
             except NgcPaddleError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 failed += 1
@@ -115,7 +115,8 @@ def cmd_manifest_check(args: argparse.Namespace) -> int:
                 failed += 1
                 continue
             pending = f" ({flavor.pending})" if flavor.lock is None else ""
-            locks.append(f"{name} {'locked' if flavor.lock is not None else 'lock pending' + pending}")
+            shown = name if len(release.platforms(name)) == 1 else f"{name} {platform}"  # one platform: as before
+            locks.append(f"{shown} {'locked' if flavor.lock is not None else 'lock pending' + pending}")
         if failed == before:
             print(f"ok: {release.release} (flavors: {'; '.join(locks)})")
     return ExitCode.BAD_INPUT if failed else ExitCode.PASS
@@ -126,7 +127,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
     root = Path(args.root)
     run(_release(args.release, root, _source_overrides(args.source)), args.flavor,
-        say=lambda line: print(line, flush=True))
+        say=lambda line: print(line, flush=True), platforms=args.platform)
     return 0
 
 
@@ -426,9 +427,12 @@ def _bench_compare_command(sub: argparse._SubParsersAction) -> None:
 
 
 def _lock_command(sub: argparse._SubParsersAction) -> None:
-    lk = sub.add_parser("lock", help="resolve a release's flavors and write releases/<release>-<flavor>.lock.json")
+    lk = sub.add_parser("lock", help="resolve a release's flavors and write their locks, one per "
+                           "platform: releases/<release>-<flavor>[.<arch>].lock.json")
     lk.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest in releases/)")
     lk.add_argument("--flavor", action="append", default=[], help="flavor(s) to lock (default: every flavor)")
+    lk.add_argument("--platform", action="append", default=[],
+                    help="platform(s) to lock, e.g. linux/arm64 (default: each flavor's platforms)")
     lk.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH",
                     help="resolve a source through a mirror or wheel folder")
     lk.set_defaults(func=cmd_lock)
