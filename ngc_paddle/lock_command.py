@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ngc_paddle import engine, outputs
 from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
+from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.lock.archive_lock import lock_archives
 from ngc_paddle.lock.base_image import ensure_base_image
 from ngc_paddle.lock.base_pin import base_facts
@@ -24,7 +25,7 @@ from ngc_paddle.lock.check import lock_inputs, without_layers
 from ngc_paddle.lock.debian_lock import lock_debian
 from ngc_paddle.lock.lock_file import LOCK_VERSION, Lock, lock_path
 from ngc_paddle.lock.pip_lock import check_reachable, lock_pip, unreachable_optional_layers
-from ngc_paddle.platforms import DEFAULT_PLATFORM, PLATFORMS, foreign
+from ngc_paddle.platforms import DEFAULT_PLATFORM, KNOWN, PLATFORMS, foreign
 
 
 def build_lock(flavor: ResolvedFlavor, say: Callable[[str], None] = print) -> Lock:
@@ -77,6 +78,9 @@ def run(release: ResolvedRelease, flavors: list[str], say: Callable[[str], None]
     platforms (or those of `platforms`: a flavor named with one it is not built for is one line); the first
     failure stops with one line. A pending flavor named explicitly is tried: that is how its lock gets made (via
     mirrors)."""
+    unknown = next((p for p in platforms or [] if p not in PLATFORMS), None)
+    if unknown is not None:
+        raise ManifestError(f"--platform {unknown}: not a known platform; fix: use one of {KNOWN}")
     named = bool(flavors)
     if not flavors:
         marked = {name: flavor.spec.lock for name, flavor in release.flavors().items()}  # the manifest's lock.pending
@@ -88,6 +92,9 @@ def run(release: ResolvedRelease, flavors: list[str], say: Callable[[str], None]
     # a flavor named with a platform it is not built for is one line (release.flavor); one not named is skipped there
     pairs = [(name, p) for name in flavors for p in platforms or release.platforms(name)
              if named or p in release.platforms(name)]
+    if not pairs and platforms:
+        raise ManifestError(f"release {release.release}: no flavor to lock is built for {', '.join(platforms)}; fix: "
+                            "add the platform to a flavor's platforms or ask for another")
     for name, platform in pairs:
         lock = build_lock(release.flavor(name, platform), say)
         path = write_lock(release.root, lock, platform)

@@ -126,6 +126,12 @@ def test_lock_run_locks_each_platform_and_only_those_asked(monkeypatch) -> None:
     assert tried == [("cpu", ARM)]
     with pytest.raises(ManifestError, match="flavor gpu-cu118 is not built for linux/arm64"):
         lock_command.run(release, ["gpu-cu118"], lambda _line: None, platforms=[ARM])
+    with pytest.raises(ManifestError, match=r"^--platform linux/riscv64: not a known platform; fix: use one of"):
+        lock_command.run(release, [], lambda _line: None, platforms=["linux/riscv64"])
+    gpu_only = ResolvedRelease.load(REPO, "23.01")
+    with pytest.raises(ManifestError, match="no flavor to lock is built for linux/arm64"):
+        lock_command.run(gpu_only, [], lambda _line: None, platforms=[ARM])
+    assert tried == [("cpu", ARM)]  # nothing more was tried
 
 
 def test_a_failed_platform_lock_leaves_the_committed_one(releases: Path, monkeypatch) -> None:
