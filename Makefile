@@ -1,6 +1,6 @@
 # ngc-paddle: build, test and lint the monthly PaddlePaddle containers.
 #   make image [RELEASE=YY.MM] [FLAVOR=cpu|gpu] [SOURCES="pypi=URL nvidia=URL ..."] [FORCE=1] [CACHE_REGISTRY=host:port]
-#   make lock [RELEASE=YY.MM] [FLAVOR=...] [SOURCES=...]   (resolve and write releases/<release>-<flavor>.lock.json)
+#   make lock [RELEASE=YY.MM] [FLAVOR=...] [PLATFORMS=linux/arm64] [SOURCES=...]   (resolve and write each platform's lock)
 #   make test | make lint | make clean
 # RELEASE defaults to the newest manifest in releases/, FLAVOR to that manifest's default_flavor.
 
@@ -42,9 +42,10 @@ fleet-toolchain:
 image: $(BIN)/.installed toolchain
 	$(BIN)/ngc-paddle build $(build_args) $(if $(FORCE),--force) $(if $(CACHE_REGISTRY),--cache-registry $(CACHE_REGISTRY))
 
-## Resolve RELEASE's flavors (all, or FLAVOR) and write their locks beside the manifest; builds install only these
+## Resolve RELEASE's flavors (all, or FLAVOR) and write their locks beside the manifest, one per platform (all of each
+## flavor's, or PLATFORMS); builds install only these
 lock: $(BIN)/.installed toolchain
-	$(BIN)/ngc-paddle lock $(RELEASE) $(if $(FLAVOR),--flavor $(FLAVOR)) $(foreach s,$(SOURCES),--source $(s))
+	$(BIN)/ngc-paddle lock $(RELEASE) $(if $(FLAVOR),--flavor $(FLAVOR)) $(foreach s,$(SOURCES),--source $(s)) $(foreach p,$(PLATFORMS),--platform $(p))
 
 ## Unit tests (seconds), then integration tests that build and run real images
 test: unit integration

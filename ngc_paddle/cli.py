@@ -24,6 +24,7 @@ from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.image_build import build_flavor
 from ngc_paddle.image_build.bakefile import OVERRIDE, write_build_inputs, write_override
 from ngc_paddle.manifest.loader import latest_release
+from ngc_paddle.manifest.resolve import platform_differences
 from ngc_paddle.validate_image import validate
 
 
@@ -102,9 +103,9 @@ def cmd_manifest_check(args: argparse.Namespace) -> int:
             failed += 1
             continue
         locks, before = [], failed
-        for name in release.manifest.flavors:
+        for name, platform in [(n, p) for n, spec in release.manifest.flavors.items() for p in spec.platforms]:
             try:
-                flavor = release.flavor(name)
+                flavor = release.flavor(name, platform)
             except NgcPaddleError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 failed += 1
@@ -114,7 +115,8 @@ def cmd_manifest_check(args: argparse.Namespace) -> int:
                 failed += 1
                 continue
             pending = f" ({flavor.pending})" if flavor.lock is None else ""
-            locks.append(f"{name} {'locked' if flavor.lock is not None else 'lock pending' + pending}")
+            shown = name if len(release.platforms(name)) == 1 else f"{name} {platform}"  # one platform: as before
+            locks.append(f"{shown} {'locked' if flavor.lock is not None else 'lock pending' + pending}")
         if failed == before:
             print(f"ok: {release.release} (flavors: {'; '.join(locks)})")
     return ExitCode.BAD_INPUT if failed else ExitCode.PASS
@@ -125,7 +127,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
     root = Path(args.root)
     run(_release(args.release, root, _source_overrides(args.source)), args.flavor,
-        say=lambda line: print(line, flush=True))
+        say=lambda line: print(line, flush=True), platforms=args.platform)
     return 0
 
 
@@ -136,8 +138,11 @@ def _release(release: str | None, root: Path, sources: Mapping[str, str] | None 
 
 
 def cmd_manifest_show(args: argparse.Namespace) -> int:
-    flavor = _release(args.release, Path(args.root)).flavor(args.flavor)
+    release = _release(args.release, Path(args.root))
+    flavor = release.flavor(args.flavor, args.platform)
     print(json.dumps(flavor.declared_manifest, indent=2))
+    for line in platform_differences(release.manifest, flavor.name):  # the JSON stays one platform's, as baked in
+        print(f"note: {line}", file=sys.stderr)
     return 0
 
 
@@ -306,6 +311,7 @@ def _manifest_command(sub: argparse._SubParsersAction) -> None:
     ms = msub.add_parser("show", help="print a flavor's resolved manifest as baked into the image")
     ms.add_argument("release", nargs="?")
     ms.add_argument("--flavor")
+    ms.add_argument("--platform", help="the image of this platform (default: the flavor's first; see its platforms)")
     ms.set_defaults(func=cmd_manifest_show)
 
 
@@ -421,9 +427,12 @@ def _bench_compare_command(sub: argparse._SubParsersAction) -> None:
 
 
 def _lock_command(sub: argparse._SubParsersAction) -> None:
-    lk = sub.add_parser("lock", help="resolve a release's flavors and write releases/<release>-<flavor>.lock.json")
+    lk = sub.add_parser("lock", help="resolve a release's flavors and write their locks, one per "
+                           "platform: releases/<release>-<flavor>[.<arch>].lock.json")
     lk.add_argument("release", nargs="?", help="YY.MM (default: the newest manifest in releases/)")
     lk.add_argument("--flavor", action="append", default=[], help="flavor(s) to lock (default: every flavor)")
+    lk.add_argument("--platform", action="append", default=[],
+                    help="platform(s) to lock, e.g. linux/arm64 (default: each flavor's platforms)")
     lk.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH",
                     help="resolve a source through a mirror or wheel folder")
     lk.set_defaults(func=cmd_lock)

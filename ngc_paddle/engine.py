@@ -25,6 +25,7 @@ from ngc_paddle.host_errors import ToolchainError
 
 ENSURE_ENGINE = Path(__file__).resolve().parents[1] / "toolchain" / "ensure-engine.sh"
 ENSURE_REGISTRY = ENSURE_ENGINE.with_name("ensure-registry.sh")
+ENSURE_QEMU = ENSURE_ENGINE.with_name("ensure-qemu.sh")
 # NGC's recommended flags for GPU containers: every GPU, the host's IPC namespace (NCCL, DataLoader
 # workers need more than 64 MB of /dev/shm), unlimited locked memory, a 64 MB stack.
 GPU_FLAGS = ("--gpus", "all", "--ipc=host", "--ulimit", "memlock=-1", "--ulimit", "stack=67108864")
@@ -61,10 +62,21 @@ def stream(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = 
 
 def ensure_engine() -> None:
     """Install/start dockerd and buildx where needed (idempotent; see toolchain/ensure-engine.sh)."""
-    proc = subprocess.run(["bash", str(ENSURE_ENGINE)], capture_output=True, text=True, check=False)
+    _toolchain(ENSURE_ENGINE)
+
+
+def ensure_emulation(*machines: str) -> None:
+    """Install qemu and register it for these machines (aarch64) where needed (idempotent; toolchain/ensure-qemu.sh):
+    what running a foreign platform's programs needs."""
+    _toolchain(ENSURE_QEMU, *machines)
+
+
+def _toolchain(script: Path, *args: str) -> None:
+    """Run a toolchain script; its failure is its last `error:` line (which names the fix)."""
+    proc = subprocess.run(["bash", str(script), *args], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")] or proc.stderr.splitlines()[-1:]
-        raise ToolchainError(lines[-1].removeprefix("error: ") if lines else "toolchain/ensure-engine.sh failed")
+        raise ToolchainError(lines[-1].removeprefix("error: ") if lines else f"toolchain/{script.name} failed")
 
 
 # ---- engine instances: a second build host on one machine (toolchain/ensure-engine.sh starts them) ---------

@@ -20,6 +20,7 @@ from ngc_paddle.lock.subject import ManifestFlavor
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest
 from ngc_paddle.manifest.schema import Component, Flavor, Manifest
+from ngc_paddle.platforms import DEFAULT_PLATFORM
 
 
 def release_tags(manifest: Manifest, flavor: str) -> tuple[str, ...]:
@@ -40,6 +41,21 @@ def layer_repository(manifest: Manifest) -> str:
     """Where a release's intermediate layer images live: beside its image, so a scratch copy that
     renames the image (tests, benchmarks) never retags or deletes the release's own layers."""
     return f"{manifest.image}-layers"
+
+
+def manifest_on(manifest: Manifest, flavor: str, platform: str) -> Manifest:
+    """The manifest as one platform of a flavor sees it: that flavor's components at their versions there (the
+    manifest itself for the flavor's first platform). A platform the flavor does not build is one line with the fix."""
+    spec = manifest.flavors[flavor]  # a name the caller checked
+    if platform not in spec.platforms:
+        pending = spec.platforms_pending.get(platform)
+        why = f" ({pending})" if pending else ""
+        raise ManifestError(f"release {manifest.release}: flavor {flavor} is not built for {platform}{why}; fix: "
+                            f"use one of its platforms ({', '.join(spec.platforms)}) or add it to "
+                            f"flavors.{flavor}.platforms")
+    if platform == spec.platforms[0]:
+        return manifest
+    return manifest.model_copy(update={"flavors": {**manifest.flavors, flavor: spec.on(platform)}})
 
 
 @dataclass(frozen=True)
@@ -65,6 +81,9 @@ class ResolvedFlavor:
     # The run's release, so that a step needing the release's other flavors (the bake file names them all) takes
     # them resolved, once, from it.
     owner: "ResolvedRelease | None" = field(default=None, repr=False, compare=False)
+    # The platform resolved (ngc_paddle/platforms.py): `manifest` holds the flavor at its versions there, `lock` is
+    # that platform's lock. Default: the flavor's first platform.
+    platform: str = DEFAULT_PLATFORM
 
     @property
     def release(self) -> str:
@@ -153,7 +172,7 @@ class ResolvedFlavor:
 
     @property
     def lock_file(self) -> Path:
-        return lock_path(self.root / "releases", self.release, self.name)
+        return lock_path(self.root / "releases", self.release, self.name, self.platform)
 
     def build_lock(self) -> Lock:
         """The lock a build installs; a flavor without one (or with one that no longer matches the manifest)
@@ -170,7 +189,7 @@ class ResolvedFlavor:
     def release_run(self) -> "ResolvedRelease":
         """The release this flavor was resolved with (its other flavors resolved once, from it)."""
         if self.owner is None:
-            return ResolvedRelease(self.root, self.manifest, self.sources, _flavors={self.name: self})
+            return ResolvedRelease(self.root, self.manifest, self.sources, _flavors={(self.name, self.platform): self})
         return self.owner
 
     def with_digest(self, digest: str) -> "ResolvedFlavor":
@@ -189,7 +208,8 @@ class ResolvedRelease:
     # The folder of the release's manifest and locks, as the command named it (its error lines name the files
     # so); None: the repository's releases/.
     folder: Path | None = None
-    _flavors: dict[str, ResolvedFlavor] = field(default_factory=dict, repr=False, compare=False)  # resolved once
+    # resolved once, per (flavor, platform)
+    _flavors: dict[tuple[str, str], ResolvedFlavor] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def load(cls, root: Path, release: str | None = None, sources: Mapping[str, str] | None = None,
@@ -251,27 +271,34 @@ class ResolvedRelease:
         """The tags a flavor's release image takes (release_tags), for a command that only names the image."""
         return release_tags(self.manifest, self.flavor_name(name))
 
-    def flavor(self, name: str | None = None) -> ResolvedFlavor:
-        """One flavor (default: the manifest's default flavor), resolved once for the run (a second call gives the
-        same object). An unknown flavor is one line (exit 2); a lock that is pending, missing or no longer matches
-        the manifest is kept as its reason, and the build refuses it (ResolvedFlavor.build_lock)."""
+    def flavor(self, name: str | None = None, platform: str | None = None) -> ResolvedFlavor:
+        """One flavor (default: the manifest's default flavor) on one of its platforms (default: its first), resolved
+        once for the run (a second call gives the same object). An unknown flavor, or a platform it is not built for,
+        is one line (exit 2); a lock that is pending, missing or no longer matches the manifest is kept as its reason,
+        and the build refuses it (ResolvedFlavor.build_lock)."""
         name = self.flavor_name(name)
-        if name not in self._flavors:
-            self._flavors[name] = self._resolve(name)
-        return self._flavors[name]
+        platform = platform or self.manifest.flavors[name].platforms[0]
+        if (name, platform) not in self._flavors:
+            self._flavors[name, platform] = self._resolve(name, platform)
+        return self._flavors[name, platform]
+
+    def platforms(self, name: str) -> list[str]:
+        """The platforms a flavor is built for, its first (whose versions the manifest's `version:` pins) first."""
+        return list(self.manifest.flavors[self.flavor_name(name)].platforms)
 
     def flavors(self) -> dict[str, ResolvedFlavor]:
         """Every flavor of the release, resolved (the bake file names them all), in manifest order."""
         return {name: self.flavor(name) for name in self.manifest.flavors}
 
-    def _resolve(self, name: str) -> ResolvedFlavor:
+    def _resolve(self, name: str, platform: str) -> ResolvedFlavor:
+        manifest = manifest_on(self.manifest, name, platform)  # the flavor at its versions on the platform
         try:
-            status, lock = lock_status(ManifestFlavor(self.manifest, name), self.releases_dir)
+            status, lock = lock_status(ManifestFlavor(manifest, name, platform), self.releases_dir)
             problem = ""
         except ManifestError as exc:
             status, lock, problem = "unusable", None, str(exc)
         # the layers the lock leaves out are absent from the image: `left_out`, with the reason, not `components`
-        declared = image_manifest(self.manifest, name, None, lock.pending_layers if lock is not None else None)
+        declared = image_manifest(manifest, name, None, lock.pending_layers if lock is not None else None)
         pending = self.manifest.flavors[name].lock
         locked = dict(sorted(lock.python_versions().items())) if lock is not None else None
         tags = release_tags(self.manifest, name)
@@ -279,10 +306,10 @@ class ResolvedRelease:
         layer_tags = {layer: f"{layer_repository(self.manifest)}:{self.release}-{name}-{layer}"
                       for layer in layers[:-1]}
         layer_tags[layers[-1]] = tags[0]
-        return ResolvedFlavor(self.root, self.manifest, name, self.sources, lock,
+        return ResolvedFlavor(self.root, manifest, name, self.sources, lock,
                               pending.pending if status == "pending" and pending is not None else "",
                               manifest_json({**declared, "locked_python": locked}), tags, MappingProxyType(layer_tags),
-                              lock_problem=problem, declared_text=json.dumps(declared), owner=self)
+                              lock_problem=problem, declared_text=json.dumps(declared), owner=self, platform=platform)
 
 
 def resolve(root: Path, release: str | None, flavor: str | None,

@@ -23,18 +23,23 @@ from ngc_paddle import engine
 from ngc_paddle.host_errors import ToolchainError
 from ngc_paddle.lock.base_pin import MAKER_LABEL, SNAPSHOT_LABEL, release_date
 from ngc_paddle.manifest.schema import Component, Source
+from ngc_paddle.platforms import DEFAULT_PLATFORM, PLATFORMS, Platform
+
+DEFAULT = PLATFORMS[DEFAULT_PLATFORM]
 
 
-def local_base_name(debian: Source) -> str:
-    return f"ngc-paddle-base:{debian.suite}"
+def local_base_name(debian: Source, platform: Platform = DEFAULT) -> str:
+    """The local base's tag: the suite, and another platform's Debian name (ngc-paddle-base:bookworm-arm64)."""
+    return f"ngc-paddle-base:{debian.suite}{'-' + platform.qualifier if platform.qualifier else ''}"
 
 
-def present_base_image(os_comp: Component, debian: Source, snapshot: str | None = None) -> tuple[str, str] | None:
+def present_base_image(os_comp: Component, debian: Source, snapshot: str | None = None,
+                       platform: Platform = DEFAULT) -> tuple[str, str] | None:
     """The base ensure_base_image would take, with its image id, when it is already here and current (no pull, no
     bootstrap again)."""
-    if image_id := engine.image_id(str(os_comp.image)):
+    if platform == DEFAULT and (image_id := engine.image_id(str(os_comp.image))):
         return str(os_comp.image), image_id
-    local = local_base_name(debian)
+    local = local_base_name(debian, platform)
     if (image_id := engine.image_id(local)) and _stale_local_base(local, snapshot) is None:
         return local, image_id
     return None
@@ -57,29 +62,34 @@ def _stale_local_base(name: str, snapshot: str | None) -> str | None:
 
 
 def ensure_base_image(os_comp: Component, debian: Source, say: Callable[[str], None],
-                      snapshot: str | None = None) -> str:
+                      snapshot: str | None = None, platform: Platform = DEFAULT) -> str:
     """A reference to a usable base image for the os layer; a bootstrap is stamped with `snapshot` (the lock's
-    archive date: the same base as the lock's), or with the archive's current Release date for a new lock."""
+    archive date: the same base as the lock's), or with the archive's current Release date for a new lock. Another
+    platform than the default one is always bootstrapped (--arch), under its own tag: a tag pulled for one platform
+    is not the other's base."""
     wanted = str(os_comp.image)
-    if engine.image_id(wanted):
+    if platform == DEFAULT and engine.image_id(wanted):
         return wanted
-    local = local_base_name(debian)
+    local = local_base_name(debian, platform)
     if engine.image_id(local):
         if (stale := _stale_local_base(local, snapshot)) is None:
             say(f"base image: {wanted} is not local; using {local} (bootstrapped earlier)")
             return local
         say(f"base image: bootstrapping {local} again: {stale}")
-        bootstrap(debian, local, say, snapshot)
+        bootstrap(debian, local, say, snapshot, platform)
         return local
-    say(f"base image: trying to pull {wanted}")
-    if engine.try_pull(wanted):
-        return wanted
-    say(f"base image: {wanted} cannot be pulled; bootstrapping Debian {debian.suite} from {debian.url}")
-    bootstrap(debian, local, say, snapshot)
+    if platform == DEFAULT:
+        say(f"base image: trying to pull {wanted}")
+        if engine.try_pull(wanted):
+            return wanted
+    say(f"base image: {wanted} cannot be pulled; bootstrapping Debian {debian.suite} ({platform.name}) from "
+        f"{debian.url}")
+    bootstrap(debian, local, say, snapshot, platform)
     return local
 
 
-def bootstrap(debian: Source, name: str, say: Callable[[str], None], snapshot: str | None = None) -> None:
+def bootstrap(debian: Source, name: str, say: Callable[[str], None], snapshot: str | None = None,
+              platform: Platform = DEFAULT) -> None:
     if shutil.which("mmdebstrap") is None:
         raise ToolchainError(
             f"no base image: cannot pull it and mmdebstrap is not installed; fix: run "
@@ -99,6 +109,7 @@ def bootstrap(debian: Source, name: str, say: Callable[[str], None], snapshot: s
             # merged-usr: the /usr merge Debian's own debootstrap does (usr-is-merged), not the usrmerge package,
             # which would pull perl into every image.
             ["mmdebstrap", "--variant=minbase", "--mode=root", "--quiet",
+             *([] if platform == DEFAULT else [f"--arch={platform.debian_arch}"]),
              "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr", str(debian.suite),
              str(context / "rootfs.tar"), str(debian.url)],
             capture_output=True, text=True, check=False, env={**os.environ, "SOURCE_DATE_EPOCH": epoch},
@@ -111,6 +122,7 @@ def bootstrap(debian: Source, name: str, say: Callable[[str], None], snapshot: s
             )
         shutil.copy(BASE_DOCKERFILE, context / "Dockerfile")
         built = engine.docker("buildx", "build", "--load", "--provenance=false", "--progress", "quiet",
+                              *([] if platform == DEFAULT else ["--platform", platform.name]),
                               "--build-arg", f"SOURCE_DATE_EPOCH={epoch}",
                               "--label", f"ngc-paddle.base=debootstrap:{debian.suite}",
                               "--label", f"{SNAPSHOT_LABEL}={snapshot}", "--label", f"{MAKER_LABEL}={BASE_MAKER}",

@@ -28,7 +28,7 @@ def without_layers(subject: LockSubject, layers: Iterable[str]) -> LockSubject:
     manifest, flavor = subject.manifest, subject.spec
     kept = {name: comp for name, comp in flavor.components.items() if comp.layer not in left_out}
     flavors = {**manifest.flavors, subject.name: flavor.model_copy(update={"components": kept})}
-    return ManifestFlavor(manifest.model_copy(update={"flavors": flavors}), subject.name)
+    return ManifestFlavor(manifest.model_copy(update={"flavors": flavors}), subject.name, subject.platform)
 
 
 def apt_packages(flavor: Flavor) -> list[str]:
@@ -45,7 +45,7 @@ def lock_inputs(subject: LockSubject) -> Inputs:
     suite = str(manifest.sources[python.source].suite)
     return Inputs(
         python=python.version,
-        platform=target_platform(suite),
+        platform=target_platform(suite, subject.platform),
         suite=suite,
         base_image=str(flavor.components["os"].image),
         dependency_source=manifest.dependency_source,
@@ -163,7 +163,7 @@ def _entries_fit(subject: LockSubject, lock: Lock) -> str | None:
 def lock_status(subject: LockSubject, releases_dir: Path) -> tuple[str, Lock | None]:
     """('ok', lock) | ('pending', None) with the manifest's reason printed by the caller; raises otherwise."""
     manifest, flavor, flavor_name = subject.manifest, subject.spec, subject.name
-    path = lock_path(releases_dir, manifest.release, flavor_name)
+    path = lock_path(releases_dir, manifest.release, flavor_name, subject.platform)
     fix = f"run 'ngc-paddle lock {manifest.release} --flavor {flavor_name}' and commit {path.name}"
     if flavor.lock is not None:
         if path.exists():

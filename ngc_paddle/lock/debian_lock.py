@@ -1,7 +1,8 @@
 """Resolve the Debian packages the os layer installs, by installing them once in a throwaway container.
 
 Why: the honest answer to "which packages and versions does the os layer add" is what apt installs
-from the manifest's archive on the locked base. So the os layer's own install script runs in a
+from the manifest's archive on the locked base (another platform's base: under emulation, apt of that
+architecture). So the os layer's own install script runs in a
 container of the base (`docker run --rm`, nothing is kept), and the dpkg database before and after
 gives every package it adds or upgrades, which the build then installs pinned as `pkg=version`.
 The venv it makes has no pip of Debian's: pip, setuptools and wheel are locked pip entries (pip_lock.py).
@@ -15,6 +16,7 @@ from ngc_paddle.lock.check import apt_packages
 from ngc_paddle.lock.layer_args import os_args
 from ngc_paddle.lock.lock_file import DebianEntry
 from ngc_paddle.lock.subject import LockSubject
+from ngc_paddle.platforms import DEFAULT_PLATFORM
 
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 DPKG = "dpkg-query -W -f '${db:Status-Abbrev}\\t${Package}\\t${Version}\\t${Architecture}\\n'"
@@ -58,7 +60,9 @@ def lock_debian(subject: LockSubject, base: str, root: Path):
     """Run the os layer's install on `base` in a throwaway container; return its package lists."""
     manifest, flavor, flavor_name = subject.manifest, subject.spec, subject.name
     args = os_args(manifest, flavor, base, None, apt_packages(flavor))  # no lock: the package names, unpinned
-    flags = ["--network", "host", "-v", f"{(root / 'layers' / 'os').resolve()}:/tmp/ngc/layer:ro"]
+    # another platform's base runs under emulation (qemu, registered by toolchain/ensure-qemu.sh)
+    flags = [] if subject.platform == DEFAULT_PLATFORM else ["--platform", subject.platform]
+    flags += ["--network", "host", "-v", f"{(root / 'layers' / 'os').resolve()}:/tmp/ngc/layer:ro"]
     if CA_BUNDLE.is_file():
         flags += ["-v", f"{CA_BUNDLE}:/tmp/ngc/secrets/ca:ro"]  # where the os layer's build mounts its CA secret
     for key in ("APT_MIRROR", "APT_SUITE", "APT_SECURITY", "APT_PACKAGES", "APT_UPGRADE", "PYTHON_VERSION"):

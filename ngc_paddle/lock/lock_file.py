@@ -23,6 +23,7 @@ from ngc_common.strict_model import Strict
 from ngc_paddle.fields import ArchiveFile, DebianName, DebianSuite, ImageRef, PipName, Text, Token, Url, check
 from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.manifest.schema import DEBIAN_VERSION_RE, NAME_RE, RELEASE_RE, LayerName
+from ngc_paddle.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 LOCK_VERSION = 2
 MAX_LOCK_BYTES = 2 * 1024 * 1024  # a lock is ~30 kB for 60 distributions and 100 Debian packages
@@ -220,9 +221,11 @@ class Lock(Strict):
         return [entry for entry in self.pip if entry.layer == layer]
 
 
-def lock_path(releases_dir: Path, release: str, flavor: str) -> Path:
-    """Where a flavor's lock lives: beside its manifest."""
-    return releases_dir / f"{release}-{flavor}.lock.json"
+def lock_path(releases_dir: Path, release: str, flavor: str, platform: str = DEFAULT_PLATFORM) -> Path:
+    """Where a flavor's lock for one platform lives: beside its manifest (RELEASE-FLAVOR.lock.json for the default
+    platform, RELEASE-FLAVOR.arm64.lock.json for linux/arm64: flavor names hold no '.')."""
+    qualifier = PLATFORMS[platform].qualifier
+    return releases_dir / f"{release}-{flavor}{'.' + qualifier if qualifier else ''}.lock.json"
 
 
 def read_lock(path: Path) -> Lock:

@@ -32,6 +32,7 @@ from ngc_paddle.layers import BASE_LAYER, LAYER_ORDER
 from ngc_paddle.lock.lock_file import PipEntry
 from ngc_paddle.lock.subject import LockSubject
 from ngc_paddle.manifest.schema import Flavor, Source
+from ngc_paddle.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 # The glibc of each Debian/Ubuntu suite: the newest manylinux tag its Python accepts. pip expands a
 # manylinux_2_N tag to every older one (and the manylinux1/2010/2014 aliases).
@@ -48,12 +49,16 @@ class SourceUnreachable(NgcPaddleError):
     """A source the flavor needs cannot be reached from this host."""
 
 
-def target_platform(suite: str) -> str:
+DEFAULT_MACHINE = PLATFORMS[DEFAULT_PLATFORM].machine
+
+
+def target_platform(suite: str, platform: str = DEFAULT_PLATFORM) -> str:
+    """The newest manylinux tag the image's glibc accepts on the platform (manylinux_2_36_aarch64)."""
     glibc = GLIBC_OF_SUITE.get(suite.split("/")[0].removesuffix("-updates"))
     if glibc is None:
         raise ManifestError(f"sources.*.suite: no glibc known for Debian/Ubuntu suite {suite!r}; fix: add it to "
                             f"GLIBC_OF_SUITE in ngc_paddle/lock/pip_lock.py")
-    return f"manylinux_{glibc}_x86_64"
+    return f"manylinux_{glibc}_{PLATFORMS[platform].machine}"
 
 
 def pip_env() -> dict[str, str]:
@@ -82,9 +87,10 @@ def platform_tags(platform: str) -> list[str]:
     Written out because pip's `--platform` expands only the legacy aliases (manylinux2014 -> 2010 -> 1),
     not manylinux_2_N to the older glibc versions the image also runs.
     """
-    glibc = int(platform.split("_")[2])
-    tags = [f"manylinux_2_{n}_x86_64" for n in range(glibc, 4, -1)]
-    return [*tags, "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64"]
+    _, _, glibc, machine = platform.split("_", 3)
+    tags = [f"manylinux_2_{n}_{machine}" for n in range(int(glibc), 4, -1)]
+    legacy = ["manylinux2014"] if machine != "x86_64" else ["manylinux2014", "manylinux2010", "manylinux1"]
+    return [*tags, *(f"{tag}_{machine}" for tag in legacy), f"linux_{machine}"]
 
 
 def pip_base_command(python: str, platform: str) -> list[str]:
@@ -185,17 +191,19 @@ def unreachable_optional_layers(subject: LockSubject, root: Path = Path("."), pr
     return pending
 
 
-def _marker_env(python: str) -> dict[str, str]:
+def _marker_env(python: str, machine: str) -> dict[str, str]:
     env = default_environment()
     env.update(python_version=python, python_full_version=f"{python}.0", implementation_name="cpython",
                platform_python_implementation="CPython", sys_platform="linux", platform_system="Linux",
-               platform_machine="x86_64", os_name="posix")
+               platform_machine=machine, os_name="posix")
     return env
 
 
-def requirements_of(item: dict[str, Any], extras: Iterable[str], python: str) -> list[Requirement]:
-    """The requirements of a report item that apply on the image for the requested extras."""
-    env = _marker_env(python)
+def requirements_of(item: dict[str, Any], extras: Iterable[str], python: str,
+                    machine: str = DEFAULT_MACHINE) -> list[Requirement]:
+    """The requirements of a report item that apply on the image (its Python, its machine) for the requested
+    extras."""
+    env = _marker_env(python, machine)
     wanted = {"", *extras}
     found = []
     for text in item.get("metadata", {}).get("requires_dist", []) or []:
@@ -208,7 +216,8 @@ def requirements_of(item: dict[str, Any], extras: Iterable[str], python: str) ->
     return found
 
 
-def closure(roots: Iterable[str], items: dict[str, dict[str, Any]], python: str) -> set[str]:
+def closure(roots: Iterable[str], items: dict[str, dict[str, Any]], python: str,
+            machine: str = DEFAULT_MACHINE) -> set[str]:
     """Every distribution reachable from `roots` (canonical names) through requires_dist, with extras."""
     seen: set[tuple[str, frozenset[str]]] = set()
     names: set[str] = set()
@@ -219,22 +228,23 @@ def closure(roots: Iterable[str], items: dict[str, dict[str, Any]], python: str)
             continue
         seen.add((name, extras))
         names.add(name)
-        for req in requirements_of(items[name], extras, python):
+        for req in requirements_of(items[name], extras, python, machine):
             stack.append((canonicalize_name(req.name), frozenset(req.extras)))
     return names
 
 
-def assign_layers(flavor: Flavor, items: dict[str, dict[str, Any]], python: str) -> dict[str, str]:
+def assign_layers(flavor: Flavor, items: dict[str, dict[str, Any]], python: str,
+                  machine: str = DEFAULT_MACHINE) -> dict[str, str]:
     """Each distribution's layer: the lowest whose components (with those of the layers below) need it."""
     pip_layers = [layer for layer in LAYER_ORDER if layer in flavor.layers and layer != BASE_LAYER]
     # The venv's own tools and what they need (wheel needs packaging) go in the first pip layer, so pip check
     # holds there whatever that layer is (dali for cpu, cuda for the GPU flavors).
     tools = [name for name in VENV_TOOLS if name in items]
-    assigned: dict[str, str] = {name: pip_layers[0] for name in sorted(closure(tools, items, python))}
+    assigned: dict[str, str] = {name: pip_layers[0] for name in sorted(closure(tools, items, python, machine))}
     for index, layer in enumerate(pip_layers):
         roots = [canonicalize_name(str(c.package)) for c in flavor.components.values()
                  if c.kind == "pip" and c.layer in pip_layers[: index + 1]]
-        for name in sorted(closure(roots, items, python)):
+        for name in sorted(closure(roots, items, python, machine)):
             assigned.setdefault(name, layer)
     for name in items:  # pip installed it but no requirement leads to it: keep it, at the top
         assigned.setdefault(name, pip_layers[-1])
@@ -260,7 +270,7 @@ def lock_pip(subject: LockSubject, run: Runner = run_pip_report, root: Path = Pa
     """Every Python distribution of a flavor, resolved together, with its layer, source, file and sha256."""
     manifest, flavor = subject.manifest, subject.spec
     python = flavor.components["python"].version
-    platform = target_platform(str(manifest.sources[flavor.components["python"].source].suite))
+    platform = target_platform(str(manifest.sources[flavor.components["python"].source].suite), subject.platform)
     pinned = {canonicalize_name(str(c.package)): (name, c) for name, c in flavor.components.items() if c.kind == "pip"}
     sources = sorted({c.source for _, c in pinned.values()} | {manifest.dependency_source})
     base = pip_base_command(python, platform)
@@ -272,7 +282,7 @@ def lock_pip(subject: LockSubject, run: Runner = run_pip_report, root: Path = Pa
     tools = [name for name in VENV_TOOLS if name not in pinned]
     report = run([*cmd, *(c.requirement for _, c in pinned.values()), *tools])
     items = {canonicalize_name(i["metadata"]["name"]): i for i in report.get("install", [])}
-    layers = assign_layers(flavor, items, python)
+    layers = assign_layers(flavor, items, python, PLATFORMS[subject.platform].machine)
     source_of = {name: pinned[name][1].source if name in pinned else manifest.dependency_source for name in items}
 
     if len(sources) > 1:  # look every file up again on its own source alone

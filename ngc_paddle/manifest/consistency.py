@@ -8,8 +8,11 @@ component it installs). Each rule yields a Problem naming the field and the fix.
 import re
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 from ngc_paddle.layers import CUDA_LAYERS, MANDATORY_LAYERS, REQUIRED_COMPONENTS
 from ngc_paddle.manifest.schema import Component, Flavor, Manifest
+from ngc_paddle.platforms import KNOWN, PLATFORMS
 
 # Which source kinds can serve which component kinds.
 SOURCE_KINDS_FOR: dict[str, tuple[str, ...]] = {
@@ -54,6 +57,48 @@ def check(manifest: Manifest) -> list[Problem]:
         problems += _check_layers(flavor_name, flavor)
         problems += _check_driver(flavor_name, flavor)
         problems += _check_components(manifest, flavor_name, flavor)
+        problems += _check_platforms(flavor_name, flavor)
+    return problems
+
+
+def _check_platforms(name: str, flavor: Flavor) -> list[Problem]:
+    """The flavor's platforms are known ones, each once; a component's pin on a platform is for one the flavor
+    builds (not its first, whose version is `version:` itself), says why, and is a version of the component's kind."""
+    where = f"flavors.{name}.platforms"
+    problems = [Problem(where, f"{p!r} is not a known platform", f"use {KNOWN}")
+                for p in [*flavor.platforms, *flavor.platforms_pending] if p not in PLATFORMS]
+    if not flavor.platforms:
+        problems.append(Problem(where, "names no platform", "list at least one (e.g. [linux/amd64])"))
+    twice = sorted({p for p in flavor.platforms if flavor.platforms.count(p) > 1})
+    if twice:
+        problems.append(Problem(where, f"lists {', '.join(twice)} twice", "keep one"))
+    both = sorted(set(flavor.platforms) & set(flavor.platforms_pending))
+    if both:
+        problems.append(Problem(f"flavors.{name}.platforms_pending", f"{', '.join(both)} is built and pending at once",
+                                f"drop it from flavors.{name}.platforms or from platforms_pending"))
+    for comp_name, comp in flavor.components.items():
+        for platform, pin in comp.on_platform.items():
+            at = f"flavors.{name}.components.{comp_name}.on_platform.{platform}"
+            if platform not in PLATFORMS:
+                problems.append(Problem(at, f"{platform!r} is not a known platform", f"use {KNOWN}"))
+            elif platform not in flavor.platforms:
+                problems.append(Problem(at, f"flavor {name} does not build {platform} (its platforms: "
+                                        f"{', '.join(flavor.platforms)})",
+                                        f"add {platform} to {where} or drop the pin"))
+            elif platform == flavor.platforms[0]:
+                problems.append(Problem(at, f"{platform} is the flavor's first platform, which `version:` pins",
+                                        f"set version: {pin.version} or drop the pin"))
+            if not (pin.why or "").strip():
+                problems.append(Problem(at, f"pins {comp.package or comp_name} {pin.version} without a reason",
+                                        f"add why: (e.g. which version the registries lack for {platform})"))
+            if pin.version == comp.version:
+                problems.append(Problem(at, f"pins the version {comp.version} that `version:` already gives",
+                                        "drop the pin"))
+            try:
+                Component.model_validate({**comp.model_dump(exclude={"on_platform"}), "version": pin.version})
+            except ValidationError as exc:
+                problems.append(Problem(at, exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, "),
+                                        "write a version of the component's kind"))
     return problems
 
 

@@ -49,6 +49,15 @@ def flavor_of(manifest: Manifest, flavor: str) -> Flavor:
         ) from None
 
 
+def platform_differences(manifest: Manifest, flavor: str) -> list[str]:
+    """Where a flavor's platforms get another version of a component, one line each with the reason: what `manifest
+    show` and the release notes say beside one platform's view."""
+    spec = flavor_of(manifest, flavor)
+    first = spec.platforms[0]
+    return [f"{platform}: {name} {pin.version} (not {comp.version} as on {first}): "
+            f"{pin.why}" for name, comp in spec.components.items() for platform, pin in comp.on_platform.items()]
+
+
 def source_location(source: Source) -> str:
     """A human-readable place for error messages and the banner."""
     if source.kind == "wheel-dir":

@@ -29,6 +29,7 @@ from ngc_paddle.fields import (
     pip_name,
 )
 from ngc_paddle.layers import LAYER_ORDER
+from ngc_paddle.platforms import DEFAULT_PLATFORM
 
 # All patterns are ASCII-only ([0-9], not \d, which takes full-width digits) and end in \Z, not $
 # (which lets a trailing newline through).
@@ -89,6 +90,14 @@ class RunsWith(Strict):
     why: Text
 
 
+class PlatformPin(Strict):
+    """A component's version on one platform, where the registries lack the flavor's version for it (PyPI has no
+    aarch64 wheel of paddlepaddle 3.3.1), and why: `manifest check` refuses a pin without its reason."""
+
+    version: str
+    why: Text | None = None  # required; checked in consistency.py, so that its absence is one line with the fix
+
+
 class Component(Strict):
     """One pinned piece of the stack and the layer that installs it.
 
@@ -109,6 +118,8 @@ class Component(Strict):
     extra_packages: list[DebianName] = Field(default_factory=list)  # apt: more Debian packages, unpinned
     license: Token | None = None
     hold: Text | None = None  # why `release new` must not propose a newer version
+    # platform (linux/arm64) -> another version there, with why; consistency.py checks the platforms and reasons
+    on_platform: dict[Token, PlatformPin] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _fields_match_kind(self) -> "Component":
@@ -147,6 +158,11 @@ class Component(Strict):
         """The pip requirement string that pins this component."""
         return f"{self.package}=={self.version}"
 
+    def on(self, platform: str) -> "Component":
+        """The component as one platform gets it: its version there (the pin's, or its own), without the pins."""
+        pin = self.on_platform.get(platform)
+        return self.model_copy(update={"version": pin.version if pin else self.version, "on_platform": {}})
+
 
 class LockPolicy(Strict):
     """Why a flavor has no lock yet (e.g. its sources cannot be reached from the host that locks).
@@ -178,6 +194,19 @@ class Flavor(Strict):
     optional_layers: dict[LayerName, Text] = Field(default_factory=dict)
     components: dict[Name, Component]
     month_over_month: MonthOverMonth = Field(default_factory=MonthOverMonth)
+    # The platforms the flavor is built, locked and released for (ngc_paddle/platforms.py), the first the default
+    # one that components' `version:` pins; a platform it does not build yet -> why (where its sources are).
+    platforms: list[Token] = Field(default_factory=lambda: [DEFAULT_PLATFORM])
+    platforms_pending: dict[Token, Text] = Field(default_factory=dict)
+
+    def on(self, platform: str) -> "Flavor":
+        """The flavor as one of its platforms builds it: every component at its version there."""
+        return self.model_copy(update={"components": {name: comp.on(platform)
+                                                      for name, comp in self.components.items()}})
+
+    def platform_versions(self, component: str) -> dict[str, str]:
+        """The component's version on each platform of the flavor (platform -> version), in the flavor's order."""
+        return {platform: self.components[component].on(platform).version for platform in self.platforms}
 
     @model_validator(mode="after")
     def _cuda_only_in_cuda_flavors(self) -> "Flavor":

@@ -209,7 +209,8 @@ def test_manifest_check_cli_reports_locks(releases: Path) -> None:
     cli = [sys.executable, "-m", "ngc_paddle.cli", "--root", str(root), "manifest", "check"]
     ok = subprocess.run(cli, capture_output=True, text=True, cwd=REPO)
     assert ok.returncode == 0, ok.stderr
-    assert "cpu locked" in ok.stdout and "gpu lock pending (needs NVIDIA's index" in ok.stdout
+    assert "cpu linux/amd64 locked; cpu linux/arm64 locked" in ok.stdout  # each of its platforms' locks
+    assert "gpu lock pending (needs NVIDIA's index" in ok.stdout and "gpu-cu118 locked" in ok.stdout
     (releases / "26.12-cpu.lock.json").unlink()
     bad = subprocess.run(cli, capture_output=True, text=True, cwd=REPO)
     assert bad.returncode == 2
@@ -423,10 +424,10 @@ def test_lock_without_flavor_skips_pending_flavors(monkeypatch) -> None:
         return real
 
     monkeypatch.setattr(lock_command, "build_lock", fake_build)
-    monkeypatch.setattr(lock_command, "write_lock", lambda root, lock: REPO / "releases" / "x.lock.json")
+    monkeypatch.setattr(lock_command, "write_lock", lambda root, lock, platform: REPO / "releases" / "x.lock.json")
     said: list[str] = []
     lock_command.run(ResolvedRelease.load(REPO, "26.12"), [], said.append)
-    assert tried == ["cpu", "gpu-cu118"] and "[gpu] skipped: lock pending" in said[0]
+    assert tried == ["cpu", "cpu", "gpu-cu118"] and "[gpu] skipped: lock pending" in said[0]  # cpu: amd64, arm64
     tried.clear()
     lock_command.run(ResolvedRelease.load(REPO, "26.12"), ["gpu"], said.append)  # named: tried (mirrors can lock it)
     assert tried == ["gpu"]
@@ -449,6 +450,7 @@ def test_a_local_base_made_another_way_or_of_another_snapshot_is_bootstrapped_ag
                             lambda ref: "sha256:local" if ref == "ngc-paddle-base:bookworm" else None)
         monkeypatch.setattr(base_image.engine, "inspect_image",
                             lambda _ref, labels=labels: {"Config": {"Labels": labels}})
-        monkeypatch.setattr(base_image, "bootstrap", lambda _deb, name, _say, _snap, made=made: made.append(name))
+        monkeypatch.setattr(base_image, "bootstrap",
+                            lambda _deb, name, _say, _snap, _platform, made=made: made.append(name))
         assert base_image.ensure_base_image(os_comp, debian, lambda _line: None, snapshot) == "ngc-paddle-base:bookworm"
         assert made == (["ngc-paddle-base:bookworm"] if again else []), labels

@@ -65,6 +65,10 @@ def test_lock_target_passes_release_flavor_and_sources(repo: Path) -> None:
                "SOURCES=nvidia=https://m.example/nv"]
     proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
     assert "ngc-paddle lock  --flavor gpu --source nvidia=https://m.example/nv" in proc.stdout, proc.stdout
+    command = ["make", "--no-print-directory", "-n", "-W", ".venv/bin/.installed", "lock", "FLAVOR=cpu",
+               "PLATFORMS=linux/arm64"]
+    proc = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert "ngc-paddle lock  --flavor cpu  --platform linux/arm64" in proc.stdout, proc.stdout
 
 
 def test_scan_passes_the_vulnerability_sources(repo: Path) -> None:

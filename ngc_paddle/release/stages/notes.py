@@ -19,8 +19,10 @@ from ngc_paddle.driver import driver_sentence, requirement
 from ngc_paddle.flavor import ResolvedRelease, release_tags
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.manifest.loader import load_manifest
+from ngc_paddle.manifest.resolve import platform_differences
 from ngc_paddle.manifest.schema import Flavor, Manifest
 from ngc_paddle.outputs import ensure_folder, staged
+from ngc_paddle.platforms import DEFAULT_PLATFORM
 from ngc_paddle.release.fleet import hardware_profiles
 from ngc_paddle.release.options import BENCHMARKS
 from ngc_paddle.release.stages import ab, bench, gates, release_folder
@@ -150,7 +152,7 @@ def notes_text(release: ResolvedRelease, flavors: dict[str, dict], known_issues:
         info = flavors.get(name, {})
         readback = info.get("readback")
         absent = left_out.get(name, {})  # optional layers its lock leaves out: absent from the image
-        out += [f"### {name}: {flavor.description}", "",
+        out += [f"### {name}: {flavor.description}", "", *platforms_lines(flavor),
                 "| component | package | version | in the image | source |", "| --- | --- | --- | --- | --- |"]
         for cname, comp in flavor.components.items():
             found = "not built" if readback is None else readback.get(cname, "-")
@@ -162,9 +164,11 @@ def notes_text(release: ResolvedRelease, flavors: dict[str, dict], known_issues:
             where = source.url or source.path
             package = f"{comp.file} (libraries, {comp.package} wheel)" if comp.kind == "archive" else \
                 comp.package or comp.image
-            out.append(f"| {LABELS.get(cname, cname)} | {package} | {comp.version} | "
+            out.append(f"| {LABELS.get(cname, cname)} | {package} | {table_cell(versions_cell(flavor, cname))} | "
                        f"{table_cell(found)}{mark} | {comp.source} ({where}) |")
         out.append("")
+        differences = platform_differences(manifest, name)
+        out += [f"On {table_cell(line)}" for line in differences] + ([""] if differences else [])
         out += [f"{LABELS.get(cname, cname)} {comp.version} is built against {dep} {comp.built_against[dep]} and runs "
                 f"with {dep} {runs.version}: {table_cell(runs.why)}" for cname, comp in flavor.components.items()
                 for dep, runs in comp.runs_with.items()]
@@ -222,6 +226,23 @@ def notes_text(release: ResolvedRelease, flavors: dict[str, dict], known_issues:
     return "\n".join(out) + "\n"
 
 
+def platforms_lines(flavor: Flavor) -> list[str]:
+    """The platforms a flavor's image is built for, and those it is not built for yet with why (nothing for a
+    flavor of the default platform alone, as releases before there were platforms)."""
+    if flavor.platforms == [DEFAULT_PLATFORM] and not flavor.platforms_pending:
+        return []
+    pending = "".join(f" Not built for {p} yet: {table_cell(why)}." for p, why in flavor.platforms_pending.items())
+    return [f"Platforms: {', '.join(flavor.platforms)}.{pending}", ""]
+
+
+def versions_cell(flavor: Flavor, component: str) -> str:
+    """A component's version, with another platform's where it differs: `3.3.1 (linux/arm64: 3.2.2)`."""
+    versions = flavor.platform_versions(component)
+    first = versions.pop(flavor.platforms[0])
+    others = [f"{platform}: {version}" for platform, version in versions.items() if version != first]
+    return f"{first} ({', '.join(others)})" if others else first
+
+
 def _matrix_cell(flavor: Flavor, column: str) -> str:
     """A component's version; for the OS, the distribution and release ("Debian 12", "Ubuntu 20.04")."""
     comp = flavor.components.get(column)
@@ -230,23 +251,28 @@ def _matrix_cell(flavor: Flavor, column: str) -> str:
     if column == "os":
         distro = from_base_image(comp.image, comp.version)
         return str(distro) if distro else comp.version
-    return comp.version
+    return versions_cell(flavor, column)
 
 
 def support_matrix(manifests: list[Manifest]) -> str:
+    """Each release's flavors with their main versions; a platforms column once a flavor builds more than the
+    default platform (the matrix of releases before that is as it was)."""
+    platforms = any(f.platforms != [DEFAULT_PLATFORM] for m in manifests for f in m.flavors.values())
     columns = ["os", "python", "cuda-runtime", "cudnn", "nccl", "tensorrt", "dali", "paddle"]
     out = ["# ngc-paddle support matrix", "",
            "Generated from releases/*.yaml; driver figures (the oldest that runs the image / the one with "
            "every feature of its CUDA) from ngc_paddle/driver.py.", "",
-           "| release | flavor | CUDA | driver (runs / full) | " + " | ".join(LABELS[c] for c in columns) + " |",
-           "| --- | --- | --- | --- | " + " | ".join("---" for _ in columns) + " |"]
+           "| release | flavor | CUDA | driver (runs / full) | " + " | ".join(LABELS[c] for c in columns) +
+           (" | platforms |" if platforms else " |"),
+           "| --- | --- | --- | --- | " + " | ".join("---" for _ in columns) + (" | --- |" if platforms else " |")]
     for m in sorted(manifests, key=lambda m: m.release, reverse=True):
         for name, flavor in m.flavors.items():
             cells = [_matrix_cell(flavor, c) for c in columns]
             cuda = flavor.cuda.version if flavor.cuda else "-"
             req = requirement(flavor.cuda.version) if flavor.cuda else None
             driver = f"{req.minimum} / {req.full}" if req else "-"
-            out.append(f"| {m.release} | {name} | {cuda} | {driver} | " + " | ".join(cells) + " |")
+            out.append(f"| {m.release} | {name} | {cuda} | {driver} | " + " | ".join(cells) +
+                       (f" | {', '.join(flavor.platforms)} |" if platforms else " |"))
     return "\n".join(out) + "\n"
 
 

@@ -82,10 +82,7 @@ class Release:
     lock: Lock | None = None
     why_no_lock: str = ""
     layers: set[str] | None = None  # the flavor's layers up to the image's own (a layer image), None: all
-
-    @property
-    def lock_file(self) -> str:
-        return f"releases/{self.manifest.release}-{self.flavor}.lock.json" if self.manifest else ""
+    lock_file: str = ""  # the lock of the image's platform, as releases/NAME
 
 
 def _layers_upto(flavor: ResolvedFlavor, labels: dict) -> set[str] | None:
@@ -100,14 +97,15 @@ def release_of(found: ImageRelease) -> Release:
     flavor = found.flavor
     if flavor is None:
         return Release(why_no_lock=found.unknown)
+    lock_file = f"releases/{flavor.lock_file.name}"
     if found.from_run:
         return Release(flavor.manifest, flavor.name, flavor.lock,
                        flavor.lock_problem or (f"flavor {flavor.name} has no lock ({flavor.pending})"
-                                               if flavor.lock is None else ""))
+                                               if flavor.lock is None else ""), lock_file=lock_file)
     upto = _layers_upto(flavor, found.labels)
     why = flavor.lock_problem or ("" if flavor.lock is not None else
                                   f"flavor {flavor.name} of {flavor.release} has no lock yet (pending)")
-    return Release(flavor.manifest, flavor.name, flavor.lock, why, upto)
+    return Release(flavor.manifest, flavor.name, flavor.lock, why, upto, lock_file)
 
 
 def user_findings(config_user: str, files: dict[str, accounts.File], declared: RuntimeUser | None,

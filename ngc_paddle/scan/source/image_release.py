@@ -21,10 +21,20 @@ class UnknownRelease(Exception):
     """The image names no release we have (no labels, or a release or flavor not in releases/); str() says why."""
 
 
+def image_platform(config: dict) -> str | None:
+    """The image's platform (linux/arm64) from its config (`os`/`architecture` as `docker save` writes them,
+    `Os`/`Architecture` as `docker image inspect` does); None where it says none."""
+    os_name = config.get("os") or config.get("Os")
+    arch = config.get("architecture") or config.get("Architecture")
+    return f"{os_name}/{arch}" if os_name and arch else None
+
+
 def image_flavor(labels: Mapping[str, str], image_manifest: dict | None, root: Path,
-                 overrides: Mapping[str, str]) -> ResolvedFlavor:
+                 overrides: Mapping[str, str], platform: str | None = None) -> ResolvedFlavor:
     """The flavor the image was built from, resolved: its release and flavor from its labels (every layer has
-    them) or from the manifest baked into it; the sources from releases/<release>.yaml with any --source."""
+    them) or from the manifest baked into it, on the image's platform (its own lock: linux/arm64's for an arm64
+    image; the flavor's first where the image names none); the sources from releases/<release>.yaml with any
+    --source."""
     baked = image_manifest or {}
     release = labels.get(RELEASE_LABEL) or baked.get("release")
     flavor = labels.get(FLAVOR_LABEL) or baked.get("flavor")
@@ -38,7 +48,11 @@ def image_flavor(labels: Mapping[str, str], image_manifest: dict | None, root: P
     flavor = str(flavor)
     if not resolved.has_flavor(flavor):
         raise UnknownRelease(f"release {resolved.release} has no flavor {flavor!r} (named by the image)")
-    return resolved.with_sources(overrides).flavor(flavor)
+    built_for = resolved.platforms(flavor)
+    if platform is not None and platform not in built_for:
+        raise UnknownRelease(f"flavor {flavor} of release {resolved.release} is not built for {platform}, the "
+                             f"image's platform (its platforms: {', '.join(built_for)})")
+    return resolved.with_sources(overrides).flavor(flavor, platform)
 
 
 @dataclass(frozen=True)
@@ -62,7 +76,8 @@ def of_image(config: dict, image_manifest: dict | None, root: Path, overrides: M
     if resolved is not None:
         return ImageRelease(resolved, from_run=True, labels=labels)
     try:
-        return ImageRelease(image_flavor(labels, image_manifest, root, overrides), labels=labels)
+        return ImageRelease(image_flavor(labels, image_manifest, root, overrides, image_platform(config)),
+                            labels=labels)
     except UnknownRelease as exc:
         return ImageRelease(None, str(exc), labels=labels)
 
