@@ -61,7 +61,8 @@ FIGURE_KEYS = frozenset({
 # own figures, the sum of their img/s ("ips"), and, where the one-process reference ran in the same job, its img/s and
 # the scaling efficiency (the sum over the reference x the ranks). Each rank: own_figures.
 DATA_PARALLEL_KEYS = frozenset({"procs", "nodes", "ranks", "ips", "reference_ips", "scaling_efficiency"})
-RANK_KEYS = frozenset({"rank", "node", "shard", "ips", "steps", "lr_peak", "data_checksum", "param_checksums"})
+RANK_KEYS = frozenset({"rank", "node", "node_rank", "shard", "ips", "steps", "lr_peak", "data_checksum",
+                       "param_checksums"})
 MAX_RESULTS_DEPTH = 8  # results.infer.<backend>.<precision>.bsN.latency_ms.p99 is 6 levels
 
 

@@ -8,6 +8,7 @@ parameters, the gradient all-reduce working. Rank 0 gathers them with Paddle's a
 writes results.data_parallel.<precision> (schema: ngc_common.bench_result.DATA_PARALLEL_KEYS).
 """
 
+import os
 import socket
 from typing import Any
 
@@ -18,8 +19,11 @@ def checksum(tensors: Any) -> float:
 
 
 def own_figures(rank: int, world: int, result: dict, data_checksum: float, param_checksums: list[float]) -> dict:
-    """This rank's figures: its own img/s (its batch over its step time: the timing's global figure / world)."""
-    return {"rank": rank, "node": socket.gethostname(), "shard": [rank, world], "ips": result["ips"] / world,
+    """This rank's figures: its node (host name and node rank: the launcher's local rank and ranks per node), its own
+    img/s (its batch over its step time: the timing's global figure / world)."""
+    local, per_node = int(os.environ.get("PADDLE_LOCAL_RANK", 0)), int(os.environ.get("PADDLE_LOCAL_SIZE", 1))
+    return {"rank": rank, "node": socket.gethostname(), "node_rank": (rank - local) // max(1, per_node),
+            "shard": [rank, world], "ips": result["ips"] / world,
             "steps": result["steps"], "lr_peak": result["lr_peak"], "data_checksum": data_checksum,
             "param_checksums": param_checksums}
 
@@ -37,7 +41,8 @@ def summary(ranks: list[dict], reference_ips: float | None) -> dict:
     """results.data_parallel.<precision>: the ranks, the sum of their img/s, and the scaling efficiency: the sum over
     the one-process reference's img/s times the ranks (DLE's ratio per GPU count; None without a reference)."""
     total = sum(r["ips"] for r in ranks)
-    out = {"procs": len(ranks), "nodes": sorted({r["node"] for r in ranks}), "ranks": ranks, "ips": total}
+    nodes = sorted({f"{r['node']}#{r.get('node_rank', 0)}" for r in ranks})  # host#node rank: nodes may share a host
+    out = {"procs": len(ranks), "nodes": nodes, "ranks": ranks, "ips": total}
     if reference_ips:  # absent: the reference wrote no figure (the console and result.md say "not measured")
         out.update(reference_ips=reference_ips, scaling_efficiency=total / (len(ranks) * reference_ips))
     return out

@@ -8,7 +8,9 @@ rank's share of the threads), which rank 0 reads to report the scaling efficienc
 docs/benchmarks.md, section "Data-parallel runs".
 """
 
+import contextlib
 import dataclasses
+import ipaddress
 import json
 import os
 import shutil
@@ -43,6 +45,13 @@ def per_rank_threads(config: RunConfig) -> int:
     return max(1, config.threads // max(1, config.procs))
 
 
+def loopback(master: str) -> bool:
+    """Is the --master HOST:PORT on this host's loopback (the ranks then advertise 127.0.0.1 too)?"""
+    with contextlib.suppress(ValueError):
+        return ipaddress.ip_address(master.rsplit(":", 1)[0].strip("[]")).is_loopback
+    return master.rsplit(":", 1)[0] == "localhost"
+
+
 def launcher_command(config: RunConfig, spec: ModelSpec, argv: list[str]) -> list[str]:
     """paddle.distributed.launch running this command on every rank: one per GPU, or --procs on a CPU node."""
     cmd = [sys.executable, "-m", "paddle.distributed.launch", "--max_restart", "0",
@@ -53,6 +62,8 @@ def launcher_command(config: RunConfig, spec: ModelSpec, argv: list[str]) -> lis
         cmd += ["--nproc_per_node", str(config.procs)]
     if config.nnodes > 1:
         cmd += ["--nnodes", str(config.nnodes), "--master", str(config.master)]
+        if loopback(str(config.master)):  # nodes on one host (containers on the host network): no other address
+            cmd += ["--host", "127.0.0.1"]
     extra = [] if config.gpu else ["--threads", str(per_rank_threads(config))]  # the last --threads given wins
     # The launcher takes a script, not -m (an unknown option sends it to its legacy launcher): the model's __main__.py,
     # which imports the harness through PYTHONPATH (relaunch_distributed puts the repository there).
@@ -117,6 +128,11 @@ def relaunch_distributed(config: RunConfig, spec: ModelSpec) -> int | None:
         return watched.code
     if watched.code == 0 and written():  # rank 0's verdict (a rank exits 0 once its report is written)
         return for_verdict(json.loads(written()[-1].read_text())["verdict"])
+    if watched.code == 0 and config.nnodes > 1 and "0" not in {p.name.removeprefix(launch_watch.JOINED)
+                                                                for p in logs.glob(f"{launch_watch.JOINED}*")}:
+        print(f"bench-{spec.name}: this node's ranks finished; rank 0's report is on the node that ran it",
+              flush=True)
+        return ExitCode.PASS
     print(f"bench-{spec.name}: the launcher ended with exit {watched.code} and no report; its output: "
           f"{logs / LAUNCHER_LOG}", file=sys.stderr, flush=True)
     return watched.code or ExitCode.FAIL

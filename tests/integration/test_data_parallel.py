@@ -11,7 +11,9 @@ rank 0's INTERRUPTED report.
 
 import json
 import math
+import socket
 import time
+import uuid
 from pathlib import Path
 from typing import NamedTuple
 
@@ -99,3 +101,28 @@ def test_docker_stop_stops_every_rank_with_rank_0s_interrupted_report(built: Bui
     result = json.loads(next((tmp_path / "out").glob("rn50-*/result.json")).read_text())
     assert result["verdict"] == "INTERRUPTED" and result["verdict_reasons"][0].startswith("stopped by SIGTERM during "
                                                                                          "training"), result
+
+
+def test_two_containers_on_the_host_network_train_as_two_nodes(built: Built, tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a free port on the loopback for the master (nothing else is contacted)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    flags = [*engine.run_flags(network_none=False, writes_mounts=True), "--network", "host", "-e", "NGC_PADDLE_QUIET=1"]
+    names = [f"ngc-dp-node-{uuid.uuid4().hex[:8]}-{n}" for n in (0, 1)]
+    for n, name in enumerate(names):
+        (tmp_path / f"n{n}").mkdir()
+        engine.docker("run", "-d", "--name", name, *flags, "-v", f"{tmp_path / f'n{n}'}:/workspace", built.image,
+                      "bench-rn50", "--output", "/workspace/out", "--nnodes", "2", "--master", f"127.0.0.1:{port}",
+                      *SMALL, "--procs", "1", "--threads", "1")
+    ended = [bench_stop.wait_exit(name) for name in names]
+    results = sorted(tmp_path.glob("n*/out/rn50-*/result.json"))
+    assert len(results) == 1, [output[-1500:] for _, output in ended]  # rank 0's node writes the report
+    result = json.loads(results[0].read_text())
+    holder = int(results[0].relative_to(tmp_path).parts[0][1:])
+    assert ended[holder][0] == EXIT_OF_VERDICT[result["verdict"]], ended[holder][1][-2000:]
+    assert ended[1 - holder][0] == 0 and "rank 0's report is on the node that ran it" in ended[1 - holder][1]
+    dp = result["results"]["data_parallel"]["fp32"]
+    assert [(r["rank"], r["node_rank"]) for r in dp["ranks"]] == [(0, 0), (1, 1)] and len(dp["nodes"]) == 2, dp
+    sums = [r["param_checksums"] for r in dp["ranks"]]
+    assert sums[0] == sums[1] and len(sums[0]) == WARMUP + STEPS, sums
+    assert dp["ranks"][0]["data_checksum"] != dp["ranks"][1]["data_checksum"]

@@ -18,7 +18,7 @@ GPUS = Hardware(gpus_available=2, threads=16, threads_from="test")
 
 
 def rank(i: int, ips: float) -> dict:
-    return {"rank": i, "node": "n", "shard": [i, 2], "ips": ips, "steps": 2, "lr_peak": 0.004,
+    return {"rank": i, "node": "n", "node_rank": 0, "shard": [i, 2], "ips": ips, "steps": 2, "lr_peak": 0.004,
             "data_checksum": float(i), "param_checksums": [1.0, 2.0]}
 
 
