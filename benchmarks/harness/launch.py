@@ -103,6 +103,8 @@ def relaunch_distributed(config: RunConfig, spec: ModelSpec) -> int | None:
                          "at least; fix: lower --procs or raise --threads")
     argv = sys.argv[1:]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
+    if config.nnodes <= 1 or loopback(str(config.master)):  # every rank on this host: gloo on the loopback (which
+        env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # works where the host name resolves to nothing: --network none)
     output, logs = Path(config.output), Path(config.output) / LAUNCH_LOGS
     shutil.rmtree(logs, ignore_errors=True)  # this run's logs only: the launcher appends, and they are followed
     logs.mkdir(parents=True)

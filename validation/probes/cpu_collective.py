@@ -47,7 +47,7 @@ def worker() -> None:
 
 def launch() -> None:
     with tempfile.TemporaryDirectory() as logs:
-        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        env = {"GLOO_SOCKET_IFNAME": "lo", **os.environ, "OMP_NUM_THREADS": "1"}  # two ranks of one host: loopback
         proc = subprocess.run([sys.executable, "-m", "paddle.distributed.launch", "--nproc_per_node", str(RANKS),
                                "--max_restart", "0", "--log_dir", logs, __file__, "--worker"], env=env,
                               capture_output=True, text=True, timeout=LAUNCH_TIMEOUT_S)
