@@ -2,15 +2,19 @@
 
 import json
 import math
+import os
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import data_parallel, launch
+from benchmarks.harness import data_parallel, launch, launch_watch
 from benchmarks.harness.run_config import Hardware, requested, resolve
 from benchmarks.rn50.spec import SPEC as RN50
 from ngc_common import bench_result
 from ngc_common.errors import InputError
+from ngc_common.exit_codes import ExitCode
 from tests.unit.fuzz_support import bench_result as a_result
 
 CPU = Hardware(gpus_available=0, threads=4, threads_from="test")
@@ -68,3 +72,42 @@ def test_the_reference_a_rank_reads_is_only_numbers(monkeypatch: pytest.MonkeyPa
     assert launch.reference() == {"fp32": 4.5}
     monkeypatch.setenv(launch.REFERENCE_ENV, "{not json")
     assert launch.reference() == {}
+
+
+def _launcher(tmp_path: Path, script: str) -> tuple[subprocess.Popen, Path, Path]:
+    """A stand-in for Paddle's launcher (a shell script), watched as the real one is."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    proc = launch_watch.start(["sh", "-c", script], dict(os.environ), logs / "launcher.log")
+    return proc, logs, logs / "launcher.log"
+
+
+def test_a_rendezvous_that_never_completes_ends_the_launcher_with_one_line(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launch_watch, "RENDEZVOUS_S", 1.0)
+    proc, logs, log = _launcher(tmp_path, "sleep 60")
+    started = time.monotonic()
+    watched = launch_watch.watch(proc, logs, log, 2, "2 node(s), master 127.0.0.1:1234")
+    assert time.monotonic() - started < 1.0 + launch_watch.STOP_WAIT_S and proc.poll() is not None
+    assert watched.code == ExitCode.FAIL and watched.problem is not None
+    assert watched.problem.startswith("the ranks did not all join the group within 1 s (0 of 2 on node ")
+    assert "master 127.0.0.1:1234" in watched.problem and "fix: start every node" in watched.problem
+
+
+def test_a_dead_rank_the_launcher_leaves_running_is_killed_in_time(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launch_watch, "RANK_FAILURE_S", 1.0)
+    proc, logs, log = _launcher(tmp_path, "echo 'Container rank 1 status failed cmd [x] code -9 log /l/workerlog.1'; "
+                                "sleep 60")
+    started = time.monotonic()
+    watched = launch_watch.watch(proc, logs, log, 2, "one node")
+    assert time.monotonic() - started < 3.0 and proc.poll() is not None
+    assert watched.code == ExitCode.FAIL and watched.problem is not None
+    assert watched.problem.startswith("rank 1 on node ")
+    assert "ended with exit -9 (its log: /l/workerlog.1); every rank was stopped within 1 s" in watched.problem
+
+
+def test_a_launcher_that_finishes_is_followed_to_the_end(tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
+    proc, logs, log = _launcher(tmp_path, f"sleep 0.3; printf 'train 1/1\\n' > {tmp_path}/logs/workerlog.0")
+    watched = launch_watch.watch(proc, logs, log, 1, "one node")
+    assert watched == launch_watch.Watched(0) and "train 1/1" in capfd.readouterr().out
