@@ -74,6 +74,15 @@ def test_an_unslowed_metric_that_cannot_pass_is_left_undecided_after_pass_rounds
     assert power.outcome("slowed-infer", TRAIN.key, "NOT PROVEN") == "undecided"
 
 
+def _ended(runs: list[dict], rounds: int, stopped: str, ratio: tuple[float, float, float]) -> list[dict]:
+    """The runs as run_variant ends them: rounds, how they stopped, each metric's ratio and its 95 % interval."""
+    for r in runs:
+        r.update(rounds=rounds, stopped=stopped, round_seconds=40.0, problems=[])
+        for m in r["metrics"].values():
+            m.update(ratio=ratio[0], low=ratio[1], high=ratio[2])
+    return runs
+
+
 def test_counting_per_metric_kind_and_load_and_the_exit_code() -> None:
     def run(variant: str, load: str, train: tuple[str, int | None], infer: str) -> dict:
         metrics = {TRAIN.key: {"label": TRAIN.label, "status": train[0], "first_fail": train[1],
@@ -98,22 +107,14 @@ def test_counting_per_metric_kind_and_load_and_the_exit_code() -> None:
     assert power.exit_code([runs[0]]) == ExitCode.PASS and power.exit_code([]) == ExitCode.FAIL
     options = argparse.Namespace(max_rounds=30, pass_rounds=10, warmup_rounds=1, model="rn50", runs=1, threads=1,
                                  threshold_pct=5.0)
-    for r in runs:
-        r.update(rounds=5, stopped="decided at round 5", round_seconds=40.0, problems=[])
-        for m in r["metrics"].values():
-            m.update(ratio=0.5, low=0.45, high=0.55)
-    text = power.markdown(runs, options, [600.0])
+    text = power.markdown(_ended(runs, 5, "decided at round 5", (0.5, 0.45, 0.55)), options, [600.0])
     assert "- k idle train fp32 img/s: 0 miss(es), 0 false fail(s), 0 undecided in 3 run(s); FAILed at round: " \
            "slowed-train 5; slowed-1.2 9" in text
     assert "--infer-iters 100 --threads 1`" in text
     assert "One repetition of everything: 10.0 min (24 rounds in all, 40 s per round" in text
     fine = [run("slowed-1.1", "idle", ("FAIL", 14), "FAIL"), run("slowed-1.05", "idle", ("NOT PROVEN", None), "PASS")]
     assert power.exit_code([runs[0], *fine]) == ExitCode.NOT_PROVEN  # not resolved by the cap: never a PASS
-    for r in fine:
-        r.update(rounds=30, stopped="cap: 30 rounds", round_seconds=40.0, problems=[])
-        for m in r["metrics"].values():
-            m.update(ratio=0.95, low=0.9, high=1.0)
-    text = power.markdown(fine, options, [600.0])
+    text = power.markdown(_ended(fine, 30, "cap: 30 rounds", (0.95, 0.9, 1.0)), options, [600.0])
     assert "train fp32 img/s: 0 miss(es), 0 false fail(s), 0 undecided in 2 run(s); FAILed at round: slowed-1.1 14; " \
            "NOT PROVEN at the cap of 30 rounds: slowed-1.05 (1x)" in text
     assert "1.1 and 1.05 on both phases; the last two probe how fine the A/B sees against its 5 % threshold" in text
