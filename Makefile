@@ -172,7 +172,7 @@ perf-gate-power: $(BIN)/.installed toolchain
 	  $(if $(MODE),--mode $(MODE))
 
 ## The A/B gate's power: IMAGE against itself through the release's rounds, healthy and with a planted slowdown of the
-## candidate (train 2x, infer 2x, 1.2x), rounds until decided (a slowed metric: MAX_ROUNDS, default 30; the others:
+## candidate (train 2x, infer 2x, 1.2x; 1.1x and 1.05x: how fine it sees), rounds until decided (a slowed metric: MAX_ROUNDS, default 30; the others:
 ## PASS_ROUNDS, default 10), idle and busy (LOADS), per CPU kind (ISAS=native,avx2), MODEL (rn50|hgnet|all; default rn50),
 ## RUNS repetitions (default 1): misses, false fails and the rounds each FAIL took; figures into docs/measurements.md (a
 ## narrowed run: its own section; 60-75 min per CPU kind here).

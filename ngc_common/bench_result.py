@@ -30,7 +30,7 @@ KEY_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 MEASUREMENTS = {"ips", "batch", "steps", "mean", "p50", "p90", "p95", "p99", "loss_first", "loss_last", "world_size",
                 "flops_per_sample", "achieved_tflops", "peak_tflops", "paddle_peak_tflops", "efficiency",
                 "efficiency_paddle", "mfu", "gemm_flops", "conv_flops",
-                "peak_flops", "bs8_over_bs1", "top1", "top5"}
+                "peak_flops", "bs8_over_bs1", "top1", "top5", "reference_ips", "scaling_efficiency", "data_checksum"}
 # What produced a figure: results.infer.<backend>.<precision>.bsN.engine is "<engine> <precision>" with one of
 # these engines (benchmarks/harness/paddle_engines.py, inference.py), e.g. "paddle-trt-pir fp16".
 ENGINES = ("paddle-trt-pir", "paddle-trt-legacy", "paddle-inference gpu", "paddle-inference onednn",
@@ -57,6 +57,12 @@ FIGURE_KEYS = frozenset({
     "engine", "timed", "layer_precisions",  # inference.py
     "flops_per_sample", "achieved_tflops", "peak_tflops", "paddle_peak_tflops", "mfu", PEAK_RECHECKED,  # annotate
     *EFFICIENCIES, *(f"{name}_failure" for name in EFFICIENCIES)})
+# results.data_parallel.<precision> of a run of several processes (benchmarks/harness/data_parallel.summary): the ranks'
+# own figures, the sum of their img/s ("ips"), and, where the one-process reference ran in the same job, its img/s and
+# the scaling efficiency (the sum over the reference x the ranks). Each rank: own_figures.
+DATA_PARALLEL_KEYS = frozenset({"procs", "nodes", "ranks", "ips", "reference_ips", "scaling_efficiency"})
+RANK_KEYS = frozenset({"rank", "node", "node_rank", "shard", "ips", "steps", "lr_peak", "data_checksum",
+                       "param_checksums"})
 MAX_RESULTS_DEPTH = 8  # results.infer.<backend>.<precision>.bsN.latency_ms.p99 is 6 levels
 
 
@@ -117,6 +123,8 @@ class Config(Strict):
     eval: bool | None = None
     cpu_kind: Short | None = None  # absent in results written before CPU floors were kept per CPU kind
     recipe: Recipe | None = None  # absent in results written before the recipes were recorded
+    procs: Count | None = None  # data-parallel processes per node (absent in results written before --procs)
+    nnodes: Count | None = None
 
 
 class Gpu(Strict):
@@ -162,7 +170,7 @@ class ResultFile(Strict):
     model: Short
     config: Config
     environment: Environment
-    results: dict[Literal["train", "infer", "peak", "eval"], dict[Short, JsonValue]]
+    results: dict[Literal["train", "infer", "peak", "eval", "data_parallel"], dict[Short, JsonValue]]
     gates: list[GateVerdict]
     verdict: VERDICTS
     verdict_reasons: list[Text]
@@ -233,6 +241,19 @@ def _figures_problem(where: str, figures: Any) -> tuple[str, str] | None:
     return None
 
 
+def _data_parallel_problem(where: str, figures: Any) -> tuple[str, str] | None:
+    if not isinstance(figures, dict) or not isinstance(figures.get("ranks"), list) or "ips" not in figures:
+        return where, "must hold the ranks' figures and their sum 'ips' (renamed or missing)"
+    if problem := _unknown(where, figures, DATA_PARALLEL_KEYS, "a data-parallel figure"):
+        return problem
+    for i, rank in enumerate(figures["ranks"]):
+        if not isinstance(rank, dict) or "ips" not in rank:
+            return f"{where}.ranks.{i}", "must be a rank's figures with its 'ips'"
+        if problem := _unknown(f"{where}.ranks.{i}", rank, RANK_KEYS, "a rank's figure"):
+            return problem
+    return None
+
+
 def _shape_problem(results: dict[str, Any]) -> tuple[str, str] | None:
     """(field, what is wrong) where `results` is not the harness's shape: a renamed precision, batch or `ips` key
     would make the regression gate compare nothing without a word, and deep nesting is no figure at all."""
@@ -251,6 +272,9 @@ def _shape_problem(results: dict[str, Any]) -> tuple[str, str] | None:
         if precision not in TRAIN_PRECISIONS:
             return where, f"{precision[:40]!r} is not a training precision ({', '.join(TRAIN_PRECISIONS)})"
         if problem := _figures_problem(where, figures):
+            return problem
+    for precision, figures in results.get("data_parallel", {}).items():
+        if problem := _data_parallel_problem(f"results.data_parallel.{precision}"[:200], figures):
             return problem
     for backend, by_precision in results.get("infer", {}).items():
         if backend in ("summary", "agreement"):

@@ -52,6 +52,13 @@ def set_on_stop(on_stop: OnStop) -> None:
     _state["on_stop"] = on_stop
 
 
+def wait_if_stopping() -> None:
+    """A main thread that finished while a stop is under way leaves the end to the stop (its report, its line, its
+    exit code), which comes within GRACE_S."""
+    if _lock.locked():
+        threading.Event().wait(GRACE_S + 5)
+
+
 def exit_now(code: int) -> None:
     """End a command that ran through: flush and os._exit, so that no worker thread left by a library (DALI's, Paddle's
     pools, waiting on a futex) keeps the process alive after its verdict, as it did for minutes."""

@@ -20,6 +20,7 @@ from benchmarks.harness.model_spec import ModelSpec
 from benchmarks.harness.run_config import fixed_default, parser, requested, resolve
 from ngc_common import bench_result, crash, stop
 from ngc_common.errors import InputError
+from ngc_common.exit_codes import ExitCode
 
 __all__ = ["main", "parser"]
 
@@ -46,7 +47,7 @@ def main(spec: ModelSpec, argv: list[str] | None = None) -> int:
 
 
 def _main(spec: ModelSpec, asked: Mapping[str, Any]) -> int:
-    from benchmarks.harness.launch import relaunch_distributed
+    from benchmarks.harness.launch import launched, relaunch_distributed
     from benchmarks.harness.run_loop import Inputs, run
 
     table = acceptance_gates.load(Path(asked["gates"] or fixed_default(spec, "gates")))
@@ -61,7 +62,10 @@ def _main(spec: ModelSpec, asked: Mapping[str, Any]) -> int:
     code = relaunch_distributed(config, spec)
     if code is not None:
         return code
-    return run(config, spec, Inputs(table, baseline))
+    code = run(config, spec, Inputs(table, baseline))
+    if launched() and code in (ExitCode.FAIL, ExitCode.NOT_PROVEN):  # a verdict, not a failed rank: the launching
+        return ExitCode.PASS  # process reads it from rank 0's report (the launcher stops every rank on a non-zero exit)
+    return code
 
 
 if __name__ == "__main__":

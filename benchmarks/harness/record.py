@@ -23,6 +23,7 @@ def run_config(config: RunConfig, spec: ModelSpec) -> dict:
             "steps": config.steps, "warmup": config.warmup, "asp": config.asp, "precisions": list(config.precision),
             "infer_precisions": list(config.infer_precision), "backends": list(config.backends),
             "batch_sizes": list(config.batch_sizes), "bn_weight_decay": config.bn_weight_decay,
+            "procs": config.procs, "nnodes": config.nnodes,
             "recipe": {"source": spec.recipe.source, "lr": config.lr, "lr_batch": spec.recipe.lr_batch,
                        "lr_schedule": config.lr_schedule, "lr_warmup_epochs": config.lr_warmup_epochs,
                        "epochs": config.epochs, "momentum": config.momentum, "weight_decay": config.weight_decay,

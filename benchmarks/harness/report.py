@@ -77,6 +77,19 @@ def eval_lines(evaluated: dict) -> list[str]:
             *rows, ""]
 
 
+def data_parallel_lines(results: dict) -> list[str]:
+    """One line per precision of a data-parallel run: the ranks, their summed img/s, the scaling efficiency."""
+    lines = []
+    for precision, dp in results.get("data_parallel", {}).items():
+        scaling = (f"scaling efficiency {dp['scaling_efficiency'] * 100:.1f} % against one process "
+                   f"({dp['reference_ips']:.2f} img/s)" if "scaling_efficiency" in dp else
+                   "scaling efficiency not measured (the one-process reference wrote no figure)")
+        per_rank = ", ".join(f"rank {r['rank']} {r['ips']:.2f}" for r in dp["ranks"])
+        lines.append(f"data-parallel {precision}: {dp['procs']} ranks on {', '.join(dp['nodes'])}, "
+                     f"{dp['ips']:.2f} img/s summed ({per_rank}); {scaling}")
+    return lines
+
+
 def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[Verdict], outcome: Outcome) -> str:
     lines = [f"# {title}", "", *verdict_lines(outcome),
              f"- release: {env.get('release')} ({env.get('flavor')}), "
@@ -96,6 +109,8 @@ def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[
                          f"{_eff(r, 'efficiency_paddle')} | {_pct(r.get('mfu'))} | "
                          f"{lat['mean']:.1f} | {lat['p99']:.1f} | {r['loss_first']:.3f} -> {r['loss_last']:.3f} |")
         lines.append("")
+    if dp_lines := data_parallel_lines(results):
+        lines += [f"- {line}" for line in dp_lines] + [""]
     lines += eval_lines(results.get("eval", {}))
     infer = {k: v for k, v in results.get("infer", {}).items() if k not in ("summary", "agreement")}
     if infer:
@@ -162,6 +177,7 @@ def console(title: str, profile: str | None, config: dict, results: dict, verdic
                          f"{_eff(r, 'efficiency')} of the hardware, {_eff(r, 'efficiency_paddle')} of Paddle's kernels"
                          + (f", MFU {_pct(r['mfu'])}" if r.get("mfu") else "")
                          + (f"; input: {r['input']}" if r.get("input") else ""))
+    lines += [f"   {line}" for line in data_parallel_lines(results)]
     for backend, by_precision in results.get("infer", {}).items():
         for precision, by_batch in by_precision.items() if backend not in ("summary", "agreement") else ():
             if "status" in by_batch:  # a back end this image or host cannot run: N/A, never a figure

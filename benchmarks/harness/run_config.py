@@ -149,6 +149,8 @@ def common_options(spec) -> tuple[Option, ...]:
         Option("--eval-limit", "evaluate only the first N images of --eval-data", type=positive),
         Option("--gpus", "GPUs to train on; 0 forces the CPU", type=whole(0),
                shown_default="all visible; 1 with --smoke"),
+        Option("--procs", "data-parallel training processes per node on a CPU run, the CPU threads split between them "
+               "(on GPUs one process per GPU: --gpus)", 1, type=positive),
         Option("--nnodes", "nodes for multi-node training (with --master)", 1, type=positive),
         Option("--master", "IP:PORT of the first node for multi-node training"),
         Option("--asp", "prune to 2:4 structured sparsity (ASP) and train on", False, flag_kind="switch"),
@@ -280,6 +282,7 @@ class RunConfig:
     num_classes: int
     eval_data: str | None
     eval_limit: int | None
+    procs: int
     nnodes: int
     master: str | None
     asp: bool
@@ -368,5 +371,8 @@ def _refuse(values: dict[str, Any], hardware: Hardware) -> None:
                          "run")
     if values["asp"] and "amp-o2" in values["precision"]:
         raise InputError("--asp with amp-o2 is not supported by Paddle's ASP; fix: use amp (O1) with --asp")
+    if values["procs"] > 1 and values["device"] == "gpu":
+        raise InputError(f"--procs {values['procs']} is for CPU runs: on GPUs each GPU gets one process; fix: use "
+                         "--gpus N (or --gpus 0 --procs N for the CPU)")
     if values["nnodes"] > 1 and not values["master"]:
         raise InputError("--nnodes > 1 needs --master IP:PORT of the first node; fix: add --master IP:PORT")

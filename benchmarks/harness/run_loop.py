@@ -17,7 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import acceptance_gates, efficiency, environment, evaluation, launch, record, report, roofline
+from benchmarks.harness import (
+    acceptance_gates,
+    data_parallel,
+    efficiency,
+    environment,
+    evaluation,
+    launch,
+    record,
+    report,
+    roofline,
+)
 from benchmarks.harness.dllogger import DLLogger
 from benchmarks.harness.hardware import gpu_image_without_gpu, use_device
 from benchmarks.harness.model_spec import ModelSpec
@@ -61,7 +71,8 @@ def _batches(config: RunConfig, shard: tuple[int, int], folder: str | None = Non
                          seed=config.seed, shard=shard)
     if root:
         return data.paddle_loader(root, config.batch_size, config.image_size, config.data_format)
-    return data.synthetic(config.batch_size, config.image_size, config.num_classes, config.data_format, config.seed)
+    return data.synthetic(config.batch_size, config.image_size, config.num_classes, config.data_format,
+                          config.seed + shard[0])  # each rank its own shard of synthetic batches
 
 
 def train_config(config: RunConfig, spec: ModelSpec, precision: str, train_images: int):
@@ -79,21 +90,22 @@ def train_config(config: RunConfig, spec: ModelSpec, precision: str, train_image
 
 
 def train_all(config: RunConfig, spec: ModelSpec, build: Callable, logger: DLLogger, peaks: Peaks, table: dict,
-              gpu_profile: str | None, shard: tuple[int, int]) -> tuple[dict, dict]:
+              gpu_profile: str | None, shard: tuple[int, int]) -> tuple[dict, dict, dict]:
     with contextlib.ExitStack() as stack:  # the generated smoke images outlive every pipeline reading them
         return _train_all(stack, config, spec, build, logger, peaks, table, gpu_profile, shard)
 
 
 def _train_all(stack: contextlib.ExitStack, config: RunConfig, spec: ModelSpec, build: Callable, logger: DLLogger,
-               peaks: Peaks, table: dict, gpu_profile: str | None, shard: tuple[int, int]) -> tuple[dict, dict]:
+               peaks: Peaks, table: dict, gpu_profile: str | None, shard: tuple[int, int]) -> tuple[dict, dict, dict]:
     """The training phase: each precision asked for, on this process's shard of the data; then (rank 0, where
     the model evaluates what it trained) the eval pass on --eval-data or a synthetic smoke one.
-    Returns (train results, eval results by precision)."""
+    Returns (train results, eval results by precision, data-parallel figures by precision: data_parallel.summary)."""
     from benchmarks.harness import data
     from benchmarks.harness.training import train
 
     out: dict = {}
     evals: dict = {}
+    dp: dict = {}
     images = data.count_images(config.data) if config.data else IMAGENET_TRAIN_IMAGES
     evaluate = evaluation.for_run(config) if spec.evaluates_training and shard[0] == 0 else None
     train_flops = efficiency.TRAIN_FLOPS_FACTOR * efficiency.forward_flops(build, config.num_classes,
@@ -116,13 +128,16 @@ def _train_all(stack: contextlib.ExitStack, config: RunConfig, spec: ModelSpec, 
             evals[precision] = evaluate(result["predict"])
             logger.log(f"eval {precision}", {k: v for k, v in evals[precision].items() if k in ("top1", "top5")})
         result.pop("predict")
+        if "shard" in result:  # a collective: every rank gathers, rank 0 reports
+            ranks = data_parallel.gather(data_parallel.own_figures(*shard, result, **result.pop("shard")))
+            dp[precision] = data_parallel.summary(ranks, launch.reference().get(precision))
         losses = [round(v, 5) for v in result.pop("losses")]
         sheet = acceptance_gates.datasheet_tflops(table, gpu_profile, precision)
         out[precision] = efficiency.annotate(result, train_flops, peak or None, sheet and sheet * result["world_size"],
                                              roofline.own_kind("train", config.device))
         out[precision]["losses"] = losses
     out["summary"] = {"loss_finite": 1 if all(r["loss_finite"] for r in out.values()) else 0}
-    return out, evals
+    return out, evals, dp
 
 
 def _infer_dtype(precision: str) -> str | None:
@@ -214,9 +229,12 @@ def run(config: RunConfig, spec: ModelSpec, inputs: Inputs) -> int:
     gpu_profile = profile if config.gpu else None  # MFU: a GPU's data sheet, never a CPU run's
     if config.mode in ("train", "all"):
         phase["now"] = "training"
-        results["train"], evals = train_all(config, spec, build, logger, peaks, table, gpu_profile, (rank, world))
+        results["train"], evals, dp = train_all(config, spec, build, logger, peaks, table, gpu_profile,
+                                                (rank, world))
         if evals:
             results["eval"] = evals
+        if dp:
+            results["data_parallel"] = dp
     if rank != 0:
         return 0
     if config.mode in ("infer", "all"):

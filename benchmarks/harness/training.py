@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks.harness import recipes
+from benchmarks.harness import data_parallel, recipes
 from benchmarks.harness.timing import StepTimer
 from ngc_common.errors import InputError
 
@@ -99,7 +99,8 @@ def exempt_batchnorm_from_weight_decay(model) -> int:
 
 def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Callable[[str, dict], None]) -> dict:
     """Train for warm-up + measured steps; return throughput, step latency, the loss curve, the schedule's
-    figures, and "predict": images -> FP32 logits of the trained model (eval mode, the training's precision)."""
+    figures, and "predict": images -> FP32 logits of the trained model (eval mode, the training's precision); in a
+    data-parallel run also "shard": its first batch's and its parameters' checksums after each step."""
     import paddle
     import paddle.distributed as dist
 
@@ -140,9 +141,12 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
 
     model.train()
     losses: list[float] = []
+    shard: dict = {"param_checksums": []}  # data-parallel runs: what this rank read and held (data_parallel.py)
 
     def step(i: int) -> float:
         images, labels = next(batches)
+        if world > 1 and i == 0:
+            shard["data_checksum"] = data_parallel.checksum([images])
         with paddle.amp.auto_cast(enable=dtype is not None, level=level or "O1", dtype=dtype or "float16"):
             loss = loss_fn(model(images), labels)
         if scaler is not None:
@@ -157,7 +161,10 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
         losses.append(value)
         return value
 
-    def on_step(i: int, seconds: float, loss: float) -> None:
+    def on_step(i: int, seconds: float, loss: float) -> None:  # outside the timed step
+        if world > 1:
+            trained = (p for p in model.parameters() if not p.stop_gradient)  # BatchNorm statistics: parameters too
+            shard["param_checksums"].append(data_parallel.checksum(trained))
         phase = "warmup" if i < cfg.warmup else "train"
         log(f"{phase} {start_step + i + 1}/{start_step + total}",
             {"loss": loss, "step_ms": seconds * 1000, "ips": cfg.batch_size * world / seconds,
@@ -182,6 +189,8 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
             return model(images).astype("float32")
 
     result["predict"] = predict
+    if world > 1:
+        result["shard"] = shard
     return result
 
 

@@ -52,7 +52,8 @@ def test_validate_in_image_passes(built: Built, tmp_path: Path) -> None:
     assert report["ok"] and report["counts"]["failed"] == 0 and report["counts"]["passed"] >= 40
     ids = {c["id"] for c in report["checks"]}
     for expected in ("version.paddle", "version.dali", "link.paddle", "pyenv.pip-check", "func.paddle-run-check",
-                     "func.train-loss-decreases", "func.dali-cpu-pipeline", "func.inference-onnx-agree",
+                     "func.train-loss-decreases", "func.cpu-data-parallel", "func.dali-cpu-pipeline",
+                     "func.inference-onnx-agree",
                      "contract.banner", "hygiene.setuid", "hygiene.private-keys"):
         assert expected in ids, expected
     for check in report["checks"]:

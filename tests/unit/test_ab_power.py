@@ -23,14 +23,18 @@ def test_each_variant_slows_its_phases_only() -> None:
     assert power.expected("slowed-train", TRAIN.key) == "FAIL" and power.expected("slowed-train", INFER.key) == "PASS"
     assert power.expected("slowed-1.2", INFER.key) == "FAIL" and power.expected("healthy", TRAIN.key) == "PASS"
     assert {v: p for v, p in power.VARIANTS.items() if p} == {"slowed-train": "train=2", "slowed-infer": "infer=2",
-                                                              "slowed-1.2": "1.2"}
+                                                              "slowed-1.2": "1.2", "slowed-1.1": "1.1",
+                                                              "slowed-1.05": "1.05"}
+    assert power.expected("slowed-1.05", TRAIN.key) == power.expected("slowed-1.05", INFER.key) == "FAIL"
 
 
 @pytest.mark.parametrize(("variant", "metric", "status", "want"), [
     ("slowed-train", TRAIN, "FAIL", "ok"), ("slowed-train", TRAIN, "PASS", "miss"),
     ("slowed-train", TRAIN, "NOT PROVEN", "miss"),  # not caught by the cap: the regression went through undecided
     ("slowed-train", INFER, "PASS", "ok"), ("slowed-train", INFER, "FAIL", "false fail"),
-    ("healthy", INFER, "NOT PROVEN", "undecided"), ("healthy", TRAIN, "FAIL", "false fail")])
+    ("healthy", INFER, "NOT PROVEN", "undecided"), ("healthy", TRAIN, "FAIL", "false fail"),
+    ("slowed-1.05", TRAIN, "NOT PROVEN", "unresolved"), ("slowed-1.1", INFER, "PASS", "unresolved"),  # its resolution
+    ("slowed-1.1", TRAIN, "FAIL", "ok")])
 def test_outcome_of_one_metric(variant: str, metric: Metric, status: str, want: str) -> None:
     assert power.outcome(variant, metric.key, status) == want
 
@@ -70,6 +74,15 @@ def test_an_unslowed_metric_that_cannot_pass_is_left_undecided_after_pass_rounds
     assert power.outcome("slowed-infer", TRAIN.key, "NOT PROVEN") == "undecided"
 
 
+def _ended(runs: list[dict], rounds: int, stopped: str, ratio: tuple[float, float, float]) -> list[dict]:
+    """The runs as run_variant ends them: rounds, how they stopped, each metric's ratio and its 95 % interval."""
+    for r in runs:
+        r.update(rounds=rounds, stopped=stopped, round_seconds=40.0, problems=[])
+        for m in r["metrics"].values():
+            m.update(ratio=ratio[0], low=ratio[1], high=ratio[2])
+    return runs
+
+
 def test_counting_per_metric_kind_and_load_and_the_exit_code() -> None:
     def run(variant: str, load: str, train: tuple[str, int | None], infer: str) -> dict:
         metrics = {TRAIN.key: {"label": TRAIN.label, "status": train[0], "first_fail": train[1],
@@ -84,7 +97,7 @@ def test_counting_per_metric_kind_and_load_and_the_exit_code() -> None:
             run("slowed-1.2", "idle", ("FAIL", 9), "FAIL"), run("healthy", "idle", ("PASS", None), "NOT PROVEN")]
     counted = power.per_metric(runs)
     train_idle = counted[("k", "idle", "train fp32 img/s")]
-    assert train_idle == {"runs": 3, "miss": 0, "false fail": 0, "undecided": 0,
+    assert train_idle == {"runs": 3, "miss": 0, "false fail": 0, "undecided": 0, "unresolved": [],
                           "rounds to FAIL": {"slowed-train": [5], "slowed-1.2": [9]}}
     assert counted[("k", "busy", "train fp32 img/s")]["miss"] == 1  # busy apart: not hidden in idle's total
     infer_idle = counted[("k", "idle", "infer paddle-inference onednn fp32 bs8 latency p50")]
@@ -92,16 +105,19 @@ def test_counting_per_metric_kind_and_load_and_the_exit_code() -> None:
     assert power.exit_code(runs) == ExitCode.FAIL  # the busy miss
     assert power.exit_code([runs[0], runs[3]]) == ExitCode.NOT_PROVEN  # only undecided
     assert power.exit_code([runs[0]]) == ExitCode.PASS and power.exit_code([]) == ExitCode.FAIL
-    options = argparse.Namespace(max_rounds=30, pass_rounds=10, warmup_rounds=1, model="rn50", runs=1, threads=1)
-    for r in runs:
-        r.update(rounds=5, stopped="decided at round 5", round_seconds=40.0, problems=[])
-        for m in r["metrics"].values():
-            m.update(ratio=0.5, low=0.45, high=0.55)
-    text = power.markdown(runs, options, [600.0])
+    options = argparse.Namespace(max_rounds=30, pass_rounds=10, warmup_rounds=1, model="rn50", runs=1, threads=1,
+                                 threshold_pct=5.0)
+    text = power.markdown(_ended(runs, 5, "decided at round 5", (0.5, 0.45, 0.55)), options, [600.0])
     assert "- k idle train fp32 img/s: 0 miss(es), 0 false fail(s), 0 undecided in 3 run(s); FAILed at round: " \
            "slowed-train 5; slowed-1.2 9" in text
     assert "--infer-iters 100 --threads 1`" in text
     assert "One repetition of everything: 10.0 min (24 rounds in all, 40 s per round" in text
+    fine = [run("slowed-1.1", "idle", ("FAIL", 14), "FAIL"), run("slowed-1.05", "idle", ("NOT PROVEN", None), "PASS")]
+    assert power.exit_code([runs[0], *fine]) == ExitCode.NOT_PROVEN  # not resolved by the cap: never a PASS
+    text = power.markdown(_ended(fine, 30, "cap: 30 rounds", (0.95, 0.9, 1.0)), options, [600.0])
+    assert "train fp32 img/s: 0 miss(es), 0 false fail(s), 0 undecided in 2 run(s); FAILed at round: slowed-1.1 14; " \
+           "NOT PROVEN at the cap of 30 rounds: slowed-1.05 (1x)" in text
+    assert "1.1 and 1.05 on both phases; the last two probe how fine the A/B sees against its 5 % threshold" in text
 
 
 def test_bad_input_is_one_line_and_exit_2(capsys) -> None:

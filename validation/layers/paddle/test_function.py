@@ -1,4 +1,5 @@
-"""Function of the paddle layer: Paddle's own check, training that learns, and the export/inference path."""
+"""Function of the paddle layer: Paddle's own check, training that learns, data-parallel on the CPU (two processes,
+gloo: the GPU one is test_gpu's NCCL check), and the export/inference path."""
 
 import pytest
 
@@ -36,4 +37,14 @@ def test_jit_save_inference_and_onnx_agree(run_probe) -> None:
     )
     assert result["onnxruntime_vs_dygraph"] < 1e-4, (
         f"expected ONNX Runtime within 1e-4 of dygraph, found {result['onnxruntime_vs_dygraph']:.2e}"
+    )
+
+
+@pytest.mark.check("func.cpu-data-parallel", component="paddle")
+def test_two_cpu_processes_all_reduce_and_agree_after_a_step(run_probe) -> None:
+    result = run_probe("cpu_collective", timeout=180)
+    assert result["allreduce_ok"], f"expected the gloo all-reduce sum {result['expected']}, found {result['sum']}"
+    assert result["data_differ"], "expected each rank to train on its own batch, found the same batch on both"
+    assert result["params_equal"], (
+        f"expected equal parameters on both ranks after a data-parallel step, found checksums {result['checksums']}"
     )

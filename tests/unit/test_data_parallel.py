@@ -1,0 +1,113 @@
+"""Data-parallel runs without a launcher: the options, the launcher's command, the summary and its schema."""
+
+import json
+import math
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks.harness import data_parallel, launch, launch_watch
+from benchmarks.harness.run_config import Hardware, requested, resolve
+from benchmarks.rn50.spec import SPEC as RN50
+from ngc_common import bench_result
+from ngc_common.errors import InputError
+from ngc_common.exit_codes import ExitCode
+from tests.unit.fuzz_support import bench_result as a_result
+
+CPU = Hardware(gpus_available=0, threads=4, threads_from="test")
+GPUS = Hardware(gpus_available=2, threads=16, threads_from="test")
+
+
+def rank(i: int, ips: float) -> dict:
+    return {"rank": i, "node": "n", "node_rank": 0, "shard": [i, 2], "ips": ips, "steps": 2, "lr_peak": 0.004,
+            "data_checksum": float(i), "param_checksums": [1.0, 2.0]}
+
+
+def test_procs_splits_the_cpu_threads_and_the_launcher_runs_the_models_script_on_each() -> None:
+    config = resolve(requested(RN50, ["--procs", "2"]), RN50, CPU)
+    assert config.procs == 2 and launch.per_rank_threads(config) == 2
+    cmd = launch.launcher_command(config, RN50, ["--procs", "2"])
+    assert cmd[1:3] == ["-m", "paddle.distributed.launch"] and "--max_restart" in cmd
+    assert cmd[cmd.index("--nproc_per_node") + 1] == "2" and cmd[-2:] == ["--threads", "2"]
+    assert cmd[cmd.index("--procs") - 1].endswith("benchmarks/rn50/__main__.py")  # a script: -m means legacy mode
+
+
+def test_gpus_keep_one_process_each_and_refuse_procs() -> None:
+    config = resolve(requested(RN50, ["--gpus", "2"]), RN50, GPUS)
+    cmd = launch.launcher_command(config, RN50, [])
+    assert cmd[cmd.index("--devices") + 1] == "0,1" and "--nproc_per_node" not in cmd and "--threads" not in cmd
+    with pytest.raises(InputError, match=r"--procs 2 is for CPU runs.*fix: use --gpus N"):
+        resolve(requested(RN50, ["--gpus", "2", "--procs", "2"]), RN50, GPUS)
+
+
+def test_more_processes_than_threads_is_refused_before_anything_starts() -> None:
+    config = resolve(requested(RN50, ["--procs", "8"]), RN50, CPU)
+    with pytest.raises(InputError, match=r"--procs 8 with 4 CPU thread.*fix: lower --procs"):
+        launch.relaunch_distributed(config, RN50)
+
+
+def test_the_summary_sums_the_ranks_and_scales_against_the_reference() -> None:
+    dp = data_parallel.summary([rank(0, 3.0), rank(1, 5.0)], 5.0)
+    assert dp["ips"] == 8.0 and dp["procs"] == 2 and math.isclose(dp["scaling_efficiency"], 0.8)
+    assert "scaling_efficiency" not in data_parallel.summary([rank(0, 3.0)], None)  # no reference: no figure
+
+
+def test_a_result_with_data_parallel_figures_reads_and_a_renamed_one_is_refused(tmp_path: Path) -> None:
+    result = a_result()
+    result["results"]["data_parallel"] = {"fp32": data_parallel.summary([rank(0, 3.0), rank(1, 5.0)], 5.0)}
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(result))
+    assert bench_result.read_baseline(path, "rn50")["results"]["data_parallel"]["fp32"]["ips"] == 8.0
+    result["results"]["data_parallel"]["fp32"]["ranks"][1]["img_per_s"] = 1.0
+    path.write_text(json.dumps(result))
+    with pytest.raises(InputError, match=r"data_parallel\.fp32\.ranks\.1\.img_per_s: is not a rank's figure"):
+        bench_result.read_baseline(path, "rn50")
+
+
+def test_the_reference_a_rank_reads_is_only_numbers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(launch.REFERENCE_ENV, json.dumps({"fp32": 4.5, "bf16": "fast"}))
+    assert launch.reference() == {"fp32": 4.5}
+    monkeypatch.setenv(launch.REFERENCE_ENV, "{not json")
+    assert launch.reference() == {}
+
+
+def _launcher(tmp_path: Path, script: str) -> tuple[subprocess.Popen, Path, Path]:
+    """A stand-in for Paddle's launcher (a shell script), watched as the real one is."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    proc = launch_watch.start(["sh", "-c", script], dict(os.environ), logs / "launcher.log")
+    return proc, logs, logs / "launcher.log"
+
+
+def test_a_rendezvous_that_never_completes_ends_the_launcher_with_one_line(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launch_watch, "RENDEZVOUS_S", 1.0)
+    proc, logs, log = _launcher(tmp_path, "sleep 60")
+    started = time.monotonic()
+    watched = launch_watch.watch(proc, logs, log, 2, "2 node(s), master 127.0.0.1:1234")
+    assert time.monotonic() - started < 1.0 + launch_watch.STOP_WAIT_S and proc.poll() is not None
+    assert watched.code == ExitCode.FAIL and watched.problem is not None
+    assert watched.problem.startswith("the ranks did not all join the group within 1 s (0 of 2 on node ")
+    assert "master 127.0.0.1:1234" in watched.problem and "fix: start every node" in watched.problem
+
+
+def test_a_dead_rank_the_launcher_leaves_running_is_killed_in_time(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launch_watch, "RANK_FAILURE_S", 1.0)
+    proc, logs, log = _launcher(tmp_path, "echo 'Container rank 1 status failed cmd [x] code -9 log /l/workerlog.1'; "
+                                "sleep 60")
+    started = time.monotonic()
+    watched = launch_watch.watch(proc, logs, log, 2, "one node")
+    assert time.monotonic() - started < 3.0 and proc.poll() is not None
+    assert watched.code == ExitCode.FAIL and watched.problem is not None
+    assert watched.problem.startswith("rank 1 on node ")
+    assert "ended with exit -9 (its log: /l/workerlog.1); every rank was stopped within 1 s" in watched.problem
+
+
+def test_a_launcher_that_finishes_is_followed_to_the_end(tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
+    proc, logs, log = _launcher(tmp_path, f"sleep 0.3; printf 'train 1/1\\n' > {tmp_path}/logs/workerlog.0")
+    watched = launch_watch.watch(proc, logs, log, 1, "one node")
+    assert watched == launch_watch.Watched(0) and "train 1/1" in capfd.readouterr().out
