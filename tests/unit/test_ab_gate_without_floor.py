@@ -145,3 +145,36 @@ def test_a_fleet_job_without_a_reference_stays_not_proven_naming_both(tmp_path: 
     assert reading.status == "NOT PROVEN" and reading.ab is None
     assert f"bench-rn50: NOT PROVEN: no floor for CPU kind {KIND}, and A/B NOT RUN: no release before 26.12" \
         in reading.detail
+
+
+def _metric(key: str, status: str, ratio: float) -> dict:
+    return {"key": key, "label": key.split(":")[1], "status": status, "ratio": ratio, "low": ratio - 0.01,
+            "high": ratio + 0.01}
+
+
+def test_the_ab_reason_is_exact_worst_first_and_counts_what_it_leaves_out() -> None:
+    """The verdict is the worst of the benchmark's own metrics (ORDER, not the names' alphabet), the reason shows
+    at most SHOWN of them worst first and counts the rest; an A/B that did not run names its first reason only."""
+    head = f"no floor for CPU kind {KIND}"
+    ref = {"name": REFERENCE}
+    metrics = [_metric("bench-rn50:a", "PASS", 1.0), _metric("bench-rn50:b", "NOT RUN", 0.9),
+               _metric("bench-hgnet:c", "FAIL", 0.5), _metric("bench-rn50:d", "NOT PROVEN", 0.97)]
+    verdict, why = gate_without_floor.decide("bench-rn50", KIND, {"rounds": 3, "reference": ref,
+                                                                  "verdict": "NOT PROVEN", "metrics": metrics}, "")
+    assert (verdict, why) == ("NOT PROVEN", f"{head}, and the A/B is NOT RUN (3 rounds against {REFERENCE}): "
+                              "b ratio 0.900 CI [0.890, 0.910] NOT RUN; d ratio 0.970 CI [0.960, 0.980] NOT PROVEN; "
+                              "a ratio 1.000 CI [0.990, 1.010] PASS")
+    passing = [_metric(f"bench-rn50:m{i}", "PASS", 1.0) for i in range(gate_without_floor.SHOWN)]
+    verdict, why = gate_without_floor.decide("bench-rn50", KIND, {"rounds": 5, "reference": ref, "metrics": passing},
+                                             "")
+    assert verdict == "PASS" and why.count(" PASS") == gate_without_floor.SHOWN and "more" not in why
+    verdict, why = gate_without_floor.decide("bench-rn50", KIND, {"rounds": 5, "reference": ref, "metrics": [
+        *passing, _metric("bench-rn50:z", "PASS", 1.0), _metric("bench-rn50:y", "PASS", 1.0)]}, "")
+    assert verdict == "PASS" and why.endswith("PASS; 2 more") and "z ratio" not in why
+    # An A/B that did not run: its first reason, even where its metrics hold figures; none: what it lacked.
+    not_run = {"verdict": "NOT RUN", "reasons": ["the reference image could not be pulled", "second"],
+               "metrics": passing}
+    assert gate_without_floor.decide("bench-rn50", KIND, not_run, "") == (
+        "NOT PROVEN", f"{head}, and the A/B is NOT RUN: the reference image could not be pulled")
+    assert gate_without_floor.decide("bench-rn50", KIND, {"verdict": "NOT RUN"}, "") == (
+        "NOT PROVEN", f"{head}, and the A/B is NOT RUN: it measured no figure of bench-rn50")
