@@ -18,10 +18,11 @@ from ngc_paddle.release.fleet.payload import JobSpec, write
 CANDIDATE = "127.0.0.1:5019/ngc-paddle@sha256:" + "ab" * 32
 REFERENCE = "127.0.0.1:5019/ngc-paddle@sha256:" + "cd" * 32
 
-# A fake docker: logs its command line; `pull` fails for images named in FAKE_PULL_FAIL; `image inspect` answers an
-# id or a size; `run ... bench-X --output DIR` writes DIR/x-N/result.json whose train img/s is FAKE_IPS_<side>
-# (side: the image's digest begins with ab: candidate, cd: reference), times NGC_PADDLE_BENCH_PLANTED_SLOWDOWN's
-# inverse when the container got it (-e), with a little noise per call.
+# A fake docker: logs its command line; `pull` fails for images named in FAKE_PULL_FAIL; `image inspect` answers
+# an id (an id answers itself) or a size, and fails for images named in FAKE_GONE; `run ... bench-X --output DIR`
+# writes DIR/x-N/result.json whose train img/s is FAKE_IPS_<side> (side: the image's digest begins with ab, or its
+# id with 11: candidate; else reference), times NGC_PADDLE_BENCH_PLANTED_SLOWDOWN's inverse when the container got
+# it (-e), with a little noise per call.
 FAKE = r'''#!/usr/bin/env python3
 import json, os, random, sys
 from pathlib import Path
@@ -31,19 +32,23 @@ with open(os.environ["FAKE_LOG"], "a") as log:
 if args[0] == "pull":
     sys.exit(1 if args[-1] in os.environ.get("FAKE_PULL_FAIL", "").split() else 0)
 if args[:2] == ["image", "inspect"]:
-    print("952438573" if "Size" in " ".join(args) else "sha256:" + ("11" if "@sha256:ab" in args[-1] else "22") * 32)
+    ref = args[-1]  # an image id answers itself; one named in FAKE_GONE is not here
+    if ref in os.environ.get("FAKE_GONE", "").split():
+        sys.exit(1)
+    print("952438573" if "Size" in " ".join(args) else ref if ref.startswith("sha256:") else
+          "sha256:" + ("11" if "@sha256:ab" in ref else "22") * 32)
     sys.exit(0)
 if args[0] == "version":
     print("26.1.5"); sys.exit(0)
 if args[0] != "run":
     sys.exit(0)
 mount = args[args.index("-v") + 1].split(":")[0]
-image = next(a for a in args if "@sha256:" in a)
+image = next(a for a in args if "@sha256:" in a or a.startswith("sha256:"))  # a digest, or an id (bench-compare)
 command = args[args.index(image) + 1:]
 env = [args[i + 1] for i, a in enumerate(args) if a == "-e"]
 if command[0].startswith("bench-"):
     out = Path(command[command.index("--output") + 1].replace("/workspace/out", mount, 1))
-    side = "candidate" if "@sha256:ab" in image else "reference"
+    side = "candidate" if "@sha256:ab" in image or image == "sha256:" + "11" * 32 else "reference"
     ips = float(os.environ[f"FAKE_IPS_{side.upper()}"])
     for e in env:
         if e.startswith("NGC_PADDLE_BENCH_PLANTED_SLOWDOWN="):
@@ -179,3 +184,81 @@ def test_no_reference_renders_no_ab_part(tmp_path: Path, docker: Path) -> None:
     assert plan.with_ab(base, None, 3, True, False) == base
     assert run(tmp_path, docker, base).returncode == 0
     assert not ab_folder(tmp_path).exists()
+
+
+def _compare(tmp_path: Path, docker: Path, monkeypatch, rounds_n: int, gpu: bool = False, **fake: str):
+    """bench-compare's own function (compare.compare) through the real job script and local runner, the fake docker
+    on PATH: (the summary or the raised error, the lines it said, the docker runs)."""
+    from ngc_paddle import engine
+    from ngc_paddle.host_errors import NgcPaddleError
+    from ngc_paddle.release.ab import compare
+
+    repo = Path(__file__).resolve().parents[2]
+    tmp_path.mkdir(exist_ok=True)
+    env = {"PATH": f"{docker}:/usr/bin:/bin", "FAKE_LOG": str(tmp_path / "calls.log"), "FAKE_IPS_CANDIDATE": "10",
+           "FAKE_IPS_REFERENCE": "10", **fake}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(engine, "host_has_nvidia_gpus", lambda: gpu)
+    said: list[str] = []
+    try:
+        outcome = compare.compare(repo, CANDIDATE, REFERENCE, "rn50", rounds_n, True, tmp_path / "out", warmup=0,
+                                  say=said.append)
+    except NgcPaddleError as exc:
+        outcome = exc
+    return outcome, said, docker_runs(tmp_path)
+
+
+def test_bench_compare_passes_equal_images_and_says_what_it_ran(tmp_path: Path, docker: Path, monkeypatch) -> None:
+    summary, said, runs = _compare(tmp_path, docker, monkeypatch, 3)
+    assert isinstance(summary, dict) and summary["verdict"] == "PASS", summary
+    assert said[0] == (f"==> A/B on this host: {CANDIDATE} vs {REFERENCE}: 3 rounds of bench-rn50 (smoke), order "
+                       "alternated, threshold 5 %")
+    folder = next((tmp_path / "out").glob("ab-*"))
+    assert folder.name[3:11].isdigit() and folder.name.endswith("Z") and (folder / "ab.md").is_file()
+    assert said[-1] == f"    report: {folder}/ab.md, ab.json, rounds.svg"
+    written = json.loads((folder / "ab.json").read_text())
+    assert (written["candidate"]["name"], written["reference"]["name"]) == (CANDIDATE, REFERENCE)
+    assert written["candidate"]["id"] == "sha256:" + "11" * 32 and written["reference"]["id"] == "sha256:" + "22" * 32
+    rounds_run = [r for r in runs if "-ab-round-" in " ".join(r)]
+    assert len(rounds_run) == 6 and not any("--gpus" in r for r in rounds_run)  # 3 rounds x 2 images, no warm-up
+    assert all(r[-1] == "--smoke" for r in rounds_run)
+    assert not any("did not reach" in reason for reason in written["reasons"]), written["reasons"]
+
+
+def test_bench_compare_fails_a_slower_candidate_and_leaves_an_undecided_one_not_proven(tmp_path: Path, docker: Path,
+                                                                                        monkeypatch) -> None:
+    from ngc_paddle.release.ab.compare import CompareFailed, CompareNotProven
+
+    failed, _, _ = _compare(tmp_path / "a", docker, monkeypatch, 5, FAKE_IPS_CANDIDATE="5")
+    assert isinstance(failed, CompareFailed), failed
+    folder = next((tmp_path / "a" / "out").glob("ab-*"))
+    reasons = json.loads((folder / "ab.json").read_text())["reasons"]
+    assert str(failed) == (f"{CANDIDATE} is slower than {REFERENCE}: " + "; ".join(reasons[:2])[:600]
+                           + f"; see {folder}/ab.md") and len(reasons) >= 2
+    undecided, _, _ = _compare(tmp_path / "b", docker, monkeypatch, 2)
+    assert isinstance(undecided, CompareNotProven), undecided
+    folder = next((tmp_path / "b" / "out").glob("ab-*"))
+    reasons = json.loads((folder / "ab.json").read_text())["reasons"]
+    assert str(undecided) == (f"A/B of {CANDIDATE} vs {REFERENCE} NOT PROVEN: " + "; ".join(reasons[:2])[:600]
+                              + f"; fix: more --rounds, or a quieter host (see {folder}/ab.md)")
+
+
+def test_bench_compare_on_a_gpu_host_and_a_job_that_never_reached_the_ab(tmp_path: Path, docker: Path,
+                                                                         monkeypatch) -> None:
+    from ngc_paddle.release.ab.compare import CompareNotProven
+
+    smi = docker / "nvidia-smi"  # a node with one GPU
+    smi.write_text("#!/bin/sh\ncase \"$*\" in *query-gpu*) echo '0, NVIDIA H100, 550.54';;\n"
+                   "*) echo 'CUDA Version: 12.4';; esac\n")
+    smi.chmod(0o755)
+    summary, _, runs = _compare(tmp_path / "gpu", docker, monkeypatch, 3, gpu=True)
+    smi.unlink()
+    assert isinstance(summary, dict) and summary["verdict"] == "PASS", summary  # the one GPU was enough
+    rounds_run = [r for r in runs if "-ab-round-" in " ".join(r)]
+    assert len(rounds_run) == 6 and all(r[r.index("--gpus") + 1] == "all" for r in rounds_run)
+    gone = "sha256:" + "11" * 32  # the candidate's id: gone from the host once the job starts, and not pullable
+    lost, _, _ = _compare(tmp_path / "lost", docker, monkeypatch, 2, FAKE_GONE=gone, FAKE_PULL_FAIL=gone)
+    assert isinstance(lost, CompareNotProven)
+    assert str(lost).startswith(f"A/B of {CANDIDATE} vs {REFERENCE} NOT RUN: the job did not reach the A/B: "
+                                f"start-failed: cannot get {gone}"), lost
