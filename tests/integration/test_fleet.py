@@ -380,7 +380,7 @@ def test_a_two_task_profile_runs_two_containers_in_one_slurm_step(tmp_path: Path
                                                            f"bench-rn50 rank 1 on {host}#1"}, cell["tasks"]
     assert "bench-rn50 fp32" in cell["scaling"] and cell["scaling"]["bench-rn50 fp32"] > 0, cell
     assert cell["bench"]["bench-rn50"] in ("PASS", "NOT PROVEN"), cell["detail"]
-    assert "NOT PROVEN: " not in cell["detail"].split("bench-rn50 on 2 tasks")[-1], cell["detail"]  # no data missing
+    assert "NOT PROVEN: " not in cell["detail"].split("bench-rn50 on 2 task(s)")[-1], cell["detail"]  # no data missing
     folder = root / cell["folder"] / "attempt-1"
     results = sorted(folder.glob("bench/bench-rn50/task-*/*/result.json"))
     assert len(results) == 1, results  # rank 0's task writes the report

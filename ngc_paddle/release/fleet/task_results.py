@@ -25,7 +25,8 @@ class TaskRun:
 
     def describe(self, command: str) -> str:
         scaling = ", ".join(f"{p} scaling efficiency {v:.2f}" for p, v in self.scaling.items()) or "no scaling figure"
-        return f"{command} on {len(self.tasks)} tasks ({'; '.join(self.tasks)}): {', '.join(self.ranks)}; {scaling}"
+        ranks = ", ".join(self.ranks) or "no ranks reported"
+        return f"{command} on {len(self.tasks)} task(s) ({'; '.join(self.tasks)}): {ranks}; {scaling}"
 
 
 def results_of(folder: Path, command: str) -> list[Path]:
