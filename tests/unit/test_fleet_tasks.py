@@ -9,10 +9,12 @@ import pytest
 import yaml
 
 from ngc_paddle.release.fleet import fleet_schema, results
+from ngc_paddle.release.fleet.cells import Cell
 from ngc_paddle.release.fleet.fleet_schema import SlurmPlace
 from ngc_paddle.release.fleet.payload import JobSpec
 from ngc_paddle.release.fleet.runners.interface import JobState, Placed
 from ngc_paddle.release.fleet.runners.slurm_commands import Slurm
+from ngc_paddle.release.stages import gates
 from tests.unit import test_fleet_payload
 from tests.unit.test_fleet_fanout import IMAGE, finished
 from tests.unit.test_fleet_payload import attempt, calls, run, spec
@@ -154,3 +156,13 @@ def test_a_missing_task_or_rank_is_not_proven(tmp_path: Path, ranks: int, lines:
     reading = results.read(dp_job(tmp_path, ranks, lines), DONE, "")
     assert reading.bench == {"bench-rn50": "NOT PROVEN"} and reading.status == "NOT PROVEN", reading.detail
     assert f"; NOT PROVEN: {why}" in reading.detail, reading.detail
+
+
+def test_the_gates_outcome_names_a_data_parallel_jobs_nodes_tasks_and_scaling() -> None:
+    cell = Cell(key="k", status="PASS", detail="d", profile="cpu", hardware="cpu", runner="slurm", job="slurm job 7",
+                node="n01", nodes=["n01", "n02"], facts={"tasks": "2"}, scaling={"bench-rn50 fp32": 0.8},
+                finished="now")
+    _, outcome = gates.outcome({"cpu": cell})
+    assert outcome.detail == "cpu: PASS (slurm job 7 on n01,n02, 2 tasks, bench-rn50 fp32 scaling efficiency 0.80)"
+    one = cell.model_copy(update={"nodes": [], "scaling": {}})
+    assert gates.outcome({"cpu": one})[1].detail == "cpu: PASS (slurm job 7 on n01)"
