@@ -164,5 +164,5 @@ def test_the_gates_outcome_names_a_data_parallel_jobs_nodes_tasks_and_scaling() 
                 finished="now")
     _, outcome = gates.outcome({"cpu": cell})
     assert outcome.detail == "cpu: PASS (slurm job 7 on n01,n02, 2 tasks, bench-rn50 fp32 scaling efficiency 0.80)"
-    one = cell.model_copy(update={"nodes": [], "scaling": {}})
+    one = cell.model_copy(update={"nodes": None, "scaling": None})
     assert gates.outcome({"cpu": one})[1].detail == "cpu: PASS (slurm job 7 on n01)"

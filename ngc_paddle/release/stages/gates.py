@@ -92,7 +92,7 @@ def _nodes(cell: Cell) -> str:
     """Where a cell ran: its node, or a data-parallel job's node list, tasks and scaling efficiencies."""
     if not cell.nodes:
         return cell.node or "?"
-    scaling = "".join(f", {name} scaling efficiency {value:.2f}" for name, value in cell.scaling.items())
+    scaling = "".join(f", {name} scaling efficiency {value:.2f}" for name, value in (cell.scaling or {}).items())
     return f"{','.join(cell.nodes)}, {cell.facts.get('tasks', '?')} tasks{scaling}"
 
 
