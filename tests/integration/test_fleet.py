@@ -346,3 +346,50 @@ def test_a_fleet_release_runs_the_ab_on_the_jobs_node_and_the_notes_show_it_per_
         assert f"| {m['ratio']:.3f} | [{m['low']:.3f}, {m['high']:.3f}] | {m['status']} |" in section, (m, section)
     assert f"| cpu | gates | not proven | cpu: NOT PROVEN ({cell['job']} on {cell['node']})" in notes
     assert our_jobs() == [] and containers_of(job) == []
+
+
+# Two data-parallel tasks at the data-parallel tests' smoke size (test_data_parallel.py): one thread each, 32 px.
+DP_SMOKE = ["--mode", "train", "--threads", "1", "--steps", "2", "--warmup", "1", "--batch-size", "2",
+            "--image-size", "32", "--num-classes", "10", "--lr-warmup-epochs", "0"]
+
+
+def test_a_two_task_profile_runs_two_containers_in_one_slurm_step(tmp_path: Path, built) -> None:
+    """A profile with tasks_per_node: 2 on the one-node cluster: sbatch asks for two tasks, the job's validation runs
+    once, and bench-rn50 runs as two containers started by one srun (one Slurm step), joined through gloo as the two
+    nodes of one launch with the master on the node (the loopback: the job has one node). The verdict names both tasks
+    and both ranks, the report holds two ranks with equal parameters after every step, the scaling is in the cell."""
+    root = scratch(tmp_path / "repo", built.image.split(":")[0])
+    lab = fleet(root, "dp", {"cpu": {"slurm": {"partition": "cpu", "tasks_per_node": 2, "cpus_per_task": 1,
+                                               "time": "00:10:00"},
+                                     "validate": ["-k", "two_cpu_processes"],  # the gloo check alone: cost
+                                     "bench": {"bench-rn50": DP_SMOKE}}})
+    started = time.monotonic()
+    proc = gates(root, lab, timeout=600)
+    seconds = time.monotonic() - started
+    out = proc.stdout
+    cell = cells(root)["cpu"]
+    job = cell["job"].split()[-1]
+    print(f"\ntwo-task fleet job: {seconds:.0f} s; {cell['status']}: {cell['detail'][:600]}")
+    assert cell["runner"] == "slurm" and cell["validation"] == "PASS", out[-3000:] + proc.stderr
+    host = socket.gethostname()
+    assert cell["nodes"] == [host] and cell["facts"]["tasks"] == "2", cell
+    assert cell["facts"]["master"].startswith("127.0.0.1:"), cell["facts"]
+    named = [t.split(" exit ")[0] for t in cell["tasks"] if " task " in t]
+    assert named == [f"bench-rn50 task 0 on {host}", f"bench-rn50 task 1 on {host}"], cell["tasks"]
+    assert {t for t in cell["tasks"] if " rank " in t} == {f"bench-rn50 rank 0 on {host}#0",
+                                                           f"bench-rn50 rank 1 on {host}#1"}, cell["tasks"]
+    assert "bench-rn50 fp32" in cell["scaling"] and cell["scaling"]["bench-rn50 fp32"] > 0, cell
+    assert cell["bench"]["bench-rn50"] in ("PASS", "NOT PROVEN"), cell["detail"]
+    assert "NOT PROVEN: " not in cell["detail"].split("bench-rn50 on 2 task(s)")[-1], cell["detail"]  # no data missing
+    folder = root / cell["folder"] / "attempt-1"
+    results = sorted(folder.glob("bench/bench-rn50/task-*/*/result.json"))
+    assert len(results) == 1, results  # rank 0's task writes the report
+    dp = json.loads(results[0].read_text())["results"]["data_parallel"]["fp32"]
+    assert [(r["rank"], r["node_rank"]) for r in dp["ranks"]] == [(0, 0), (1, 1)], dp
+    sums = [r["param_checksums"] for r in dp["ranks"]]
+    assert sums[0] == sums[1] and len(sums[0]) == 3, sums  # a real all-reduce: equal parameters after every step
+    steps = (folder / "steps.tsv").read_text().splitlines()
+    assert [line.split("\t")[0] for line in steps] == ["validate", "bench-rn50"]  # the validation once per job
+    tasks = [line.split("\t") for line in (folder / "bench" / "bench-rn50" / "tasks.tsv").read_text().splitlines()]
+    assert sorted(t[0] for t in tasks) == ["0", "1"] and {t[3] for t in tasks} == {f"{job}.0"}, tasks  # one step
+    assert our_jobs() == [] and containers_of(job) == []

@@ -40,6 +40,11 @@ class Cell(Strict):
     validation: Status | None = None
     bench: dict[Short, Status] = Field(default_factory=dict)
     ab: Status | None = None  # the A/B against the reference on the same node (None: no reference, see detail)
+    # A multi-task Slurm job: its node list, its tasks and ranks per benchmark, each benchmark's scaling efficiency
+    # (None for a job of one task, so that its cell reads as before)
+    nodes: list[Short] | None = None
+    tasks: list[Short] | None = None
+    scaling: dict[Short, float] | None = None
     attempts: list[Attempt] = Field(default_factory=list)
     folder: Short | None = None  # the job's folder, relative to the repository root
     seconds: Annotated[float, Field(ge=0)] | None = None  # submitted to done

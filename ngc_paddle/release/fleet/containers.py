@@ -21,28 +21,60 @@ ngc_prepare() {{
   NGC_IMAGE_ID=$(docker image inspect --format '{{{{.Id}}}}' "$NGC_IMAGE" 2>/dev/null)
   NGC_IMAGE_SIZE=$(docker image inspect --format '{{{{.Size}}}}' "$NGC_IMAGE" 2>/dev/null || :)
 }}
-ngc_run() {{
-  local root=$1 step=$2 flags=()
-  shift 2
+ngc_flags() {{  # ngc_flags ROOT: a step's docker run flags into NGC_FLAGS (GPUs, CPUs, user, the candidate's env)
+  NGC_FLAGS=()
   if [ "$NGC_GPUS" -gt 0 ]; then
     local devices=${{SLURM_JOB_GPUS:-${{CUDA_VISIBLE_DEVICES:-}}}}
-    if [ -n "$devices" ]; then flags+=(--gpus "\\"device=$devices\\""); else flags+=(--gpus all); fi
-    flags+=("${{NGC_GPU_FLAGS[@]}}")
+    if [ -n "$devices" ]; then NGC_FLAGS+=(--gpus "\\"device=$devices\\""); else NGC_FLAGS+=(--gpus all); fi
+    NGC_FLAGS+=("${{NGC_GPU_FLAGS[@]}}")
   fi
-  [ -n "${{SLURM_CPUS_PER_TASK:-}}" ] && flags+=(--cpus "$SLURM_CPUS_PER_TASK")
-  if [ "$root" = 1 ]; then flags+=(--user 0:0); else flags+=(--user "$NGC_OWNER"); fi
+  [ -n "${{SLURM_CPUS_PER_TASK:-}}" ] && NGC_FLAGS+=(--cpus "$SLURM_CPUS_PER_TASK")
+  if [ "$1" = 1 ]; then NGC_FLAGS+=(--user 0:0); else NGC_FLAGS+=(--user "$NGC_OWNER"); fi
   local env
-  for env in ${{NGC_RUN_ENV[@]+"${{NGC_RUN_ENV[@]}}"}}; do flags+=(-e "$env"); done
+  for env in ${{NGC_RUN_ENV[@]+"${{NGC_RUN_ENV[@]}}"}}; do NGC_FLAGS+=(-e "$env"); done
+}}
+ngc_run() {{
+  local root=$1 step=$2
+  shift 2
+  ngc_flags "$root"
   NGC_CONTAINER="ngc-gates-$NGC_TAG-$step"
   docker rm -f "$NGC_CONTAINER" >/dev/null 2>&1
-  docker run --rm --name "$NGC_CONTAINER" --label "{LABEL}=$NGC_LABEL" "${{flags[@]}}" --network none \\
+  docker run --rm --name "$NGC_CONTAINER" --label "{LABEL}=$NGC_LABEL" "${{NGC_FLAGS[@]}}" --network none \\
     --hostname {CONTAINER_HOSTNAME} --add-host {CONTAINER_HOSTNAME}:127.0.0.1 -e NGC_PADDLE_QUIET=1 \\
     -e NGC_OWNER="$NGC_OWNER" -v "$NGC_OUT:/workspace/out" "$NGC_IMAGE" "$@" &
   NGC_CHILD=$!
   wait "$NGC_CHILD"
 }}
+# ngc_run_tasks STEP RECORD COMMAND...: one container per task of the job, all started by one srun (one Slurm step),
+# on the host network (the tasks reach the master and each other); each task's container is STEP-taskN, `@TASK@` in
+# COMMAND becomes the task's number, and each task appends "task, host, exit code, step" to RECORD as it ends.
+ngc_run_tasks() {{
+  local step=$1 record=$2 srun_flags=()
+  shift 2
+  ngc_flags 0
+  NGC_CONTAINER="ngc-gates-$NGC_TAG-$step"
+  [ -n "${{SLURM_CPUS_PER_TASK:-}}" ] && srun_flags+=(--cpus-per-task="$SLURM_CPUS_PER_TASK")
+  srun --nodes="$NGC_NODES" --ntasks-per-node="$NGC_TASKS_PER_NODE" --ntasks="$(( NGC_NODES * NGC_TASKS_PER_NODE ))" \\
+    "${{srun_flags[@]}}" --kill-on-bad-exit=0 --export=ALL bash -c '
+      name="$1-task$SLURM_PROCID" record=$2; shift 2
+      docker rm -f "$name" >/dev/null 2>&1
+      docker run --rm --name "$name" "${{@//@TASK@/$SLURM_PROCID}}"
+      rc=$?
+      printf "%s\\t%s\\t%s\\t%s\\n" "$SLURM_PROCID" "$(hostname -s)" "$rc" "$SLURM_JOB_ID.$SLURM_STEP_ID" >> "$record"
+      exit $rc' ngc-task "$NGC_CONTAINER" "$record" --label "{LABEL}=$NGC_LABEL" "${{NGC_FLAGS[@]}}" --network host \\
+    -e NGC_PADDLE_QUIET=1 -e NGC_OWNER="$NGC_OWNER" -v "$NGC_OUT:/workspace/out" "$NGC_IMAGE" "$@" &
+  NGC_CHILD=$!
+  wait "$NGC_CHILD"
+}}
 ngc_stop() {{
   [ -n "${{NGC_CONTAINER:-}}" ] && docker rm -f "$NGC_CONTAINER" >/dev/null 2>&1
+  if [ -n "${{NGC_CONTAINER:-}}" ] && [ "$(( NGC_NODES * NGC_TASKS_PER_NODE ))" -gt 1 ]; then  # this node's tasks;
+    local i  # srun passes the signal to the other nodes' tasks, whose docker run stops its container
+    for (( i = 0; i < NGC_NODES * NGC_TASKS_PER_NODE; i++ )); do
+      docker rm -f "$NGC_CONTAINER-task$i" >/dev/null 2>&1
+    done
+    [ -n "${{NGC_CHILD:-}}" ] && kill -TERM "$NGC_CHILD" 2>/dev/null
+  fi
   return 0
 }}
 """

@@ -194,7 +194,8 @@ class FanOut:
         place = profile.place
         spec = JobSpec(target.flavor, name, hw, target.image, runner.node_folder(local), tuple(profile.validate_args),
                        benches, profile.gpus, place.container, place.allow_http,
-                       getattr(place, "docker_host", None), getattr(place, "gres", None))
+                       getattr(place, "docker_host", None), getattr(place, "gres", None),
+                       getattr(place, "nodes", 1), getattr(place, "tasks_per_node", 1))
         if reference is not None:  # the A/B on the job's own node: both images on the same node (and GPU)
             size = self.ab_size
             spec = ab_plan.with_ab(spec, reference.image, size.rounds, size.smoke, size.validation_time)
@@ -332,6 +333,9 @@ class FanOut:
                     hardware=spec.hardware, runner=track.runner.kind, job=track.runner.describe(track.handle),  # type: ignore[arg-type]
                     node=node, facts=facts, validation=reading.validate if reading else None,
                     bench=reading.bench if reading else {}, ab=reading.ab if reading else None,
+                    nodes=[n for n in facts.get("slurm_nodes", "").split(",") if n] if spec.tasks > 1 else None,
+                    tasks=reading.tasks if reading and spec.tasks > 1 else None,
+                    scaling=reading.scaling if reading and spec.tasks > 1 else None,
                     attempts=track.attempts,
                     folder=self._relative(track.placed.local), seconds=round(time.monotonic() - track.submitted, 1),
                     finished=now())

@@ -79,6 +79,9 @@ Bench = Annotated[str, AfterValidator(_bench)]
 
 
 
+LAUNCH_OPTIONS = ("--nnodes", "--master")  # a multi-task job sets them on every task
+
+
 class SlurmPlace(Strict):
     """A Slurm partition, reached with Slurm's own commands (sbatch, squeue, scontrol, sacct, scancel) from here."""
 
@@ -95,11 +98,27 @@ class SlurmPlace(Strict):
     # back through it); default: the release's own build folder, which must then be on a shared filesystem.
     shared_dir: AbsPath | None = None
     allow_http: bool = False  # the registry speaks plain HTTP (enroot, pyxis and apptainer need to be told)
+    # Data parallel: the job asks for nodes x tasks_per_node tasks; each benchmark runs one container per task (srun),
+    # the tasks joined as the nodes of one Paddle launch (docs/fleets.md, "Several nodes and tasks").
+    nodes: Annotated[int, Field(ge=1, le=64)] = 1
+    tasks_per_node: Annotated[int, Field(ge=1, le=64)] = 1
+
+    @model_validator(mode="after")
+    def _tasks_on_docker(self) -> "SlurmPlace":
+        if self.tasks > 1 and self.container != "docker":
+            raise ValueError(f"nodes x tasks_per_node = {self.tasks} tasks start one docker container each through "
+                             f"srun; container {self.container!r} is not supported for several tasks yet; fix: "
+                             "container: docker, or one task")
+        return self
 
     @property
     def gpus(self) -> int:
         match = GRES_RE.fullmatch(self.gres or "")
         return int(match.group(2)) if match else 0
+
+    @property
+    def tasks(self) -> int:
+        return self.nodes * self.tasks_per_node
 
 
 class SshPlace(Strict):
@@ -113,6 +132,15 @@ class SshPlace(Strict):
     known_hosts: AbsPath | None = None  # default: the user's own known_hosts (StrictHostKeyChecking stays on)
     docker_host: DockerHost | None = None  # the engine on the host, when not its default one
     allow_http: bool = False
+    nodes: Annotated[int, Field(ge=1, le=64)] = 1
+
+    @model_validator(mode="after")
+    def _one_node(self) -> "SshPlace":
+        if self.nodes > 1:
+            raise ValueError(f"nodes: {self.nodes}: a multi-node profile over SSH is not supported yet (the SSH "
+                             "runner starts each job on one host, so it would run on one host only); fix: run it "
+                             "through slurm: with nodes:, or nodes: 1")
+        return self
 
 
 class LocalPlace(Strict):
@@ -139,6 +167,21 @@ class Profile(Strict):
         if len(places) != 1:
             raise ValueError("a profile runs in exactly one place: give one of slurm:, ssh:, local:")
         return self
+
+    @model_validator(mode="after")
+    def _launch_is_ours(self) -> "Profile":
+        if self.slurm is None or self.slurm.tasks == 1:
+            return self
+        for command, args in (self.bench or {}).items():
+            ours = [a for a in args if a.split("=")[0] in LAUNCH_OPTIONS]
+            if ours:
+                raise ValueError(f"bench.{command}: {ours[0]!r} is set by the job across its {self.slurm.tasks} "
+                                 "tasks (--nnodes, --master); fix: drop it, or use nodes/tasks_per_node")
+        return self
+
+    @property
+    def tasks(self) -> int:
+        return self.slurm.tasks if self.slurm else 1
 
     @property
     def place(self) -> SlurmPlace | SshPlace | LocalPlace:

@@ -32,6 +32,8 @@ class JobSpec:
     allow_http: bool = False
     docker_host: str | None = None
     gres: str | None = None
+    nodes: int = 1  # Slurm: the job's nodes and tasks on each; more than one task runs each benchmark data-parallel
+    tasks_per_node: int = 1
     validate: bool = True  # run the validation suite (an A/B alone, bench-compare's, runs only its rounds)
     pull: bool = True  # pull the image even when the node has it (False: bench-compare of images built here)
     # The A/B part (ngc_paddle.release.ab): the reference image (by digest on a fleet) run interleaved with the
@@ -46,6 +48,10 @@ class JobSpec:
     candidate_env: tuple[str, ...] = ()
 
     @property
+    def tasks(self) -> int:
+        return self.nodes * self.tasks_per_node
+
+    @property
     def cell(self) -> str:
         return f"{self.flavor}@{self.profile}"
 
@@ -56,7 +62,8 @@ def _array(name: str, values: tuple[str, ...] | list[str]) -> str:
 
 def _shared(job: JobSpec) -> tuple:
     return (job.profile, job.validate_args, job.benches, job.gpus, job.runtime, job.allow_http, job.docker_host,
-            job.gres, job.validate, job.pull, job.ab_rounds, job.ab_warmup, job.ab_benches, job.ab_validate_args,
+            job.gres, job.nodes, job.tasks_per_node, job.validate, job.pull,
+            job.ab_rounds, job.ab_warmup, job.ab_benches, job.ab_validate_args,
             job.candidate_env)
 
 
@@ -72,6 +79,8 @@ def render(jobs: list[JobSpec]) -> str:
              f"NGC_PROFILE={shlex.quote(first.hardware)}",
              f"NGC_GPUS={first.gpus}",
              f"NGC_GRES={shlex.quote(first.gres or '')}",
+             f"NGC_NODES={first.nodes}",
+             f"NGC_TASKS_PER_NODE={first.tasks_per_node}",
              f"NGC_ALLOW_HTTP={int(first.allow_http)}",
              f"NGC_DOCKER_HOST={shlex.quote(first.docker_host or '')}",
              _array("NGC_VALIDATE_ARGS", first.validate_args),

@@ -58,6 +58,11 @@ ngc_facts() {
   echo "hostname=$(hostname -s 2>/dev/null || hostname)"
   echo "slurm_job=${SLURM_JOB_ID:+$NGC_JOB_ID}"
   echo "slurm_node=${SLURMD_NODENAME:-}"
+  if [ "$NGC_TASKS" -gt 1 ]; then  # a data-parallel job: its node list, tasks and master
+    echo "slurm_nodes=$(scontrol show hostnames "${SLURM_JOB_NODELIST:-}" 2>/dev/null | paste -sd, -)"
+    echo "tasks=$NGC_TASKS"
+    echo "master=$NGC_MASTER"
+  fi
   echo "cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n1)"
   echo "cpus=$(nproc 2>/dev/null)"
   local names="" count=0 driver="" wanted=",${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-}},"
@@ -80,6 +85,33 @@ ngc_step() {  # ngc_step NAME ROOT COMMAND...: run one command of the image, rec
   start=$(date +%s)
   echo "== $NGC_CELL: $name" >&2
   ngc_run "$root" "$name" "$@"
+  rc=$?
+  NGC_CONTAINER=""
+  NGC_CHILD=""
+  printf '%s\t%s\t%s\n' "$name" "$rc" "$(( $(date +%s) - start ))" >> "$NGC_DIR/steps.tsv"
+}
+
+# Several tasks (NGC_NODES x NGC_TASKS_PER_NODE > 1): each benchmark runs as one container per task, all in one srun
+# step, joined as the nodes of one Paddle launch. The master is the first node of the job's node list at a port
+# derived from the job id; when the job has one node every task is on it, and the loopback keeps the ranks there.
+# bench/<command>/task-N/ is each task's output (rank 0's task holds the report), bench/<command>/tasks.tsv the
+# tasks (task, host, exit code).
+NGC_TASKS=$(( NGC_NODES * NGC_TASKS_PER_NODE ))
+NGC_MASTER=""
+if [ "$NGC_TASKS" -gt 1 ]; then
+  NGC_MASTER_HOST=$(scontrol show hostnames "${SLURM_JOB_NODELIST:-}" 2>/dev/null | head -n1)
+  [ "${SLURM_JOB_NUM_NODES:-1}" = 1 ] && NGC_MASTER_HOST=127.0.0.1
+  NGC_MASTER="${NGC_MASTER_HOST:-127.0.0.1}:$(( 20000 + ${SLURM_JOB_ID:-$$} % 20000 ))"
+fi
+
+ngc_tasks_step() {  # ngc_tasks_step NAME COMMAND...: ngc_step's record for a step of every task
+  local name=$1 start rc
+  shift
+  start=$(date +%s)
+  echo "== $NGC_CELL: $name on $NGC_TASKS tasks (master $NGC_MASTER)" >&2
+  mkdir -p "$NGC_DIR/bench/$name"
+  : > "$NGC_DIR/bench/$name/tasks.tsv"
+  ngc_run_tasks "$name" "$NGC_DIR/bench/$name/tasks.tsv" "$@"
   rc=$?
   NGC_CONTAINER=""
   NGC_CHILD=""
@@ -191,7 +223,12 @@ for i in "${!NGC_BENCH_NAMES[@]}"; do
   declare -n bench_args="NGC_BENCH_ARGS_$i"
   baseline=()
   [ -f "$NGC_OUT/inputs/baseline-$command.json" ] && baseline=(--baseline "/workspace/out/inputs/baseline-$command.json")
-  ngc_step "$command" 0 "$command" --output "$out/bench/$command" "${baseline[@]}" "${bench_args[@]}"
+  if [ "$NGC_TASKS" -gt 1 ]; then
+    ngc_tasks_step "$command" "$command" --output "$out/bench/$command/task-@TASK@" --nnodes "$NGC_TASKS" \
+      --master "$NGC_MASTER" "${baseline[@]}" "${bench_args[@]}"
+  else
+    ngc_step "$command" 0 "$command" --output "$out/bench/$command" "${baseline[@]}" "${bench_args[@]}"
+  fi
   unset -n bench_args
 done
 if [ -n "$NGC_REFERENCE_IMAGE" ] && [ "$NGC_AB_ROUNDS" -gt 0 ]; then

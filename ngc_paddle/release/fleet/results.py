@@ -17,7 +17,7 @@ from ngc_common import bench_result, bounded_read
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.ab import ab_report, gate_without_floor
-from ngc_paddle.release.fleet import hardware_profiles
+from ngc_paddle.release.fleet import hardware_profiles, task_results
 from ngc_paddle.release.fleet.runners.interface import STOPPED, JobState, Placed
 from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.release.stages import validate as validate_stage
@@ -39,6 +39,8 @@ class Reading:
     validate: str | None = None
     bench: dict[str, str] = field(default_factory=dict)
     ab: str | None = None
+    tasks: list[str] = field(default_factory=list)  # a multi-task job's tasks and ranks, per benchmark
+    scaling: dict[str, float] = field(default_factory=dict)  # "bench-rn50 fp32": the scaling efficiency
 
 
 def worst(statuses: list[str]) -> str:
@@ -95,8 +97,13 @@ def read(job: Placed, state: JobState, pattern: str, threshold_pct: float = 5.0,
         summary = ab_report.analyze(folder / "bench-ab", threshold_pct, facts)
         summary["candidate"]["name"], summary["reference"]["name"] = job.spec.image, job.spec.reference
         ab_report.write(folder / "bench-ab", summary, f"A/B of {job.spec.cell} on {facts.get('hostname', '?')}")
+    tasks, scaling = [], {}
     for command, _args in job.spec.benches:
         verdicts[command], detail = _bench(folder, command, steps.get(command), job, summary, no_ab)
+        if job.spec.tasks > 1:
+            verdicts[command], detail, run = _tasks(folder, command, job, verdicts[command], detail)
+            tasks += [f"{command} {t}" for t in run.tasks + run.ranks]
+            scaling.update({f"{command} {p}": v for p, v in run.scaling.items()})
         details.append(detail)
     ab = summary["verdict"] if summary else None
     if summary:
@@ -104,7 +111,8 @@ def read(job: Placed, state: JobState, pattern: str, threshold_pct: float = 5.0,
     elif no_reference:
         details.append(f"{no_ab}; the absolute gates decide alone")
     status = worst([v for v in (validate, *verdicts.values(), ab) if v])
-    return Reading(status, "; ".join(details), facts=facts, validate=validate, bench=verdicts, ab=ab)
+    return Reading(status, "; ".join(details), facts=facts, validate=validate, bench=verdicts, ab=ab, tasks=tasks,
+                   scaling=scaling)
 
 
 def _steps(path: Path) -> dict[str, int]:
@@ -146,7 +154,8 @@ def _bench(folder: Path, command: str, code: int | None, job: Placed, ab: dict |
     stopped = _not_run(code)
     if stopped:
         return "NOT RUN", f"{command}: {stopped}"
-    results = sorted((folder / "bench" / command).glob("*/result.json"))
+    results = (task_results.results_of(folder, command) if job.spec.tasks > 1 else
+               sorted((folder / "bench" / command).glob("*/result.json")))
     if code not in VERDICT_OF or not results:
         return "FAIL", f"{command} could not run (exit {code})"
     try:
@@ -163,6 +172,19 @@ def _bench(folder: Path, command: str, code: int | None, job: Placed, ab: dict |
     if result.verdict == "SMOKE":
         detail += "; a --smoke run measures no gate"
     return verdict, detail
+
+
+def _tasks(folder: Path, command: str, job: Placed, verdict: str,
+           detail: str) -> tuple[str, str, task_results.TaskRun]:
+    """A multi-task benchmark's verdict: its own, unless a task or a rank is missing from what the job left (NOT
+    PROVEN: the verdict would rest on missing data; a FAIL or NOT RUN stays)."""
+    found = task_results.results_of(folder, command)
+    results = bounded_read.load_json(found[-1], NgcPaddleError).get("results", {}) if found else {}
+    run = task_results.read(folder, command, job.spec.tasks, results if isinstance(results, dict) else {})
+    detail = f"{detail}; {run.describe(command)}"
+    if run.problem and verdict not in ("FAIL", "NOT RUN"):
+        return "NOT PROVEN", f"{detail}; NOT PROVEN: {run.problem}", run
+    return verdict, detail, run
 
 
 def _baseline_name(path: Path) -> str | None:

@@ -88,13 +88,21 @@ def markdown(root: Path, cells: dict[str, dict]) -> str:
     return "\n".join(parts)
 
 
+def _nodes(cell: Cell) -> str:
+    """Where a cell ran: its node, or a data-parallel job's node list, tasks and scaling efficiencies."""
+    if not cell.nodes:
+        return cell.node or "?"
+    scaling = "".join(f", {name} scaling efficiency {value:.2f}" for name, value in (cell.scaling or {}).items())
+    return f"{','.join(cell.nodes)}, {cell.facts.get('tasks', '?')} tasks{scaling}"
+
+
 def outcome(cells: dict[str, Cell]) -> tuple[str, Outcome]:
     """A flavor's key and verdict from its cells (by profile)."""
     statuses = [c.status for c in cells.values()]
     status = "failed" if "FAIL" in statuses else "passed" if statuses and set(statuses) == {"PASS"} else "not proven"
     parts = []
     for profile, cell in cells.items():
-        where = f" ({cell.job} on {cell.node or '?'})" if cell.job else ""
+        where = f" ({cell.job} on {_nodes(cell)})" if cell.job else ""
         parts.append(f"{profile}: {cell.status}{where}" + ("" if cell.status == "PASS" else f": {cell.detail}"))
     key = digest(sorted(c.key for c in cells.values()))
     return key, Outcome(status, "; ".join(parts) or "no profile ran",

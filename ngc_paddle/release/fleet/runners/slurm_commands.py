@@ -86,8 +86,9 @@ class Slurm:
         """sbatch the script (a job array of `tasks` when more than one); the job id. The job's output goes to
         FOLDER/slurm-%j.out (%A_%a for an array), appended across a requeue."""
         array = tasks > 1
-        args = ["sbatch", "--parsable", f"--job-name={name}", f"--partition={place.partition}", "--nodes=1",
-                "--ntasks=1", f"--time={place.time}", "--requeue", "--open-mode=append", "--export=ALL",
+        args = ["sbatch", "--parsable", f"--job-name={name}", f"--partition={place.partition}",
+                f"--nodes={place.nodes}", f"--ntasks-per-node={place.tasks_per_node}", f"--time={place.time}",
+                "--requeue", "--open-mode=append", "--export=ALL",
                 f"--chdir={folder}", f"--output={folder}/slurm-{'%A_%a' if array else '%j'}.out"]
         args += [f"--account={place.account}"] if place.account else []
         args += [f"--qos={place.qos}"] if place.qos else []
