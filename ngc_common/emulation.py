@@ -17,6 +17,10 @@ CPUINFO = Path("/proc/cpuinfo")
 # The /proc/cpuinfo fields only one architecture's kernel writes.
 X86_FIELDS = ("vendor_id", "flags")
 ARM_FIELDS = ("CPU implementer", "Features")
+# How much longer a check's time budget is under emulation: `import paddle, paddle2onnx, onnxruntime, nvidia.dali`
+# took 39 s under qemu-aarch64 on this 2-core x86-64 host (about 4 s natively), and a budget exists to catch a hang,
+# not to judge speed.
+SLOWDOWN = 10
 ARM_MACHINES = ("aarch64", "arm64", "armv7l", "armv8l")
 X86_MACHINES = ("x86_64", "AMD64", "i686")
 
@@ -36,6 +40,11 @@ class Emulation:
             return None
         return (f"emulated: {self.machine} programs run under qemu-user on a {self.host} CPU, so timings measure the "
                 "emulator, not the image; run on a native host to prove performance")
+
+
+def budget(seconds: int, emulated: bool) -> int:
+    """A time budget (a hang's limit) for a run that is emulated or not."""
+    return seconds * SLOWDOWN if emulated else seconds
 
 
 def fields_of(cpuinfo: str) -> set[str]:

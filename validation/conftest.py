@@ -219,9 +219,16 @@ def session_host(pytestconfig: pytest.Config):
 
 
 @pytest.fixture(scope="session")
-def run_probe(session_host):
+def budget(pytestconfig: pytest.Config):
+    """A check's time budget (seconds to catch a hang) for this run: longer under emulation (ngc_common.emulation)."""
+    emulated = bool(getattr(pytestconfig, "_ngc_emulated", None))
+    return lambda seconds: emulation.budget(seconds, emulated)
+
+
+@pytest.fixture(scope="session")
+def run_probe(session_host, budget):
     def run(name: str, *args: str, timeout: int = 300, user: str | None = None) -> dict:
-        return probe(session_host, name, *args, timeout=timeout, user=user)
+        return probe(session_host, name, *args, timeout=budget(timeout), user=user)
 
     return run
 

@@ -47,6 +47,11 @@ def test_an_x86_program_on_an_arm_cpu_is_emulated() -> None:
     assert emulation.detect(GRACE, "x86_64").host == "aarch64"
 
 
+def test_a_hangs_time_budget_is_longer_under_emulation() -> None:
+    assert emulation.budget(240, emulated=False) == 240
+    assert emulation.budget(240, emulated=True) == 240 * emulation.SLOWDOWN > 240
+
+
 # ---- the CPU kind of an arm64 host -------------------------------------------------------------------------------
 
 def test_neoverse_cores_and_their_widest_vector_unit_are_recognised() -> None:

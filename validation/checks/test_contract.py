@@ -60,11 +60,11 @@ SMOKE_TIMEOUT_S = 240
 @pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.check("contract.command-starts.{command}", component="suite")
-def test_shipped_command_starts(host, command) -> None:
+def test_shipped_command_starts(host, command, budget) -> None:
     """Every command the image ships runs through in its smoke mode (one tiny step), in every flavor:
     a missing run-time dependency (e.g. PyYAML reaching only some flavors) fails here, not at a user's."""
     output = "" if command == "validate" else '--output "$d/out"'
-    script = (f'd=$(mktemp -d) && cd "$d" && timeout {SMOKE_TIMEOUT_S} {command} --smoke {output}; rc=$?; '
+    script = (f'd=$(mktemp -d) && cd "$d" && timeout {budget(SMOKE_TIMEOUT_S)} {command} --smoke {output}; rc=$?; '
               'cd / && rm -rf "$d"; exit $rc')
     result = host.run("bash -c %s", script)
     tail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or ["no output"]
