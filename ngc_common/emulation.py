@@ -47,6 +47,16 @@ def budget(seconds: int, emulated: bool) -> int:
     return seconds * SLOWDOWN if emulated else seconds
 
 
+def guest_argv(argv: list[bytes]) -> list[bytes]:
+    """A process's command line (/proc/PID/cmdline) as the emulated program has it: binfmt_misc starts a foreign
+    program as `QEMU PATH [ARGV0] ARGS...` (with the P flag, PATH and the preserved argv[0]), and under qemu-user
+    /proc/1/cmdline shows that; a command line that does not start with a qemu interpreter is returned as it is."""
+    if not argv or b"qemu" not in argv[0]:
+        return argv
+    rest = argv[1:]
+    return rest[1:] if len(rest) > 1 and rest[0] == rest[1] else rest
+
+
 def fields_of(cpuinfo: str) -> set[str]:
     """The field names of /proc/cpuinfo."""
     return {row.partition(":")[0].strip() for row in cpuinfo.splitlines() if ":" in row}

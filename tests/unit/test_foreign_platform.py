@@ -47,6 +47,15 @@ def test_an_x86_program_on_an_arm_cpu_is_emulated() -> None:
     assert emulation.detect(GRACE, "x86_64").host == "aarch64"
 
 
+def test_pid_1_under_qemu_is_read_as_the_program_it_runs() -> None:
+    seen = b"/usr/libexec/qemu-binfmt/aarch64-binfmt-P\0/usr/bin/tini\0/usr/bin/tini\0-g\0--\0validate\0".split(b"\0")
+    assert emulation.guest_argv(seen)[:2] == [b"/usr/bin/tini", b"-g"]
+    flagged = [b"/usr/bin/qemu-aarch64-static", b"/usr/bin/tini", b"-g"]  # the F flag without P: no argv[0] kept
+    assert emulation.guest_argv(flagged) == [b"/usr/bin/tini", b"-g"]
+    native = [b"/usr/bin/tini", b"-g", b"--"]
+    assert emulation.guest_argv(native) == native
+
+
 def test_a_hangs_time_budget_is_longer_under_emulation() -> None:
     assert emulation.budget(240, emulated=False) == 240
     assert emulation.budget(240, emulated=True) == 240 * emulation.SLOWDOWN > 240
