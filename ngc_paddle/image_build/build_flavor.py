@@ -54,7 +54,8 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
           cache_registry: str | None = None, no_cache: bool = False) -> BuildReport:
     """Build the resolved flavor; `force`: build even when the images' inputs digests say nothing changed;
     `cache_registry`: read and write each layer's BuildKit cache there (a cache shared between build hosts);
-    `no_cache`: every step runs again (BuildKit's --no-cache; a cold build's time without pruning the cache)."""
+    `no_cache`: every step of each layer runs again (bake's no-cache for that target; a cold build's time without
+    pruning the cache; a pip layer's stage on the build platform takes the default platform's os layer from it)."""
     root, manifest, flavor_name, flavor = resolved.root, resolved.manifest, resolved.build_name, resolved.spec
     lock = resolved.build_lock()  # nothing is resolved at build time
     where = f" {resolved.platform}" if resolved.foreign else ""  # progress names another platform than the default
@@ -104,7 +105,9 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
             # The final image's candidate tag is removed after promotion: compare with the release tag.
             previous = resolved.image if layer == flavor.layers[-1] else result.tag
             metadata = logs_dir / f"{layer}.metadata.json"
-            flags = ("--progress", "plain", *provenance.flags(metadata), *(("--no-cache",) if no_cache else ()))
+            # --no-cache for this target alone: bake's --no-cache would build every layer below again for each layer
+            flags = ("--progress", "plain", *provenance.flags(metadata),
+                     *(("--set", f"{target}.no-cache=true") if no_cache else ()))
             _build_layer(root, bake_command(bake_file.relative_to(root), target, *flags), env, result, previous,
                          logs_dir, say)
             result.size_bytes = engine.image_size(result.tag)
