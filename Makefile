@@ -1,5 +1,5 @@
 # ngc-paddle: build, test and lint the monthly PaddlePaddle containers.
-#   make image [RELEASE=YY.MM] [FLAVOR=cpu|gpu] [SOURCES="pypi=URL nvidia=URL ..."] [FORCE=1] [CACHE_REGISTRY=host:port]
+#   make image [RELEASE=YY.MM] [FLAVOR=cpu|gpu] [PLATFORMS=linux/arm64] [SOURCES="pypi=URL nvidia=URL ..."] [FORCE=1] [CACHE_REGISTRY=host:port]
 #   make lock [RELEASE=YY.MM] [FLAVOR=...] [PLATFORMS=linux/arm64] [SOURCES=...]   (resolve and write each platform's lock)
 #   make test | make lint | make clean
 # RELEASE defaults to the newest manifest in releases/, FLAVOR to that manifest's default_flavor.
@@ -17,7 +17,7 @@ build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLA
              $(foreach s,$(SOURCES),--source $(s))
 
 .PHONY: image lock test unit integration lint toolchain fleet-toolchain validate scan release gates notes bake-print \
-        perf-build perf-repro perf-cache perf-validate perf-input perf-overhead perf-threads perf-gate-power perf-ab-power perf-stop perf-scan perf-fleet bench-compare perf-tests mutation clean \
+        perf-build perf-arm64-build perf-repro perf-cache perf-validate perf-input perf-overhead perf-threads perf-gate-power perf-ab-power perf-stop perf-scan perf-fleet bench-compare perf-tests mutation clean \
         distclean help
 
 help:
@@ -40,7 +40,7 @@ fleet-toolchain:
 ## Build RELEASE/FLAVOR layer by layer; the release tag moves only after a smoke test.
 ## Nothing changed (the images' inputs-digest labels equal today's inputs): answers from the labels; FORCE=1 builds.
 image: $(BIN)/.installed toolchain
-	$(BIN)/ngc-paddle build $(build_args) $(if $(FORCE),--force) $(if $(CACHE_REGISTRY),--cache-registry $(CACHE_REGISTRY))
+	$(BIN)/ngc-paddle build $(build_args) $(foreach p,$(PLATFORMS),--platform $(p)) $(if $(FORCE),--force) $(if $(CACHE_REGISTRY),--cache-registry $(CACHE_REGISTRY))
 
 ## Resolve RELEASE's flavors (all, or FLAVOR) and write their locks beside the manifest, one per platform (all of each
 ## flavor's, or PLATFORMS); builds install only these
@@ -132,6 +132,11 @@ perf-fleet: $(BIN)/.installed toolchain fleet-toolchain
 ## Cold build, no-change rebuild and top-layer rebuild, with image size vs installed payload
 perf-build: $(BIN)/.installed toolchain
 	$(BIN)/python -m perf.image_build.bench_build $(build_args)
+
+## The arm64 build on this host (os and suite layers under qemu): cold (BuildKit --no-cache, or COLD_REPORT=the
+## build.json of an earlier cold arm64 build), warm (from the cache, new tags) and no change
+perf-arm64-build: $(BIN)/.installed toolchain
+	$(BIN)/python -m perf.image_build.bench_arm64 $(if $(RELEASE),--release $(RELEASE)) $(if $(COLD_REPORT),--cold-report $(COLD_REPORT),--cold)
 
 ## Reproducibility: two builds with --no-cache (RELEASE/FLAVOR, UP_TO=layer to stop early; SECOND_ENGINE=1: B on a second
 ## engine instance), image digests, packages and layers compared

@@ -147,6 +147,7 @@ class Environment(Strict):
     threads: Count
     threads_from: Text
     hardware: Text | None = None
+    emulated: Text | None = None  # ngc_common.emulation: why the run's figures prove nothing (qemu-user)
 
 
 class GateVerdict(Strict):
@@ -154,7 +155,7 @@ class GateVerdict(Strict):
 
     gate: Text
     metric: Text
-    status: Literal["PASS", "FAIL", "NOT RUN", "N/A"]
+    status: Literal["PASS", "FAIL", "NOT RUN", "N/A", "NOT PROVEN"]
     measured: FiniteFloat | None
     threshold: FiniteFloat | None
     op: Literal[">=", "<=", ""]

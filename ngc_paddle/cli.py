@@ -19,7 +19,7 @@ from ngc_common import crash
 from ngc_common.errors import OneLineError, shown
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import fields, image_ref
-from ngc_paddle.flavor import ResolvedRelease, resolve
+from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.image_build import build_flavor
 from ngc_paddle.image_build.bakefile import OVERRIDE, write_build_inputs, write_override
@@ -82,9 +82,11 @@ def _ab_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    flavor = resolve(Path(args.root), args.release, args.flavor, _source_overrides(args.source))
-    build_flavor.build(flavor, force=args.force, say=lambda line: print(line, flush=True),
-                   cache_registry=args.cache_registry or os.environ.get("NGC_PADDLE_CACHE_REGISTRY") or None)
+    release = ResolvedRelease.load(Path(args.root), args.release, _source_overrides(args.source))
+    flavors = [release.flavor(args.flavor, platform) for platform in args.platform or [None]]  # all checked first
+    for flavor in flavors:
+        build_flavor.build(flavor, force=args.force, say=lambda line: print(line, flush=True),
+                           cache_registry=args.cache_registry or os.environ.get("NGC_PADDLE_CACHE_REGISTRY") or None)
     return 0
 
 
@@ -294,6 +296,9 @@ def _build_command(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--flavor", help="flavor to build (default: the manifest's default_flavor)")
     b.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH",
                    help="point a manifest source at a mirror or wheel folder for this build")
+    b.add_argument("--platform", action="append", default=[],
+                   help="build the flavor for this platform, e.g. linux/arm64, tagged RELEASE-FLAVOR-ARCH (repeatable; "
+                        "default: its first platform, linux/amd64)")
     b.add_argument("--force", action="store_true",
                    help="build even when every image's inputs digest label says nothing changed")
     b.add_argument("--cache-registry", metavar="HOST[:PORT]",

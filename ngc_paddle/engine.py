@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO
 
 from ngc_paddle.host_errors import ToolchainError
+from ngc_paddle.platforms import DEFAULT_PLATFORM
 
 ENSURE_ENGINE = Path(__file__).resolve().parents[1] / "toolchain" / "ensure-engine.sh"
 ENSURE_REGISTRY = ENSURE_ENGINE.with_name("ensure-registry.sh")
@@ -241,6 +242,12 @@ def host_has_nvidia_gpus() -> bool:
     if shutil.which("nvidia-smi") is None:
         return False
     return subprocess.run(["nvidia-smi", "-L"], capture_output=True, check=False).returncode == 0
+
+
+def platform_flags(platform: str | None) -> list[str]:
+    """`docker run --platform` for an image of another platform than the default one (run under qemu here);
+    nothing for the default platform, whose containers start as they always did."""
+    return ["--platform", platform] if platform and platform != DEFAULT_PLATFORM else []
 
 
 def run_flags(network_none: bool = True, writes_mounts: bool = False) -> list[str]:

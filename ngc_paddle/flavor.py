@@ -20,13 +20,21 @@ from ngc_paddle.lock.subject import ManifestFlavor
 from ngc_paddle.manifest.loader import find_manifest, latest_release, load_manifest
 from ngc_paddle.manifest.resolve import apply_source_overrides, flavor_of, image_manifest
 from ngc_paddle.manifest.schema import Component, Flavor, Manifest
-from ngc_paddle.platforms import DEFAULT_PLATFORM
+from ngc_paddle.platforms import DEFAULT_PLATFORM, platform_named
 
 
-def release_tags(manifest: Manifest, flavor: str) -> tuple[str, ...]:
-    """Tags the finished image takes: RELEASE-FLAVOR, and RELEASE for the default flavor."""
-    tags = [f"{manifest.image}:{manifest.release}-{flavor}"]
-    if flavor == manifest.default_flavor:
+def build_name(flavor: str, platform: str = DEFAULT_PLATFORM) -> str:
+    """A flavor's name in its tags, bake targets and report folders on one platform: `cpu` on the default platform
+    (as before platforms existed), `cpu-arm64` on another, so its images are never taken for the default one's."""
+    qualifier = platform_named(platform).qualifier
+    return f"{flavor}-{qualifier}" if qualifier else flavor
+
+
+def release_tags(manifest: Manifest, flavor: str, platform: str = DEFAULT_PLATFORM) -> tuple[str, ...]:
+    """Tags the finished image takes: RELEASE-FLAVOR, and RELEASE for the default flavor; on another platform only
+    RELEASE-FLAVOR-ARCH (the engine holds one platform per tag here: docs/building.md, "Another platform")."""
+    tags = [f"{manifest.image}:{manifest.release}-{build_name(flavor, platform)}"]
+    if flavor == manifest.default_flavor and platform == DEFAULT_PLATFORM:
         tags.append(f"{manifest.image}:{manifest.release}")
     return tuple(tags)
 
@@ -88,6 +96,16 @@ class ResolvedFlavor:
     @property
     def release(self) -> str:
         return self.manifest.release
+
+    @property
+    def build_name(self) -> str:
+        """The flavor's name in its tags, bake targets and reports on its platform (`cpu`, `cpu-arm64`)."""
+        return build_name(self.name, self.platform)
+
+    @property
+    def foreign(self) -> bool:
+        """Built for another platform than the default one: its pip layers install on the build platform."""
+        return self.platform != DEFAULT_PLATFORM
 
     @property
     def newest(self) -> bool:
@@ -301,9 +319,9 @@ class ResolvedRelease:
         declared = image_manifest(manifest, name, None, lock.pending_layers if lock is not None else None)
         pending = self.manifest.flavors[name].lock
         locked = dict(sorted(lock.python_versions().items())) if lock is not None else None
-        tags = release_tags(self.manifest, name)
+        tags = release_tags(self.manifest, name, platform)
         layers = self.manifest.flavors[name].layers
-        layer_tags = {layer: f"{layer_repository(self.manifest)}:{self.release}-{name}-{layer}"
+        layer_tags = {layer: f"{layer_repository(self.manifest)}:{self.release}-{build_name(name, platform)}-{layer}"
                       for layer in layers[:-1]}
         layer_tags[layers[-1]] = tags[0]
         return ResolvedFlavor(self.root, manifest, name, self.sources, lock,

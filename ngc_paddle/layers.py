@@ -35,11 +35,20 @@ REQUIRED_COMPONENTS: dict[str, frozenset[str]] = {
 }
 
 
-def dockerfile_for(layer: str) -> Path:
-    """Path of a layer's Dockerfile relative to the repository root."""
+# A pip layer of another platform than the default one: its wheels installed on the build platform, copied into the
+# target's layer (docs/building.md, "Another platform"). The os and suite layers keep their own Dockerfiles there.
+FOREIGN_PIP_DOCKERFILE = Path("layers/foreign/Dockerfile")
+
+
+def dockerfile_for(layer: str, foreign: bool = False) -> Path:
+    """Path of a layer's Dockerfile relative to the repository root; `foreign`: on another platform than the default
+    one (linux/arm64), where a pip layer installs natively for the target."""
+    if foreign and layer not in (BASE_LAYER, TOP_LAYER):
+        return FOREIGN_PIP_DOCKERFILE
     return Path("Dockerfile") if layer == TOP_LAYER else Path("layers") / layer / "Dockerfile"
 
 
 def bake_target(layer: str, flavor: str) -> str:
-    """Name of the bake target (generated into build/bake/<release>.json) that builds `layer` for `flavor`."""
+    """Name of the bake target (generated into build/bake/<release>.json) that builds `layer` for `flavor` (a
+    flavor's build name: `cpu`, or `cpu-arm64` on another platform, ResolvedFlavor.build_name)."""
     return f"{layer}-{flavor}"

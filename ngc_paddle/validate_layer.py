@@ -87,11 +87,12 @@ class LayerCheckResult:
 
 
 def check_layer(root: Path, image: str, manifest: dict, layer: str, output: Path, marker: str = "fast",
-                say: Callable[[str], None] = print) -> LayerCheckResult:
+                say: Callable[[str], None] = print, platform: str | None = None) -> LayerCheckResult:
     """Run LAYER's own checks selected by MARKER against IMAGE (a fresh container); the build calls it
     right after building the layer. Checks of the layers below are not rerun: they passed when built."""
     started = time.monotonic()
-    proc = engine.start(image, "sleep", "infinity", flags=[*engine.run_flags(), "-e", "NGC_PADDLE_QUIET=1"])
+    proc = engine.start(image, "sleep", "infinity", flags=[*engine.run_flags(), *engine.platform_flags(platform),
+                                                           "-e", "NGC_PADDLE_QUIET=1"])
     if proc.returncode != 0:
         raise NgcPaddleError(f"cannot start a container from {image} to check layer {layer}: {proc.stderr.strip()}")
     container = proc.stdout.strip()

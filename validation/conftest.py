@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import testinfra
 
-from ngc_common import image_paths, suite_record
+from ngc_common import emulation, image_paths, suite_record
 from ngc_common.exit_codes import ExitCode
 
 pytest_plugins = ["ngc_report"]
@@ -55,6 +55,18 @@ def read_manifest(config: pytest.Config) -> dict:
         out = subprocess.run(["docker", "exec", container, "cat", path], capture_output=True, text=True, check=True)
         return json.loads(out.stdout)
     return json.loads(Path(path).read_text())
+
+
+def read_emulation(config: pytest.Config) -> str | None:
+    """Why the system under test runs emulated (ngc_common.emulation, read where the checks run: in the container
+    for `--hosts docker://`), or None natively; the report's fact `emulated`, and a NOT PROVEN verdict."""
+    container = _docker_target(config)
+    if not container:
+        return emulation.detect().reason()
+    out = subprocess.run(["docker", "exec", container, "sh", "-c", "uname -m; cat /proc/cpuinfo"],
+                         capture_output=True, text=True, check=False)
+    machine, _, cpuinfo = out.stdout.partition("\n")
+    return emulation.detect(cpuinfo, machine.strip()).reason() if out.returncode == 0 and machine.strip() else None
 
 
 def component_marker(name: str) -> str:
@@ -93,6 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if (refused := suite_record.refusal(__file__)) is not None:  # pytest run directly on a changed suite
         pytest.exit(refused, returncode=ExitCode.NOT_PROVEN)
     config._ngc_manifest = read_manifest(config)
+    config._ngc_emulated = read_emulation(config)
     config._ngc_layers = image_layers(config._ngc_manifest, os.environ.get("NGC_PADDLE_LAYER") or None)
     for name in [*config._ngc_manifest["components"], "suite"]:
         config.addinivalue_line("markers", f"{component_marker(name)}: checks of component {name}")
@@ -206,9 +219,16 @@ def session_host(pytestconfig: pytest.Config):
 
 
 @pytest.fixture(scope="session")
-def run_probe(session_host):
+def budget(pytestconfig: pytest.Config):
+    """A check's time budget (seconds to catch a hang) for this run: longer under emulation (ngc_common.emulation)."""
+    emulated = bool(getattr(pytestconfig, "_ngc_emulated", None))
+    return lambda seconds: emulation.budget(seconds, emulated)
+
+
+@pytest.fixture(scope="session")
+def run_probe(session_host, budget):
     def run(name: str, *args: str, timeout: int = 300, user: str | None = None) -> dict:
-        return probe(session_host, name, *args, timeout=timeout, user=user)
+        return probe(session_host, name, *args, timeout=budget(timeout), user=user)
 
     return run
 

@@ -71,6 +71,8 @@ class Collector:
         })
         if props.get("not_applicable"):
             entry["not_applicable"] = True
+        if props.get("waived"):  # a failure the manifest names for this platform, with why: never a PASS
+            entry["waived"] = True
         entry["duration_s"] = round(entry["duration_s"] + report.duration, 3)
         if report.when == "call" or report.outcome != "passed":
             if entry["status"] in ("failed", "error"):
@@ -92,7 +94,8 @@ class Collector:
         counts = count(checks)
         summary = {
             "release": manifest.get("release"), "flavor": manifest.get("flavor"),
-            "gpu_flavor": manifest.get("cuda") is not None, "layer": layers[-1] if layers else None,
+            "gpu_flavor": manifest.get("cuda") is not None, "emulated": getattr(self.config, "_ngc_emulated", None),
+            "layer": layers[-1] if layers else None,
             "flavor_layers": manifest.get("layers", []), "image_layers": layers,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
             "duration_s": round(time.time() - self.started, 1), "counts": counts,
@@ -154,7 +157,9 @@ def gpu_check_not_run(summary: dict, check: dict) -> bool:
 
 
 def verdict(summary: dict) -> tuple[str, list[str]]:
-    """FAIL when a check failed; NOT PROVEN when a GPU flavor's GPU checks did not run; else PASS.
+    """FAIL when a check failed; NOT PROVEN when a GPU flavor's GPU checks did not run, when a check was waived by
+    the manifest (an upstream defect named with why), or when the run was emulated (qemu-user: its functional checks
+    hold, but nothing it measured is the image's); else PASS.
 
     A skip in a cpu flavor (no CUDA stack, a component the flavor does not ship) is "not
     applicable"; a GPU check skipped in a GPU flavor is missing evidence, so the image is not proven.
@@ -162,11 +167,18 @@ def verdict(summary: dict) -> tuple[str, list[str]]:
     counts = summary["counts"]
     if counts.get("failed") or counts.get("error") or not summary["checks"]:
         return "FAIL", []
+    reasons = []
     unproven = [c for c in summary["checks"] if gpu_check_not_run(summary, c)]
     if unproven:
-        return "NOT PROVEN", [f"{len(unproven)} GPU check(s) did not run ({', '.join(c['id'] for c in unproven)}): "
-                              f"{unproven[0]['message']}"]
-    return "PASS", []
+        reasons.append(f"{len(unproven)} GPU check(s) did not run ({', '.join(c['id'] for c in unproven)}): "
+                       f"{unproven[0]['message']}")
+    waived = [c for c in summary["checks"] if c.get("waived")]
+    if waived:
+        reasons.append(f"{len(waived)} check(s) waived by the manifest ({', '.join(c['id'] for c in waived)}): "
+                       f"{waived[0]['message']}")
+    if summary.get("emulated"):
+        reasons.append(f"{summary['emulated']} (every functional check ran; performance is not proven)")
+    return ("NOT PROVEN", reasons) if reasons else ("PASS", [])
 
 
 def markdown(summary: dict) -> str:

@@ -85,6 +85,7 @@ def merge(out: Path, names: list[str], started: float) -> dict:
     checks = in_layer_order((c for p in parts for c in p["checks"]), layers)
     counts = count(checks)
     summary = {"release": first.get("release"), "flavor": first.get("flavor"), "gpu_flavor": first.get("gpu_flavor"),
+               "emulated": first.get("emulated"),
                "layer": first.get("layer"), "flavor_layers": first.get("flavor_layers", []), "image_layers": layers,
                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                "duration_s": round(time.time() - started, 1), "counts": counts,

@@ -22,6 +22,8 @@ from ngc_common.bench_result import PEAK_RECHECKED, is_efficiency
 from ngc_common.exit_codes import ExitCode, for_verdict
 
 GATES_FILE = Path(__file__).resolve().parents[1] / "gates.yaml"
+# A metric about speed (efficiency, throughput, latency, a ratio of two speeds): what an emulated run cannot prove.
+SPEED_METRIC = re.compile(r"efficiency|\.ips$|latency|_over_")
 PEAK_TOLERANCE = 0.15  # throughput is compared with a baseline only when the probed peaks agree this well
 
 
@@ -29,7 +31,7 @@ PEAK_TOLERANCE = 0.15  # throughput is compared with a baseline only when the pr
 class Verdict:
     gate: str
     metric: str
-    status: str  # PASS | FAIL | NOT RUN | N/A
+    status: str  # PASS | FAIL | NOT RUN | N/A | NOT PROVEN (emulated)
     measured: float | None
     threshold: float | None
     op: str  # ">=" or "<="
@@ -165,25 +167,47 @@ def why_missing(metric: str, results: dict) -> str:
 
 def evaluate(gates: dict, model: str, profile: str | None, results: dict, config: dict,
              baseline: dict | None = None, max_regression_pct: float | None = None,
-             hardware: str | None = None) -> list[Verdict]:
-    """Verdicts for one run: the profile's gates (or none), the relative ones, then regressions vs a baseline."""
+             hardware: str | None = None, emulated: str | None = None) -> list[Verdict]:
+    """Verdicts for one run: the profile's gates (or none), the relative ones, then regressions vs a baseline (none
+    under emulation: its figures compare with nothing)."""
     table = gates.get("models", {}).get(model, {})
     verdicts = [_compare(g, results, profile, config, True) for g in table.get(profile or "", [])
                 if profile in table and profile != "relative"]
     verdicts += [_compare(g, results, "relative", config, False) for g in table.get("relative", [])]
+    if emulated:
+        return unproven_under_emulation(verdicts, emulated)
     if baseline is not None:
         verdicts += regressions(results, baseline, max_regression_pct or gates.get("max_regression_pct", 5.0),
                                 hardware)
     return verdicts
 
 
+def unproven_under_emulation(verdicts: list[Verdict], reason: str) -> list[Verdict]:
+    """An emulated run's verdicts (ngc_common.emulation): every gate of the hardware profile, and every relative gate
+    on a speed, is NOT PROVEN with the reason (once per gate: an emulated run has no CPU kind, so a floor of each
+    kind would apply alike); the functional relative gates (a finite loss, back ends agreeing) decide as anywhere."""
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for verdict in verdicts:
+        if verdict.acceptance or SPEED_METRIC.search(verdict.metric):
+            if (verdict.gate, verdict.metric) in seen:
+                continue
+            seen.add((verdict.gate, verdict.metric))
+            verdict.status, verdict.reason = "NOT PROVEN", reason
+        kept.append(verdict)
+    return kept
+
+
 def judge(gates: dict, model: str, profile: str | None, results: dict, config: dict, baseline: dict | None,
-          max_regression_pct: float | None, hardware: str | None, missing: str | None) -> tuple[list[Verdict], Outcome]:
+          max_regression_pct: float | None, hardware: str | None, missing: str | None,
+          emulated: str | None = None) -> tuple[list[Verdict], Outcome]:
     """The verdict per gate and for the run; `missing` names what the image exists for and the run lacked (no
-    profile gate applies then). A --smoke run is evaluated too, but its outcome is SMOKE (exit 0)."""
+    profile gate applies then); `emulated` why the run's figures prove nothing (each gate is NOT PROVEN with it, and
+    so is the run). A --smoke run is evaluated too, but its outcome is SMOKE (exit 0)."""
     verdicts = evaluate(gates, model, profile if not missing else None, results, config, baseline,
-                        max_regression_pct, hardware)
-    outcome = Outcome("SMOKE") if config.get("smoke") else overall(verdicts, [missing] if missing else [],
+                        max_regression_pct, hardware, emulated)
+    unproven = [r for r in (missing, emulated) if r]
+    outcome = Outcome("SMOKE") if config.get("smoke") else overall(verdicts, unproven,
                                                                    unfloored_cpu(gates, model, profile, config))
     return verdicts, outcome
 

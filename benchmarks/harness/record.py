@@ -9,6 +9,7 @@ from benchmarks.harness import cpu_kind, environment
 from benchmarks.harness.hardware import hardware_key
 from benchmarks.harness.model_spec import ModelSpec
 from benchmarks.harness.run_config import RunConfig
+from ngc_common import emulation
 
 
 def run_config(config: RunConfig, spec: ModelSpec) -> dict:
@@ -40,6 +41,7 @@ def run_environment(config: RunConfig) -> dict:
     """environment.capture(), plus the CPU threads used and the hardware key a baseline must match."""
     env = environment.capture()
     env["threads"], env["threads_from"] = config.threads, config.threads_from
+    env["emulated"] = emulation.detect().reason()  # None natively; under qemu every gate is NOT PROVEN
     env["hardware"] = hardware_key(config.device, gpu_names(config.device, env), max(config.gpus, 0), env["cpu"],
                                    config.threads)
     return env

@@ -246,7 +246,7 @@ def run(config: RunConfig, spec: ModelSpec, inputs: Inputs) -> int:
     recorded["eval"] = evaluation.gated(config, results)
 
     verdicts, outcome = acceptance_gates.judge(table, spec.name, profile, results, recorded, inputs.baseline,
-                                    config.max_regression, env["hardware"], missing)
+                                    config.max_regression, env["hardware"], missing, env.get("emulated"))
     phase["finishing"] = True
     code = report.finish(out, spec, title, recorded, env, results, verdicts, outcome, profile, logger)
     written.set()

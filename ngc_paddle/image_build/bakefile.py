@@ -17,13 +17,14 @@ from typing import Any
 from ngc_paddle import engine, outputs
 from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease, layer_repository
 from ngc_paddle.host_errors import ManifestError, ToolchainError
-from ngc_paddle.layers import bake_target, dockerfile_for
+from ngc_paddle.layers import FOREIGN_PIP_DOCKERFILE, bake_target, dockerfile_for
 from ngc_paddle.manifest.schema import Manifest
 from ngc_paddle.outputs import ensure_folder
 
 HCL = Path("docker-bake.hcl")
 OVERRIDE = Path("docker-bake.override.json")  # read by buildx beside docker-bake.hcl: the newest release
 BELOW = "ngc-layer-below"  # the named context each layer is built FROM: the target of the layer below
+NATIVE_PYTHON = "ngc-native-python"  # another platform's pip layers install in this one (the build platform's os layer)
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"  # docker-bake.hcl's default; the CA_BUNDLE variable overrides
 
 
@@ -34,37 +35,48 @@ def _hcl_call(function: str, *params: str) -> str:
 
 def flavor_targets(flavor: ResolvedFlavor) -> dict[str, dict[str, Any]]:
     """The structure of a flavor's targets, in layer order: one per layer, each built FROM the one below
-    (BASE_IMAGE), the top one inheriting `_final` and tagged as the release candidate."""
-    flavor_name, layers = flavor.name, flavor.layers
+    (BASE_IMAGE), the top one inheriting `_final` and tagged as the release candidate. On another platform than the
+    default one (`cpu-arm64`) each target builds for it (`platforms`), and its pip layers install on the build
+    platform in the default platform's os layer (the named context NATIVE_PYTHON: layers/foreign/Dockerfile)."""
+    name, layers = flavor.build_name, flavor.layers
     targets: dict[str, dict[str, Any]] = {}
     for index, layer in enumerate(layers):
         top = index == len(layers) - 1
+        dockerfile = dockerfile_for(layer, flavor.foreign)
         target: dict[str, Any] = {
             "inherits": ["_final" if top else "_common"],
-            "dockerfile": str(dockerfile_for(layer)),
-            "tags": [_hcl_call("candidate_tag", flavor_name) if top else _hcl_call("layer_tag", flavor_name, layer)],
-            "labels": {"ngc-paddle.flavor": flavor_name, "ngc-paddle.layer": layer},
+            "dockerfile": str(dockerfile),
+            "tags": [_hcl_call("candidate_tag", name) if top else _hcl_call("layer_tag", name, layer)],
+            "labels": {"ngc-paddle.flavor": flavor.name, "ngc-paddle.layer": layer},
             "args": {},
         }
         if index > 0:
             target["args"]["BASE_IMAGE"] = BELOW
-            target["contexts"] = {BELOW: f"target:{bake_target(layers[index - 1], flavor_name)}"}
-        targets[bake_target(layer, flavor_name)] = target
+            target["contexts"] = {BELOW: f"target:{bake_target(layers[index - 1], name)}"}
+        if flavor.foreign:
+            target["platforms"] = [flavor.platform]
+            target["labels"]["ngc-paddle.platform"] = flavor.platform
+            if dockerfile == FOREIGN_PIP_DOCKERFILE:
+                target["contexts"][NATIVE_PYTHON] = f"target:{bake_target(layers[0], flavor.name)}"
+        targets[bake_target(layer, name)] = target
     return targets
 
 
 def bake_definition(release: ResolvedRelease, base_images: dict[str, str] | None = None,
                     labels: dict[str, dict[str, str]] | None = None,
-                    cache: dict[str, dict[str, list[str]]] | None = None) -> dict[str, Any]:
+                    cache: dict[str, dict[str, list[str]]] | None = None,
+                    foreign: ResolvedFlavor | None = None) -> dict[str, Any]:
     """{"variable": ..., "group": {...}, "target": {...}}: every flavor's targets with their args from the resolved
     flavor and its lock (a flavor without a usable lock: its pip layers refuse to build), the labels given per
     target (the inputs digests of the flavor being built) and its cache settings (`cache-from`/`cache-to`), a
     group per flavor (its layers in order) and the default group (the manifest's default flavor); RELEASE
-    defaults to this release."""
+    defaults to this release. `foreign`: a flavor on another platform being built, whose targets and group
+    (`cpu-arm64`) are added to this run's file only (base_images, labels and cache are keyed by build name)."""
     manifest = release.manifest
     targets: dict[str, Any] = {}
     groups: dict[str, Any] = {}
-    for flavor_name, flavor in release.flavors().items():
+    flavors = {**release.flavors(), **({foreign.build_name: foreign} if foreign is not None else {})}
+    for flavor_name, flavor in flavors.items():
         base = (base_images or {}).get(flavor_name)
         structure = flavor_targets(flavor)
         for (target_name, target), layer in zip(structure.items(), flavor.layers, strict=True):
@@ -82,7 +94,7 @@ def registry_cache(flavor: ResolvedFlavor, registry: str) -> dict[str, dict[str,
     every intermediate step included), so another build host with the same lock rebuilds nothing."""
     manifest, cache = flavor.manifest, {}
     for layer in flavor.layers:
-        target = bake_target(layer, flavor.name)
+        target = bake_target(layer, flavor.build_name)
         ref = f"{registry}/{manifest.image}-cache:{manifest.release}-{target}"
         cache[target] = {"cache-from": [f"type=registry,ref={ref}"],
                          "cache-to": [f"type=registry,ref={ref},mode=max,ignore-error=true"]}
@@ -113,7 +125,8 @@ def write_override(release: ResolvedRelease) -> bool:
 
 def write_build_inputs(release: ResolvedRelease, base_images: dict[str, str] | None = None,
                        labels: dict[str, dict[str, str]] | None = None,
-                       cache: dict[str, dict[str, list[str]]] | None = None) -> Path:
+                       cache: dict[str, dict[str, list[str]]] | None = None,
+                       foreign: ResolvedFlavor | None = None) -> Path:
     """Write build/bake/<release>.json (this run's bake file: every flavor's targets, the labels and cache settings
     of the flavor being built); return it.
 
@@ -123,7 +136,7 @@ def write_build_inputs(release: ResolvedRelease, base_images: dict[str, str] | N
     """
     root = release.root
     bake_file = root / "build" / "bake" / f"{release.release}.json"
-    text = definition_text(bake_definition(release, base_images, labels, cache))
+    text = definition_text(bake_definition(release, base_images, labels, cache, foreign))
     ensure_folder(bake_file.parent, stop=root)
     if bake_file.is_symlink() or not bake_file.is_file() or bake_file.read_text() != text:
         with outputs.staged() as stage:
@@ -140,7 +153,7 @@ def bake_env(manifest: Manifest, extra: dict[str, str] | None = None) -> dict[st
 
 def resolved_group(bake_file: Path, resolved: ResolvedFlavor, env: dict[str, str] | None = None) -> dict[str, Any]:
     """`bake --print` of a flavor's group (the generated targets resolved against docker-bake.hcl)."""
-    root, manifest, flavor = resolved.root, resolved.manifest, resolved.name
+    root, manifest, flavor = resolved.root, resolved.manifest, resolved.build_name
     proc = engine.docker("buildx", "bake", "-f", str(HCL), "-f", str(bake_file.relative_to(root)), "--print", flavor,
                          cwd=root, env=env or bake_env(manifest), check=False)
     if proc.returncode != 0:

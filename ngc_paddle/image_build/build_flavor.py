@@ -17,7 +17,7 @@ from ngc_common import image_paths
 from ngc_paddle import engine
 from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.host_errors import BuildError, NgcPaddleError
-from ngc_paddle.image_build import nochange, provenance
+from ngc_paddle.image_build import foreign_build, nochange, provenance
 from ngc_paddle.image_build.bakefile import (
     bake_command,
     bake_env,
@@ -31,6 +31,7 @@ from ngc_paddle.layers import LAYER_PATTERN, bake_target
 from ngc_paddle.lock.base_image import ensure_base_image
 from ngc_paddle.lock.base_pin import compare_base
 from ngc_paddle.lock.lock_file import lock_path
+from ngc_paddle.platforms import DEFAULT_PLATFORM, platform_named
 from ngc_paddle.validate_layer import check_layer
 
 ERROR_LINE = re.compile(r"NGC-PADDLE-ERROR (.*)")
@@ -50,30 +51,36 @@ SMOKE_TEST = (
 
 
 def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], None] = print,
-          cache_registry: str | None = None) -> BuildReport:
+          cache_registry: str | None = None, no_cache: bool = False) -> BuildReport:
     """Build the resolved flavor; `force`: build even when the images' inputs digests say nothing changed;
-    `cache_registry`: read and write each layer's BuildKit cache there (a cache shared between build hosts)."""
-    root, manifest, flavor_name, flavor = resolved.root, resolved.manifest, resolved.name, resolved.spec
+    `cache_registry`: read and write each layer's BuildKit cache there (a cache shared between build hosts);
+    `no_cache`: every step of each layer runs again (bake's no-cache for that target; a cold build's time without
+    pruning the cache; a pip layer's stage on the build platform takes the default platform's os layer from it)."""
+    root, manifest, flavor_name, flavor = resolved.root, resolved.manifest, resolved.build_name, resolved.spec
     lock = resolved.build_lock()  # nothing is resolved at build time
+    where = f" {resolved.platform}" if resolved.foreign else ""  # progress names another platform than the default
 
-    say(f"==> ngc-paddle {manifest.release}-{flavor_name}: layers {' -> '.join(flavor.layers)}; "
-        f"lock {lock_path(Path('releases'), manifest.release, flavor_name)}: {len(lock.pip)} wheels, "
-        f"{len(lock.debian)} Debian packages")
+    say(f"==> ngc-paddle {manifest.release}-{flavor_name}{where}: layers {' -> '.join(flavor.layers)}; "
+        f"lock {lock_path(Path('releases'), manifest.release, resolved.name, resolved.platform)}: {len(lock.pip)} "
+        f"wheels, {len(lock.debian)} Debian packages")
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
-    if not force and (unchanged := nochange.try_unchanged(resolved, started_at, say)):
+    if not force and not no_cache and (unchanged := nochange.try_unchanged(resolved, started_at, say)):
         return unchanged
     if force:
         say("==> --force: building without comparing the images' inputs digests")
     engine.ensure_engine()
+    bases = foreign_build.prepare(resolved, say) if resolved.foreign else {}
     base = ensure_base_image(flavor.components["os"], manifest.sources[flavor.components["python"].source], say,
-                             lock.base.snapshot if lock.base.kind == "debootstrap" else None)
+                             lock.base.snapshot if lock.base.kind == "debootstrap" else None,
+                             platform_named(resolved.platform))
     compare_base(base, lock.base, say)
     inputs = nochange.compute_inputs(resolved, base, engine.image_id(base) or base)
     release = resolved.release_run  # the release's other flavors, resolved once: the bake file names them all
     if resolved.newest and write_override(release):
         say("==> docker-bake.override.json refreshed from the manifest and locks (commit it with them)")
     cache = registry_cache(resolved, cache_registry) if cache_registry else None
-    bake_file = write_build_inputs(release, {flavor_name: base}, nochange.layer_labels(flavor_name, inputs), cache)
+    bake_file = write_build_inputs(release, {**bases, flavor_name: base}, nochange.layer_labels(flavor_name, inputs),
+                                   cache, resolved if resolved.foreign else None)
     env = {**bake_env(manifest, _source_labels(root)), **provenance.ENV}
     printed = resolved_group(bake_file, resolved, env)
     nochange.check_printed(printed, flavor_name, inputs)
@@ -90,23 +97,27 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
             result = LayerResult(layer, target, printed["target"][target]["tags"][0],
                                  inputs_digest=inputs.layers[layer])
             report.layers.append(result)
-            say(f"--> [{index}/{len(flavor.layers)}] {layer}: building {result.tag}")
+            step = f"[{index}/{len(flavor.layers)}{where}]"
+            say(f"--> {step} {layer}: building {result.tag}")
             if layer in lock.pending_layers:  # an optional layer whose lock is pending: built empty, said once
-                say(f"    [{index}/{len(flavor.layers)}] {layer}: left out (lock pending): "
+                say(f"    {step} {layer}: left out (lock pending): "
                     f"{lock.pending_layers[layer]}")
             # The final image's candidate tag is removed after promotion: compare with the release tag.
             previous = resolved.image if layer == flavor.layers[-1] else result.tag
             metadata = logs_dir / f"{layer}.metadata.json"
-            _build_layer(root, bake_command(bake_file.relative_to(root), target, "--progress", "plain",
-                                            *provenance.flags(metadata)), env, result, previous, logs_dir, say)
+            # --no-cache for this target alone: bake's --no-cache would build every layer below again for each layer
+            flags = ("--progress", "plain", *provenance.flags(metadata),
+                     *(("--set", f"{target}.no-cache=true") if no_cache else ()))
+            _build_layer(root, bake_command(bake_file.relative_to(root), target, *flags), env, result, previous,
+                         logs_dir, say)
             result.size_bytes = engine.image_size(result.tag)
             result.size_added_bytes = result.size_bytes - engine.image_size(below)
-            say(f"    [{index}/{len(flavor.layers)}] {layer}: {result.status} in {result.duration_s:.1f}s, "
+            say(f"    {step} {layer}: {result.status} in {result.duration_s:.1f}s, "
                 f"+{human(result.size_added_bytes)}")
-            _check_layer(root, expected, result, f"[{index}/{len(flavor.layers)}]", logs_dir, say)
+            _check_layer(root, expected, result, step, logs_dir, say, resolved.platform)
             below = result.tag
         candidate = report.layers[-1].tag
-        _smoke_test(candidate, say)
+        _smoke_test(candidate, say, resolved.platform)
         # BuildKit's provenance of the final image: the release signs it and attaches it to the pushed digest.
         provenance.capture(metadata, report.layers[-1].target, reports_dir)
         infos = engine.inspect_images([r.image_id for r in report.layers if r.image_id])
@@ -193,10 +204,13 @@ class StepCounter:
 
 
 def _check_layer(root: Path, resolved: dict, result: LayerResult, step: str, logs_dir: Path,
-                 say: Callable[[str], None]) -> None:
-    """The layer's own `fast` checks on the image just built; the first failure stops the build there."""
+                 say: Callable[[str], None], platform: str = DEFAULT_PLATFORM) -> None:
+    """The layer's own `fast` checks on the image just built (of its platform: under qemu for another one); the
+    first failure stops the build there."""
     try:
-        checked = check_layer(root, result.tag, resolved, result.layer, logs_dir / f"{result.layer}-checks")
+        foreign = {"platform": platform} if platform != DEFAULT_PLATFORM else {}  # the default: called as before
+        checked = check_layer(root, result.tag, resolved, result.layer, logs_dir / f"{result.layer}-checks",
+                              **foreign)
     except NgcPaddleError as exc:
         result.status = "failed"
         raise BuildError(f"layer {result.layer}: {exc}; the release tag was not moved") from exc
@@ -219,8 +233,9 @@ def _check_layer(root: Path, resolved: dict, result: LayerResult, step: str, log
                          "moved and the layers above were not built")
 
 
-def _smoke_test(image: str, say: Callable[[str], None]) -> None:
-    proc = engine.run(image, "python", "-c", SMOKE_TEST, flags=("--network", "none", "-e", "NGC_PADDLE_QUIET=1"))
+def _smoke_test(image: str, say: Callable[[str], None], platform: str) -> None:
+    proc = engine.run(image, "python", "-c", SMOKE_TEST,
+                      flags=(*engine.platform_flags(platform), "--network", "none", "-e", "NGC_PADDLE_QUIET=1"))
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise BuildError(f"smoke test of {image} failed ({tail}); the release tag was not moved")

@@ -175,8 +175,9 @@ class _Hasher:
                 rel.startswith(source + "/")} or {source: "missing"}
 
 
-def layer_digest(hasher: _Hasher, flavor: str, layer: str, args: Mapping[str, str], below: str) -> str:
-    dockerfile = dockerfile_for(layer).as_posix()
+def layer_digest(hasher: _Hasher, flavor: str, layer: str, args: Mapping[str, str], below: str,
+                 foreign: bool = False) -> str:
+    dockerfile = dockerfile_for(layer, foreign).as_posix()
     text = (hasher.root / dockerfile).read_text()
     files: dict[str, str] = {}
     for source in dockerfile_sources(text, args):
@@ -188,8 +189,9 @@ def layer_digest(hasher: _Hasher, flavor: str, layer: str, args: Mapping[str, st
 
 def flavor_inputs(root: Path, flavor: str, layers: list[str], layer_args: Mapping[str, Mapping[str, str]],
                   base_id: str, lock_file: Path, resolved_manifest: object,
-                  generated: Mapping[str, str]) -> FlavorInputs:
-    """The digests of one flavor's layers (in order) and of its finished image.
+                  generated: Mapping[str, str], foreign: bool = False) -> FlavorInputs:
+    """The digests of one flavor's layers (in order) and of its finished image (`foreign`: built for another
+    platform than the default one, with its own pip-layer Dockerfile).
 
     layer_args: each layer's build args as the bake file has them; base_id: the base image's id;
     generated: files the build writes into the context before building (path -> text), hashed as written.
@@ -198,7 +200,7 @@ def flavor_inputs(root: Path, flavor: str, layers: list[str], layer_args: Mappin
     digests: dict[str, str] = {}
     below = base_id
     for layer in layers:
-        below = digests[layer] = layer_digest(hasher, flavor, layer, layer_args[layer], below)
+        below = digests[layer] = layer_digest(hasher, flavor, layer, layer_args[layer], below, foreign)
     tooling = {p.relative_to(_PACKAGE).as_posix(): _sha(p.read_bytes())
                for pattern in TOOLING for p in sorted(_PACKAGE.glob(pattern))}
     whole = _sha(_canon({

@@ -18,6 +18,7 @@ from ngc_paddle.image_build.build_report import BuildReport, LayerResult, human
 from ngc_paddle.image_build.inputs import LABEL, FlavorInputs, flavor_inputs, short
 from ngc_paddle.layers import bake_target
 from ngc_paddle.lock.base_image import present_base_image
+from ngc_paddle.platforms import platform_named
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,8 @@ def compute_inputs(flavor: ResolvedFlavor, base_ref: str, base_id: str) -> Flavo
     flavor.build_lock()  # a flavor without a usable lock stops here, in one line
     layers = flavor.spec.layers
     args = {layer: flavor.layer_args(layer, base_ref) for layer in layers}
-    return flavor_inputs(flavor.root, flavor.name, layers, args, base_id, flavor.lock_file, flavor.image_manifest, {})
+    return flavor_inputs(flavor.root, flavor.build_name, layers, args, base_id, flavor.lock_file,
+                         flavor.image_manifest, {}, flavor.foreign)
 
 
 def layer_labels(flavor_name: str, inputs: FlavorInputs) -> dict[str, dict[str, str]]:
@@ -75,11 +77,12 @@ def compare(expected: list[Expected], aliases: list[str], found: dict[str, dict]
 def try_unchanged(flavor: ResolvedFlavor, started: str, say: Callable[[str], None]) -> BuildReport | None:
     """The report of a no-change build when every image carries today's inputs digest, else None (build)."""
     t0 = time.monotonic()
-    root, flavor_name, tags = flavor.root, flavor.name, list(flavor.tags)
+    root, flavor_name, tags = flavor.root, flavor.build_name, list(flavor.tags)
     components = flavor.spec.components
     locked_base = flavor.lock.base if flavor.lock else None
     base = present_base_image(components["os"], flavor.manifest.sources[components["python"].source],
-                              locked_base.snapshot if locked_base and locked_base.kind == "debootstrap" else None)
+                              locked_base.snapshot if locked_base and locked_base.kind == "debootstrap" else None,
+                              platform_named(flavor.platform))
     if base is None:
         say("==> no current base image here yet (or no engine answering): building")
         return None

@@ -4,6 +4,7 @@ Why: benchmarks and tests build and break images without touching the release's 
 copy shares BuildKit's cache with the original, so unchanged layers stay cached.
 """
 
+import re
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,5 @@ def scratch_copy(source: Path, destination: Path, image: str) -> Path:
     """Copy the repository to `destination` with every manifest's `image:` set to `image`."""
     shutil.copytree(source, destination, ignore=shutil.ignore_patterns(*IGNORED))
     for manifest in (destination / "releases").glob("*.yaml"):
-        text = manifest.read_text()
-        manifest.write_text(text.replace("\nimage: ngc-paddle\n", f"\nimage: {image}\n"))
+        manifest.write_text(re.sub(r"(?m)^image: \S+$", f"image: {image}", manifest.read_text()))
     return destination

@@ -13,8 +13,10 @@ from typing import Any, Protocol
 from ngc_common.image_paths import ARCHIVE_LIBS, ARCHIVE_RECORD
 from ngc_paddle.layers import BASE_LAYER, TOP_LAYER
 from ngc_paddle.lock.lock_file import ArchiveEntry, Lock
+from ngc_paddle.lock.pip_lock import platform_tags
 from ngc_paddle.lock.subject import LockSubject
 from ngc_paddle.manifest.schema import Flavor, Manifest
+from ngc_paddle.platforms import DEFAULT_PLATFORM
 
 
 def source_date_epoch(lock: Lock | None) -> str | None:
@@ -68,6 +70,9 @@ def layer_args(flavor: Resolved, layer: str, base_image: str | None = None) -> d
         args["NVIDIA_REQUIRE_CUDA"] = cuda["nvidia_require_cuda"]
     if layer == TOP_LAYER:  # the image's /opt/ngc-paddle/manifest.json
         args["MANIFEST_JSON"] = flavor.manifest_text
+    elif getattr(flavor, "platform", DEFAULT_PLATFORM) != DEFAULT_PLATFORM and lock is not None:  # layers/foreign
+        args["PIP_PLATFORMS"] = " ".join(platform_tags(str(lock.inputs.platform)))
+        args["PYTHON_VERSION"] = flavor.spec.components["python"].version
     return {**args, **epoch}
 
 

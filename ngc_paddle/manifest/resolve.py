@@ -94,6 +94,8 @@ def image_manifest(manifest: Manifest, flavor_name: str, locked_python: Mapping[
         }
         if comp.kind == "archive":  # where its libraries go (layers/lib/install_archive_layer.py)
             into[name].update(file=comp.file, libraries=ARCHIVE_LIBS.format(component=name))
+        if comp.known_unresolved:  # another platform's wheel with libraries that cannot resolve, and why
+            into[name]["known_unresolved"] = dict(comp.known_unresolved)
         if comp.runs_with:  # a dependency pinned at another version than it was built against, and why
             into[name]["runs_with"] = {dep: r.model_dump() for dep, r in comp.runs_with.items()}
     os_component = flavor.components["os"]

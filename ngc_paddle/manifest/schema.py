@@ -96,6 +96,9 @@ class PlatformPin(Strict):
 
     version: str
     why: Text | None = None  # required; checked in consistency.py, so that its absence is one line with the fix
+    # Shared objects of the component's wheel on this platform that cannot resolve (the upstream wheel's defect), each
+    # with why: the image's link check reports them as waived, and the validation's verdict is NOT PROVEN.
+    unresolved: dict[Token, Text] = Field(default_factory=dict)
 
 
 class Component(Strict):
@@ -120,6 +123,8 @@ class Component(Strict):
     hold: Text | None = None  # why `release new` must not propose a newer version
     # platform (linux/arm64) -> another version there, with why; consistency.py checks the platforms and reasons
     on_platform: dict[Token, PlatformPin] = Field(default_factory=dict)
+    # Set by on(platform) from its pin's `unresolved` (never written in a manifest): what the image's manifest carries.
+    known_unresolved: dict[Token, Text] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _fields_match_kind(self) -> "Component":
@@ -161,7 +166,8 @@ class Component(Strict):
     def on(self, platform: str) -> "Component":
         """The component as one platform gets it: its version there (the pin's, or its own), without the pins."""
         pin = self.on_platform.get(platform)
-        return self.model_copy(update={"version": pin.version if pin else self.version, "on_platform": {}})
+        return self.model_copy(update={"version": pin.version if pin else self.version, "on_platform": {},
+                                       "known_unresolved": dict(pin.unresolved) if pin else {}})
 
 
 class LockPolicy(Strict):

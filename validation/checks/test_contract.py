@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from ngc_common import image_paths
+from ngc_common import emulation, image_paths
 
 COMMANDS = ("validate", "bench-rn50", "bench-hgnet")
 ENTRYPOINT = image_paths.ENTRYPOINT
@@ -60,11 +60,11 @@ SMOKE_TIMEOUT_S = 240
 @pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.check("contract.command-starts.{command}", component="suite")
-def test_shipped_command_starts(host, command) -> None:
+def test_shipped_command_starts(host, command, budget) -> None:
     """Every command the image ships runs through in its smoke mode (one tiny step), in every flavor:
     a missing run-time dependency (e.g. PyYAML reaching only some flavors) fails here, not at a user's."""
     output = "" if command == "validate" else '--output "$d/out"'
-    script = (f'd=$(mktemp -d) && cd "$d" && timeout {SMOKE_TIMEOUT_S} {command} --smoke {output}; rc=$?; '
+    script = (f'd=$(mktemp -d) && cd "$d" && timeout {budget(SMOKE_TIMEOUT_S)} {command} --smoke {output}; rc=$?; '
               'cd / && rm -rf "$d"; exit $rc')
     result = host.run("bash -c %s", script)
     tail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or ["no output"]
@@ -189,7 +189,7 @@ def test_pid1_is_the_locked_tini(host, components) -> None:
     if not (host.file("/.dockerenv").exists or host.file("/run/.containerenv").exists):
         pytest.skip("not a Docker or Podman container: the runtime (Apptainer, enroot under Slurm) picks PID 1")
     expected = components["tini"]["version"]
-    argv = host.file("/proc/1/cmdline").content.split(b"\0")
+    argv = emulation.guest_argv(host.file("/proc/1/cmdline").content.split(b"\0"))  # under qemu: qemu's argv
     assert argv[:2] == [image_paths.INIT.encode(), b"-g"], (
         f"expected PID 1 to be {image_paths.INIT} -g (the image's ENTRYPOINT), found {b' '.join(argv).decode()!r}; "
         "a container started with --entrypoint or --init gets no signal forwarding of the image's")

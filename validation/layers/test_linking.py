@@ -56,7 +56,7 @@ def opened(run_probe, manifest) -> dict:
 
 
 @pytest.mark.check("link.{native_component}", component="{native_component}")
-def test_shared_objects_resolve(native_component, components, linking) -> None:
+def test_shared_objects_resolve(native_component, components, linking, record_property) -> None:
     comp = components[native_component]
     results = [(target, linking[target]) for target in targets(comp)]
     for target, result in results:
@@ -66,11 +66,20 @@ def test_shared_objects_resolve(native_component, components, linking) -> None:
     if sum(result["checked"] for _t, result in results) == 0:
         pytest.skip(f"{comp['package']} is pure Python: no shared objects to resolve")
     unresolved = {path: libs for _t, result in results for path, libs in result["unresolved"].items()}
+    # a library the manifest names for this platform, with why (the upstream wheel's defect): waived, never passed
+    known = comp.get("known_unresolved") or {}
+    waived = {path: libs for path, libs in unresolved.items() if path.rsplit("/", 1)[-1] in known}
+    unresolved = {path: libs for path, libs in unresolved.items() if path not in waived}
     first = next(iter(unresolved.items()), None)
     assert not unresolved, (
         f"expected every library of {native_component} to resolve, found {len(unresolved)} that do not, "
         f"e.g. {first[0].rsplit('/', 1)[-1]} needs {', '.join(first[1])}" if first else ""
     )
+    if waived:
+        record_property("waived", True)
+        path, libs = next(iter(waived.items()))
+        name = path.rsplit("/", 1)[-1]
+        pytest.skip(f"waived by the manifest on this platform: {name} needs {', '.join(libs)}: {known[name]}")
 
 
 @pytest.mark.check("link.runtime.{runtime_lib}", component="{runtime_lib}")

@@ -5,8 +5,8 @@ import pytest
 
 
 @pytest.mark.check("func.paddle-run-check", component="paddle")
-def test_paddle_run_check(host) -> None:
-    result = host.run("timeout 300 python -W ignore -c 'import paddle; paddle.utils.run_check()'")
+def test_paddle_run_check(host, budget) -> None:
+    result = host.run(f"timeout {budget(300)} python -W ignore -c 'import paddle; paddle.utils.run_check()'")
     output = result.stdout + result.stderr
     assert result.rc == 0 and "PaddlePaddle is installed successfully" in output, (
         f"expected paddle.utils.run_check() to succeed, found exit {result.rc}: {output.strip().splitlines()[-1:]}"

@@ -1,0 +1,63 @@
+"""Install one pip layer's locked wheels for another platform, on the build platform, into a folder.
+
+Why: pip under qemu is slow (Paddle alone took about 6 minutes); a wheel needs no code of its own run to be installed,
+so the layer's lock entries are installed here, natively, with layers/lib/install_pip_layer.py's own pip command
+(hashes required, each source its only index) plus `--platform` (the target's tags, PIP_PLATFORMS) `--target DIR`.
+The target layer copies DIR into its venv (layers/foreign/Dockerfile). Kept out of layers/lib, which the default
+platform's layers mount: their inputs, and BuildKit's cache of them, stay what they were.
+
+  python install_foreign.py DIR     (LAYER_SPEC and PIP_PLATFORMS in the environment)
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+# install_pip_layer.py: bind-mounted at /tmp/ngc/lib in the build, in the repository's layers/lib for the unit tests.
+for _folder in (Path("/tmp/ngc/lib"), Path(__file__).resolve().parents[1] / "lib"):
+    if (_folder / "install_pip_layer.py").is_file():
+        sys.path.insert(0, str(_folder))
+        break
+import install_pip_layer as pip_layer  # noqa: E402
+
+
+def foreign_flags(spec: dict, target: str) -> list[str]:
+    """Install for another platform into `target`: its wheels only (PIP_PLATFORMS, newest manylinux first, from
+    ngc_paddle/lock/pip_lock.py) for this Python, which is the target's (both are the release's os layer)."""
+    tags = os.environ.get("PIP_PLATFORMS", "").split()
+    if not tags:
+        pip_layer.fail(spec, None, "installing for another platform needs the PIP_PLATFORMS build argument",
+                       "build another platform's layer through make image PLATFORMS=... (the bake file sets it)")
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    flags = ["--target", os.path.join(target, "site-packages"), "--python-version", version, "--implementation",
+             "cp", "--abi", f"cp{version.replace('.', '')}", "--abi", "abi3", "--abi", "none"]
+    for tag in [*tags, "any"]:
+        flags += ["--platform", tag]
+    return flags
+
+
+def main() -> None:
+    spec = json.loads(os.environ["LAYER_SPEC"])
+    target = sys.argv[1]
+    flags = foreign_flags(spec, target)
+    native = pip_layer.pip_command
+    pip_layer.pip_command = lambda s, source, requirements: [*native(s, source, requirements), *flags]
+    if not pip_layer.left_out(spec):
+        if spec.get("pending"):
+            pip_layer.fail(spec, None, f"flavor {spec['flavor']} has no lock yet ({spec['pending']})")
+        groups: dict[str, list[dict]] = {}
+        for entry in spec["packages"]:
+            groups.setdefault(entry["source"], []).append(entry)
+        for source_name, entries in groups.items():
+            print(f"[{spec['layer']}] for {flags[flags.index('--platform') + 1]}:", flush=True)
+            pip_layer.install_source(spec, source_name, entries)
+    # pip --target puts console scripts in site-packages/bin: the venv's bin is where they run from. `pip check` is
+    # the layer checks' job, in the target image.
+    scripts = os.path.join(target, "site-packages", "bin")
+    os.makedirs(scripts, exist_ok=True)
+    os.rename(scripts, os.path.join(target, "bin"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""Another platform than the default one (linux/arm64 on x86-64): its build targets and tags, the emulation a run
+under qemu detects, and the NOT PROVEN verdicts that follow from it. The default platform's build is unchanged."""
+
+import importlib.util
+import json
+import os
+import re
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+
+from benchmarks.harness import acceptance_gates, cpu_kind
+from ngc_common import emulation
+from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.image_build.bakefile import NATIVE_PYTHON, bake_definition
+from ngc_paddle.layers import FOREIGN_PIP_DOCKERFILE
+from ngc_paddle.manifest import load_manifest
+
+XEON = ("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Processor\n"
+        "flags\t\t: fpu sse4_1 sse4_2 avx avx2 fma\n")
+GRACE = ("processor\t: 0\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd evtstrm aes sha2 crc32 atomics sve sve2 svebf16\n"
+         "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd4f\nCPU revision\t: 0\n")
+GRAVITON2 = GRACE.replace("sve sve2 svebf16", "").replace("0xd4f", "0xd0c")
+
+
+def release(repo: Path) -> ResolvedRelease:
+    return ResolvedRelease(repo.resolve(), load_manifest(repo / "releases" / "26.12.yaml"), MappingProxyType({}))
+
+
+# ---- emulation ---------------------------------------------------------------------------------------------------
+
+def test_an_arm64_program_on_an_x86_cpu_is_emulated() -> None:
+    found = emulation.detect(XEON, "aarch64")
+    assert found.emulated and found.host == "x86_64"
+    assert found.reason().startswith("emulated: aarch64 programs run under qemu-user on a x86_64 CPU")
+
+
+def test_a_native_run_is_not_emulated() -> None:
+    assert not emulation.detect(GRACE, "aarch64").emulated
+    assert not emulation.detect(XEON, "x86_64").emulated
+    assert emulation.detect(XEON, "x86_64").reason() is None
+    assert not emulation.detect("", "aarch64").emulated  # nothing to go by: only positive evidence counts
+
+
+def test_an_x86_program_on_an_arm_cpu_is_emulated() -> None:
+    assert emulation.detect(GRACE, "x86_64").host == "aarch64"
+
+
+def test_pid_1_under_qemu_is_read_as_the_program_it_runs() -> None:
+    seen = b"/usr/libexec/qemu-binfmt/aarch64-binfmt-P\0/usr/bin/tini\0/usr/bin/tini\0-g\0--\0validate\0".split(b"\0")
+    assert emulation.guest_argv(seen)[:2] == [b"/usr/bin/tini", b"-g"]
+    flagged = [b"/usr/bin/qemu-aarch64-static", b"/usr/bin/tini", b"-g"]  # the F flag without P: no argv[0] kept
+    assert emulation.guest_argv(flagged) == [b"/usr/bin/tini", b"-g"]
+    native = [b"/usr/bin/tini", b"-g", b"--"]
+    assert emulation.guest_argv(native) == native
+
+
+def test_a_hangs_time_budget_is_longer_under_emulation() -> None:
+    assert emulation.budget(240, emulated=False) == 240
+    assert emulation.budget(240, emulated=True) == 240 * emulation.SLOWDOWN > 240
+
+
+# ---- the CPU kind of an arm64 host -------------------------------------------------------------------------------
+
+def test_neoverse_cores_and_their_widest_vector_unit_are_recognised() -> None:
+    assert cpu_kind.detect(GRACE, {}, "aarch64").name == "neoverse-v2-sve2"
+    assert cpu_kind.detect(GRAVITON2, {}, "aarch64").name == "neoverse-n1-neon"
+    ampere_one = GRAVITON2.replace("0x41", "0xc0").replace("0xd0c", "0xac3")
+    assert cpu_kind.detect(ampere_one, {}, "aarch64").name == "ampere-neon"
+
+
+def test_an_emulated_run_has_no_cpu_kind_of_its_own() -> None:
+    assert cpu_kind.detect(XEON, {}, "aarch64").name == "emulated-aarch64"
+
+
+# ---- benchmark gates under emulation -----------------------------------------------------------------------------
+
+def _table() -> dict:
+    floor = {"name": "eff", "metric": "train.fp32.efficiency_paddle", "min": 0.5, "source": "s",
+             "when": {"cpu_kind": "amd-avx2"}}
+    other_kind = {**floor, "when": {"cpu_kind": "intel-avx512"}}
+    relative = [{"name": "loss", "metric": "train.summary.loss_finite", "min": 1},
+                {"name": "batching", "metric": "infer.summary.bs8_over_bs1", "min": 0.5}]
+    return {"models": {"m": {"cpu": [floor, other_kind], "relative": relative}}}
+
+
+def test_every_cpu_gate_of_an_emulated_run_is_not_proven() -> None:
+    reason = emulation.detect(XEON, "aarch64").reason()
+    results = {"train": {"fp32": {"efficiency_paddle": 0.9}, "summary": {"loss_finite": 1}},
+               "infer": {"summary": {"bs8_over_bs1": 2.0}}}  # figures that would pass natively
+    config = {"precisions": ["fp32"], "cpu_kind": "emulated-aarch64"}
+    verdicts, outcome = acceptance_gates.judge(_table(), "m", "cpu", results, config, None, None, None, None, reason)
+    by_gate = {v.gate: (v.status, v.reason) for v in verdicts}
+    assert len(verdicts) == 3  # the floor once, not once per CPU kind
+    assert by_gate["eff"] == by_gate["batching"] == ("NOT PROVEN", reason)
+    assert by_gate["loss"][0] == "PASS"  # a functional gate decides under emulation too
+    assert outcome.verdict == "NOT PROVEN" and outcome.reasons == [reason]
+    smoke, smoked = acceptance_gates.judge(_table(), "m", "cpu", results, {**config, "smoke": True}, None, None,
+                                           None, None, reason)
+    assert smoked.verdict == "SMOKE" and smoke[0].status == "NOT PROVEN"
+    natively = acceptance_gates.judge(_table(), "m", "cpu", results, {**config, "cpu_kind": "amd-avx2"}, None, None,
+                                      None, None)
+    assert natively[1].verdict == "PASS"
+
+
+# ---- validation under emulation ----------------------------------------------------------------------------------
+
+def test_an_emulated_validation_is_not_proven_though_every_check_passed() -> None:
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "validation"))
+    from ngc_report import verdict
+    checks = [{"id": "func.paddle-run-check", "status": "passed", "message": "ok"}]
+    summary = {"counts": {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, "checks": checks, "gpu_flavor": False}
+    assert verdict(summary) == ("PASS", [])
+    result, reasons = verdict({**summary, "emulated": emulation.detect(XEON, "aarch64").reason()})
+    assert result == "NOT PROVEN" and reasons[0].startswith("emulated: aarch64")
+
+
+# ---- the build ---------------------------------------------------------------------------------------------------
+
+def test_the_arm64_flavor_has_tags_of_its_own(repo: Path) -> None:
+    rel = release(repo)
+    arm, amd = rel.flavor("cpu", "linux/arm64"), rel.flavor("cpu")
+    image = rel.manifest.image
+    assert arm.tags == (f"{image}:26.12-cpu-arm64",) and arm.build_name == "cpu-arm64" and arm.foreign
+    assert amd.tags == (f"{image}:26.12-cpu", f"{image}:26.12") and amd.build_name == "cpu" and not amd.foreign
+    assert set(arm.layer_tags.values()).isdisjoint(amd.layer_tags.values())
+    assert arm.layer_tags["os"] == f"{image}-layers:26.12-cpu-arm64-os"
+
+
+def test_arm64_targets_build_for_arm64_and_install_wheels_on_the_build_platform(repo: Path) -> None:
+    rel = release(repo)
+    arm = rel.flavor("cpu", "linux/arm64")
+    targets = bake_definition(rel, foreign=arm)["target"]
+    for layer in ("os", "dali", "paddle", "suite"):
+        assert targets[f"{layer}-cpu-arm64"]["platforms"] == ["linux/arm64"]
+    paddle = targets["paddle-cpu-arm64"]
+    assert paddle["dockerfile"] == str(FOREIGN_PIP_DOCKERFILE)
+    assert paddle["contexts"] == {"ngc-layer-below": "target:dali-cpu-arm64", NATIVE_PYTHON: "target:os-cpu"}
+    assert paddle["args"]["PIP_PLATFORMS"].split()[0] == "manylinux_2_36_aarch64"
+    assert "manylinux2014_aarch64" in paddle["args"]["PIP_PLATFORMS"].split()
+    spec = json.loads(paddle["args"]["LAYER_SPEC"])
+    assert {p["name"]: p["version"] for p in spec["packages"]}["paddlepaddle"] == "3.2.2"  # the arm64 pin
+    assert targets["os-cpu-arm64"]["args"]["BASE_IMAGE"] == "ngc-paddle-base:bookworm-arm64"
+    assert "amd64" not in targets["os-cpu-arm64"]["args"]["APT_PACKAGES"]
+    assert targets["suite-cpu-arm64"]["dockerfile"] == "Dockerfile"
+
+
+def test_the_default_platform_layers_mount_nothing_of_the_foreign_build(repo: Path) -> None:
+    """The amd64 layers' inputs (and BuildKit's cache of them) stay as they were: nothing of the arm64 build lives in
+    a folder they mount."""
+    mounted = {m for layer in ("dali", "paddle") for m in
+               re.findall(r"source=([\w/.]+)", (repo / "layers" / layer / "Dockerfile").read_text())}
+    assert "layers/lib" in mounted and not any(str(FOREIGN_PIP_DOCKERFILE).startswith(m) for m in mounted)
+
+
+def test_the_default_platform_targets_are_unchanged_by_an_arm64_build(repo: Path) -> None:
+    rel = release(repo)
+    plain = bake_definition(rel)
+    with_arm = bake_definition(rel, foreign=rel.flavor("cpu", "linux/arm64"))
+    assert {k: v for k, v in with_arm["target"].items() if not k.endswith("-arm64")} == plain["target"]
+    assert all("platforms" not in t for t in plain["target"].values())
+    assert "PIP_PLATFORMS" not in plain["target"]["paddle-cpu"]["args"]
+
+
+# ---- the installer's foreign mode --------------------------------------------------------------------------------
+
+@pytest.fixture
+def installer():
+    path = Path(__file__).resolve().parents[2] / "layers" / "foreign" / "install_foreign.py"
+    spec = importlib.util.spec_from_file_location("install_foreign", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_foreign_install_takes_only_the_target_platforms_wheels(installer, monkeypatch) -> None:
+    monkeypatch.setenv("PIP_PLATFORMS", "manylinux_2_36_aarch64 manylinux_2_17_aarch64")
+    flags = installer.foreign_flags({}, "/opt/t")
+    assert flags[:2] == ["--target", "/opt/t/site-packages"]
+    platforms = [flags[i + 1] for i, f in enumerate(flags) if f == "--platform"]
+    assert platforms == ["manylinux_2_36_aarch64", "manylinux_2_17_aarch64", "any"]
+
+
+def test_a_foreign_install_without_platforms_is_one_line(installer, monkeypatch, capsys) -> None:
+    monkeypatch.delenv("PIP_PLATFORMS", raising=False)
+    monkeypatch.setenv("LAYER_SPEC", json.dumps({"layer": "paddle", "release": "26.12", "flavor": "cpu"}))
+    with pytest.raises(SystemExit):
+        installer.foreign_flags(json.loads(os.environ["LAYER_SPEC"]), "/opt/t")
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("NGC-PADDLE-ERROR layer paddle: installing for another platform needs the PIP_PLATFORMS "
+                           "build argument; fix: build another platform's layer through make image PLATFORMS=")
