@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 build_args = $(if $(RELEASE),--release $(RELEASE)) $(if $(FLAVOR),--flavor $(FLAVOR)) \
              $(foreach s,$(SOURCES),--source $(s))
 
-.PHONY: image lock test unit integration lint toolchain fleet-toolchain validate scan release gates notes bake-print \
+.PHONY: image lock test test-arm64 unit integration lint toolchain fleet-toolchain validate scan release gates notes bake-print \
         perf-build perf-arm64-build perf-repro perf-cache perf-validate perf-input perf-overhead perf-threads perf-gate-power perf-ab-power perf-stop perf-scan perf-fleet bench-compare perf-tests mutation clean \
         distclean help
 
@@ -63,10 +63,16 @@ ITEST = $(BIN)/pytest tests/integration --durations=20
 ITEST_EXIT = || { rc=$$?; [ $$rc = 5 ] && [ -n "$(PYTEST_ARGS)" ] || exit $$rc; }
 integration: $(BIN)/.installed toolchain fleet-toolchain
 	bash toolchain/ensure-disk.sh
-	$(ITEST) -m "not alone" -n $(ITEST_WORKERS) --dist loadfile --no-loadscope-reorder $(if $(JUNIT),--junitxml=$(JUNIT)-parallel.xml) \
+	$(ITEST) -m "not alone and not emulated" -n $(ITEST_WORKERS) --dist loadfile --no-loadscope-reorder $(if $(JUNIT),--junitxml=$(JUNIT)-parallel.xml) \
 	  $(PYTEST_ARGS) $(ITEST_EXIT)
-	$(ITEST) -m alone $(if $(JUNIT),--junitxml=$(JUNIT)-alone.xml) \
+	$(ITEST) -m "alone and not emulated" $(if $(JUNIT),--junitxml=$(JUNIT)-alone.xml) \
 	  $(PYTEST_ARGS) $(ITEST_EXIT)
+
+## The arm64 image built, validated and benchmarked under qemu (tests/integration/test_arm64.py): over 30 minutes
+## on a 2-core machine, so not part of `make test`
+test-arm64: $(BIN)/.installed toolchain
+	bash toolchain/ensure-qemu.sh
+	$(ITEST) -m emulated $(PYTEST_ARGS)
 
 ## Both suites timed per file and per test, with the machine and its CPU kind, into docs/measurements.md beside the
 ## previous run's figures (docs/test-times.json); a run with failures records nothing

@@ -12,6 +12,11 @@ import pytest
 
 from tests.integration.conftest import docker, run_cli, scratch
 
+# Over 30 minutes on a 2-core machine (the os layer and the suite run under qemu): `make test-arm64`, not `make test`.
+# Known to fail today on an upstream defect the emulated run found: paddle2onnx 1.3.1 (the arm64 pin) writes an ONNX
+# model without a graph from Paddle 3.2.2, so func.inference-onnx-agree fails (docs/building.md).
+pytestmark = pytest.mark.emulated
+
 IMAGE = "ngc-paddle-itest-arm64"
 PLATFORM = "linux/arm64"
 AS_ME = ("--user", f"{os.getuid()}:{os.getgid()}")
