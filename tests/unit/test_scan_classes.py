@@ -406,6 +406,6 @@ def test_the_layer_cache_key_covers_every_module_the_layer_facts_import() -> Non
         [sys.executable, "-c", "import sys, ngc_paddle.scan.checks.layer_facts; print('\\n'.join("
          "m.__file__ for n, m in sys.modules.items() if n.split('.')[0] in ('ngc_paddle', 'ngc_common')))"],
         capture_output=True, text=True, check=True, cwd=REPO).stdout.split()
-    sources = {str(p) for p in layer_cache.SOURCES}
+    sources = {str(p) for p in layer_cache.fact_sources()}
     assert {"dpkg_status.py", "layer_facts.py", "secret_patterns.py"} <= {p.rsplit("/", 1)[1] for p in sources}
     assert set(loaded) - sources == set()

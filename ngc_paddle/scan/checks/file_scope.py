@@ -1,7 +1,7 @@
 """What the integrity check keeps of each file in the layer walk (layer_facts.scan_layer), cached per layer.
 
 Why a module of its own: the per-layer cache is keyed by a digest of the code that gathers the facts
-(layer_cache.SOURCES); this is that code for the integrity check (which files, which digest, which header),
+(layer_cache.fact_sources()); this is that code for the integrity check (which files, which digest, which header),
 while the judgement (integrity.py, package_records.py, bytecode.py) runs on cached facts every scan and can
 change without reading a layer again.
 """

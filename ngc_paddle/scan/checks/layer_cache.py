@@ -3,7 +3,7 @@
 Why: layers are reproducible (same lock, same bytes, same diff id), so what one scan learnt of a layer holds
 for every later scan of any image that has it: a rescan after a change to the top layer reads only that
 layer. The key is the diff id (sha256 of the layer's uncompressed tar, from the image config, checked by the
-engine and the registry) and FACTS_VERSION, a digest of the code that gathers the facts: a change to a rule
+engine and the registry) and facts_version(), a digest of the code that gathers the facts: a change to a rule
 or to what is gathered makes every entry stale at once, without anyone bumping a number. The policy is not
 part of the key: it is applied to the facts afterwards. Entries are gzip'd JSON, written atomically; an
 unreadable entry is read again from the layer (and replaced), never trusted; the oldest entries beyond
@@ -11,6 +11,7 @@ MAX_ENTRIES are removed.
 """
 
 import ast
+import functools
 import gzip
 import hashlib
 import json
@@ -49,8 +50,11 @@ def fact_sources(module: str = "ngc_paddle.scan.checks.layer_facts") -> list[Pat
     return sorted(seen.values())
 
 
-SOURCES = fact_sources()
-FACTS_VERSION = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES)).hexdigest()[:12]
+@functools.cache
+def facts_version() -> str:
+    """The digest of fact_sources(): made on the first cache lookup, not at import (the walk parses two dozen
+    modules, some 80 ms every command that imports the scan would pay)."""
+    return hashlib.sha256(b"".join(p.read_bytes() for p in fact_sources())).hexdigest()[:12]
 
 
 def default_folder(root: Path) -> Path:
@@ -66,7 +70,7 @@ class LayerCache:
     def _path(self, diff_id: str) -> Path | None:
         if not DIFF_ID.fullmatch(diff_id):
             return None  # no trustworthy key (an image config without diff ids): never cached
-        return self.folder / f"{diff_id.removeprefix('sha256:')}.{FACTS_VERSION}.json.gz"
+        return self.folder / f"{diff_id.removeprefix('sha256:')}.{facts_version()}.json.gz"
 
     def get(self, diff_id: str) -> LayerFacts | None:
         path = self._path(diff_id)
