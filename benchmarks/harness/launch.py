@@ -119,7 +119,8 @@ def relaunch_distributed(config: RunConfig, spec: ModelSpec) -> int | None:
 
     def on_stop(signal_name: str) -> str:  # the ranks get the signal; rank 0 writes its INTERRUPTED report
         launch_watch.stop_group(proc, logs, getattr(signal, signal_name), launch_watch.STOP_WAIT_S)
-        return f"partial results: {written()[-1]}" if written() else "no rank had written a report"
+        reports = written()
+        return f"partial results: {reports[-1]}" if reports else "no rank had written a report"
 
     stop.set_on_stop(on_stop)
     where = f"{config.nnodes} node(s), master {config.master}" if config.nnodes > 1 else "one node"
@@ -128,8 +129,9 @@ def relaunch_distributed(config: RunConfig, spec: ModelSpec) -> int | None:
     if watched.problem:
         print(f"bench-{spec.name}: {watched.problem}", file=sys.stderr, flush=True)
         return watched.code
-    if watched.code == 0 and written():  # rank 0's verdict (a rank exits 0 once its report is written)
-        return for_verdict(json.loads(written()[-1].read_text())["verdict"])
+    reports = written()
+    if watched.code == 0 and reports:  # rank 0's verdict (a rank exits 0 once its report is written)
+        return for_verdict(json.loads(reports[-1].read_text())["verdict"])
     if watched.code == 0 and config.nnodes > 1 and "0" not in {p.name.removeprefix(launch_watch.JOINED)
                                                                 for p in logs.glob(f"{launch_watch.JOINED}*")}:
         print(f"bench-{spec.name}: this node's ranks finished; rank 0's report is on the node that ran it",
