@@ -167,7 +167,7 @@ def _judge_image(image: str, source, attribution, labelled, rules: policy.Policy
                  say: Callable[[str], None]) -> tuple[ImageJudgement, list[dict]]:
     """The layer walk and every check of the image's own content and config, the SBOM and freshness."""
     with clock.phase("layers"):
-        facts, layer_report = read_layers(source, LayerCache(default_folder(root)), say)
+        facts, layer_report = read_layers(source, LayerCache(default_folder()), say)
     with clock.phase("checks"):
         findings = layer_checks.judge(source.layers, facts, rules)
         findings += layer_checks.scan_config(source, source.layers)

@@ -23,14 +23,10 @@ import yaml
 from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.loader import latest_release
-from ngc_paddle.scan.checks.layer_cache import CACHE_ENV
 from perf.suite_times import TIMES
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "ngc_paddle.cli"]
-# One scan cache for the session: a scan of a scratch copy's image reads from the cache what any earlier scan of
-# this session (or of the checkout) read of the same layers. Every CLI the tests start inherits it.
-os.environ.setdefault(CACHE_ENV, str(REPO / "build" / "scan-cache" / "layers"))
 SHARED_CACHES = ("cache",)  # build/cache: the freshness check's verified Debian indexes, shared with scratch copies
 
 

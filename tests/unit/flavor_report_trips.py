@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -314,6 +315,7 @@ def scan_trip(root: Path, work: Path, flavor: str = "cpu") -> dict[str, str]:
     """`ngc-paddle scan IMAGE --source ...` of a saved image of the flavor (no trivy, grype or hadolint here; the
     archive and index mirrors refuse the connection): scan.json, scan.md and the SBOM."""
     from ngc_paddle.scan import gate
+    from ngc_paddle.scan.checks.layer_cache import CACHE_ENV
     from ngc_paddle.scan.source import layer_source
     from ngc_paddle.scan.source.saved_image import SavedImage
     from ngc_paddle.scan.vulnerabilities import scanners, sources
@@ -328,12 +330,19 @@ def scan_trip(root: Path, work: Path, flavor: str = "cpu") -> dict[str, str]:
 
     patches.set(engine, "inspect_images", lambda refs: {})  # no layer image of this host's engine is the trip's
     output = work / "scan"
+    # the per-layer cache where the code that made the goldens kept it (in the checkout), so the progress line agrees
+    cache_before = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(root / "build" / "scan-cache" / "layers")
     try:
         code, out, err = _cli(root, "scan", f"ngc-paddle:26.12-{flavor}", "--output", str(output), "--today", TODAY,
                               "--policy", str(root / "security" / "policy.yaml"),
                               *(f"--source={k}={v}" for k, v in SCAN_MIRRORS.items()))
     finally:
         patches.undo()
+        if cache_before is None:
+            os.environ.pop(CACHE_ENV, None)
+        else:
+            os.environ[CACHE_ENV] = cache_before
     found = {"exit": str(code), "stderr": _text(err.replace(str(output), "OUT"), root),
              "progress": _text(out.replace(str(output), "OUT"), root)}
     for name in ("scan.json", "sbom.cdx.json"):

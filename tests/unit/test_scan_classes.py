@@ -325,6 +325,19 @@ def test_the_per_layer_cache_keeps_facts_by_diff_id_and_refuses_damaged_entries(
     assert cache.get("sha256:short") is None and not list(tmp_path.glob("short*"))
 
 
+def test_the_layer_cache_is_the_users_one_for_every_checkout_unless_named(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from ngc_paddle.scan.checks.layer_cache import CACHE_ENV, default_folder
+    monkeypatch.delenv(CACHE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_folder() == tmp_path / "xdg" / "ngc-paddle" / "scan-layers"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_folder() == tmp_path / "home" / ".cache" / "ngc-paddle" / "scan-layers"
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "named"))
+    assert default_folder() == tmp_path / "named"
+
+
 def test_a_rescan_reads_only_the_layers_the_cache_lacks(tmp_path: Path) -> None:
     opened: list[int] = []
 

@@ -57,8 +57,11 @@ def facts_version() -> str:
     return hashlib.sha256(b"".join(p.read_bytes() for p in fact_sources())).hexdigest()[:12]
 
 
-def default_folder(root: Path) -> Path:
-    return Path(os.environ.get(CACHE_ENV) or root / "build" / "scan-cache" / "layers")
+def default_folder() -> Path:
+    """NGC_PADDLE_SCAN_CACHE, else the user's cache (XDG, as trivy's ~/.cache/trivy): one for every checkout, since
+    the key holds the digest of the code that gathers the facts, so a checkout with other rules never reads them."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(os.environ.get(CACHE_ENV) or base / "ngc-paddle" / "scan-layers")
 
 
 class LayerCache:
