@@ -64,8 +64,9 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
         f"lock {lock_path(Path('releases'), manifest.release, resolved.name, resolved.platform)}: {len(lock.pip)} "
         f"wheels, {len(lock.debian)} Debian packages")
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
-    if not force and not no_cache and (unchanged := nochange.try_unchanged(resolved, started_at, say)):
-        return unchanged
+    answer = nochange.ask(resolved, started_at, say) if not force and not no_cache else nochange.NoChange()
+    if answer.report is not None:
+        return answer.report
     if force:
         say("==> --force: building without comparing the images' inputs digests")
     engine.ensure_engine()
@@ -74,7 +75,7 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
                              lock.base.snapshot if lock.base.kind == "debootstrap" else None,
                              platform_named(resolved.platform))
     compare_base(base, lock.base, say)
-    inputs = nochange.compute_inputs(resolved, base, engine.image_id(base) or base)
+    inputs = answer.inputs_on(resolved, base, engine.image_id(base) or base)
     release = resolved.release_run  # the release's other flavors, resolved once: the bake file names them all
     if resolved.newest and write_override(release):
         say("==> docker-bake.override.json refreshed from the manifest and locks (commit it with them)")
