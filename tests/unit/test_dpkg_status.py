@@ -1,4 +1,4 @@
-"""dpkg_status: the one reader of dpkg's status file, which the inventory and the integrity check share."""
+"""dpkg_status: the one reader of dpkg's status file, which the lock, the inventory and the integrity check share."""
 
 from ngc_paddle.dpkg_status import Installed, installed
 from ngc_paddle.scan.checks.package_records import status_entries
