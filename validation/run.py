@@ -103,7 +103,8 @@ def merge(out: Path, names: list[str], started: float) -> dict:
     return summary
 
 
-def main() -> int:
+def _parser() -> argparse.ArgumentParser:
+    """The suite's command line (`validate` in the image, `make validate` on the host)."""
     parser = argparse.ArgumentParser(description="Validate this image against its manifest.")
     parser.add_argument("--output", default=os.environ.get("NGC_PADDLE_REPORT_DIR", "validation-report"))
     parser.add_argument("--serial", action="store_true", help="run phase 1 without xdist (for timing)")
@@ -117,7 +118,29 @@ def main() -> int:
     parser.add_argument("--layer", help="the image's own layer: run the checks of the layers up to it (default: all)")
     parser.add_argument("--probes", help=f"the probes' folder in the image (default: {image_paths.PROBES})")
     parser.add_argument("--allow-empty", action="store_true", help="no check selected: exit 0, write no report")
-    args, extra = parser.parse_known_args()
+    return parser
+
+
+def _print_summary(summary: dict, output: Path) -> None:
+    """The verdict and counts, each layer's counts, each failure and NOT PROVEN reason, and where the reports are."""
+    counts = summary["counts"]
+    print(f"\n== validation of {title(summary)}: {summary['verdict']} - "
+          f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} errors, "
+          f"{counts['skipped']} skipped in {summary['duration_s']} s")
+    for layer in summary["layers"]:
+        n = layer["counts"]
+        print(f"   layer {layer['layer']:<9} {n['passed']} passed, {n['failed']} failed, {n['error']} errors, "
+              f"{n['skipped']} skipped")
+    for check in summary["checks"]:
+        if check["status"] in ("failed", "error"):
+            print(f"   FAIL {check['id']} [layer {check['layer']}, {check['component']}]: {check['message']}")
+    for reason in summary["verdict_reasons"]:
+        print(f"   NOT PROVEN: {reason}")
+    print(f"   reports: {output}/validation.json, validation.md, validation.xml")
+
+
+def main() -> int:
+    args, extra = _parser().parse_known_args()
     if (refused := suite_record.refusal(__file__)) is not None:  # the judge changed after the build
         print(refused, file=sys.stderr)
         return ExitCode.NOT_PROVEN
@@ -150,20 +173,7 @@ def main() -> int:
         (scratch / name).replace(output / name)
     shutil.rmtree(scratch, ignore_errors=True)
 
-    counts = summary["counts"]
-    print(f"\n== validation of {title(summary)}: {summary['verdict']} - "
-          f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} errors, "
-          f"{counts['skipped']} skipped in {summary['duration_s']} s")
-    for layer in summary["layers"]:
-        n = layer["counts"]
-        print(f"   layer {layer['layer']:<9} {n['passed']} passed, {n['failed']} failed, {n['error']} errors, "
-              f"{n['skipped']} skipped")
-    for check in summary["checks"]:
-        if check["status"] in ("failed", "error"):
-            print(f"   FAIL {check['id']} [layer {check['layer']}, {check['component']}]: {check['message']}")
-    for reason in summary["verdict_reasons"]:
-        print(f"   NOT PROVEN: {reason}")
-    print(f"   reports: {output}/validation.json, validation.md, validation.xml")
+    _print_summary(summary, output)
     return for_verdict(summary["verdict"])
 
 

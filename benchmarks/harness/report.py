@@ -91,47 +91,65 @@ def data_parallel_lines(results: dict) -> list[str]:
 
 
 def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[Verdict], outcome: Outcome) -> str:
+    """result.md: the verdict and the run, then each phase's table, what the figures rest on, and the gates."""
     lines = [f"# {title}", "", *verdict_lines(outcome),
              f"- release: {env.get('release')} ({env.get('flavor')}), "
              f"hardware: {env.get('hardware') or env.get('cpu')}",
              f"- CPU threads: {config.get('threads')} ({config.get('threads_from')})",
              "- configuration: " + ", ".join(f"{k}={v}" for k, v in config.items()), ""]
     lines += peak_lines(results.get("peak", {}))
-    train = {k: v for k, v in results.get("train", {}).items() if k != "summary"}
-    if train:
-        lines += ["## Training", "", "| precision | batch | img/s | TFLOP/s | peak TFLOP/s | of the hardware | "
-                  "of Paddle's kernels | MFU | step ms (mean) | p99 ms | loss first -> last |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
-        for precision, r in train.items():
-            lat = r["latency_ms"]
-            lines.append(f"| {precision} | {r['batch']} | {r['ips']:.2f} | {_tflops(r.get('achieved_tflops'))} | "
-                         f"{_tflops(r.get('peak_tflops'))} | {_eff(r, 'efficiency')} | "
-                         f"{_eff(r, 'efficiency_paddle')} | {_pct(r.get('mfu'))} | "
-                         f"{lat['mean']:.1f} | {lat['p99']:.1f} | {r['loss_first']:.3f} -> {r['loss_last']:.3f} |")
-        lines.append("")
+    lines += _training_table({k: v for k, v in results.get("train", {}).items() if k != "summary"})
     if dp_lines := data_parallel_lines(results):
         lines += [f"- {line}" for line in dp_lines] + [""]
     lines += eval_lines(results.get("eval", {}))
     infer = {k: v for k, v in results.get("infer", {}).items() if k not in ("summary", "agreement")}
-    if infer:
-        lines += ["## Inference", "", "| engine | precision | batch | img/s | TFLOP/s | of the hardware | "
-                  "of Paddle's kernels | MFU | mean ms | p50 | p90 | p95 | p99 |",
-                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        for backend, by_precision in infer.items():
-            for precision, by_batch in by_precision.items():
-                if "status" in by_batch:
-                    lines.append(f"| {backend} | {precision} | - | N/A, {by_batch['status']}: {by_batch['reason']} "
-                                 "| | | | | | | | | |")
-                    continue
-                for bs, r in by_batch.items():
-                    lat = r["latency_ms"]
-                    engine = r.get("engine", backend)  # the engine that produced the figure
-                    lines.append(f"| {engine} | {precision} | {bs.removeprefix('bs')} | {r['ips']:.1f} | "
-                                 f"{_tflops(r.get('achieved_tflops'))} | {_eff(r, 'efficiency')} | "
-                                 f"{_eff(r, 'efficiency_paddle')} | "
-                                 f"{_pct(r.get('mfu'))} | {lat['mean']:.2f} | {lat['p50']:.2f} | {lat['p90']:.2f} | "
-                                 f"{lat['p95']:.2f} | {lat['p99']:.2f} |")
-        lines.append("")
+    lines += _inference_table(infer) + _figure_notes(results, infer) + _gates_table(verdicts)
+    return "\n".join(lines) + "\n"
+
+
+def _training_table(train: dict) -> list[str]:
+    """One row per training precision (none when the run did not train)."""
+    if not train:
+        return []
+    lines = ["## Training", "", "| precision | batch | img/s | TFLOP/s | peak TFLOP/s | of the hardware | "
+             "of Paddle's kernels | MFU | step ms (mean) | p99 ms | loss first -> last |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for precision, r in train.items():
+        lat = r["latency_ms"]
+        lines.append(f"| {precision} | {r['batch']} | {r['ips']:.2f} | {_tflops(r.get('achieved_tflops'))} | "
+                     f"{_tflops(r.get('peak_tflops'))} | {_eff(r, 'efficiency')} | "
+                     f"{_eff(r, 'efficiency_paddle')} | {_pct(r.get('mfu'))} | "
+                     f"{lat['mean']:.1f} | {lat['p99']:.1f} | {r['loss_first']:.3f} -> {r['loss_last']:.3f} |")
+    return [*lines, ""]
+
+
+def _inference_table(infer: dict) -> list[str]:
+    """One row per back end x precision x batch size, or one saying why a combination is not available."""
+    if not infer:
+        return []
+    lines = ["## Inference", "", "| engine | precision | batch | img/s | TFLOP/s | of the hardware | "
+             "of Paddle's kernels | MFU | mean ms | p50 | p90 | p95 | p99 |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for backend, by_precision in infer.items():
+        for precision, by_batch in by_precision.items():
+            if "status" in by_batch:
+                lines.append(f"| {backend} | {precision} | - | N/A, {by_batch['status']}: {by_batch['reason']} "
+                             "| | | | | | | | | |")
+                continue
+            for bs, r in by_batch.items():
+                lat = r["latency_ms"]
+                engine = r.get("engine", backend)  # the engine that produced the figure
+                lines.append(f"| {engine} | {precision} | {bs.removeprefix('bs')} | {r['ips']:.1f} | "
+                             f"{_tflops(r.get('achieved_tflops'))} | {_eff(r, 'efficiency')} | "
+                             f"{_eff(r, 'efficiency_paddle')} | "
+                             f"{_pct(r.get('mfu'))} | {lat['mean']:.2f} | {lat['p50']:.2f} | {lat['p90']:.2f} | "
+                             f"{lat['p95']:.2f} | {lat['p99']:.2f} |")
+    return [*lines, ""]
+
+
+def _figure_notes(results: dict, infer: dict) -> list[str]:
+    """What the figures rest on: what was timed, the probes that failed, the back ends' agreement with Paddle."""
+    lines = []
     notes = [f"{backend} {precision} {bs}: {r['timed']}" for backend, by_precision in infer.items()
              for precision, by_batch in by_precision.items() if "status" not in by_batch
              for bs, r in by_batch.items() if r.get("timed")]
@@ -144,13 +162,18 @@ def markdown(title: str, config: dict, env: dict, results: dict, verdicts: list[
     if results.get("infer", {}).get("agreement"):
         lines += ["Output agreement with Paddle Inference (max relative difference): " + ", ".join(
             f"{k} {v:.2e}" for k, v in results["infer"]["agreement"].items()), ""]
-    lines += ["## Gates", "", "| gate | verdict | measured | threshold | profile | note |",
-              "| --- | --- | ---: | ---: | --- | --- |"]
+    return lines
+
+
+def _gates_table(verdicts: list[Verdict]) -> list[str]:
+    """Every gate's verdict with what it measured against what threshold."""
+    lines = ["## Gates", "", "| gate | verdict | measured | threshold | profile | note |",
+             "| --- | --- | ---: | ---: | --- | --- |"]
     for v in verdicts:
         measured = "-" if v.measured is None else f"{v.measured:.4g}"
         threshold = "-" if v.threshold is None else f"{v.op} {v.threshold:.4g}"
         lines.append(f"| {v.gate} | {v.status} | {measured} | {threshold} | {v.profile} | {v.reason or v.source} |")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _figures(results: dict) -> list[tuple[str, dict]]:

@@ -115,8 +115,13 @@ def _shown(value: Any) -> str:
 
 
 def common_options(spec) -> tuple[Option, ...]:
-    """The options every benchmark has; model-specific defaults come from its ModelSpec (and its Recipe)."""
-    r = spec.recipe
+    """The options every benchmark has; model-specific defaults come from its ModelSpec (and its Recipe). In the
+    order --help and docs/benchmarks.md show them."""
+    return (*_run_options(spec), *_data_options(), *_recipe_options(spec.recipe), *_output_options())
+
+
+def _run_options(spec) -> tuple[Option, ...]:
+    """What runs and how big: the phases, sizes, precisions, back ends and step counts."""
     cpu_backends, gpu_backends = tuple(spec.backends_cpu), tuple(spec.backends_gpu)
     return (
         Option("--mode", "what to run", "all", choices=("train", "infer", "all"), smoke="all"),
@@ -139,6 +144,12 @@ def common_options(spec) -> tuple[Option, ...]:
         Option("--steps", "measured training steps", 8, 100, smoke=1, type=positive),
         Option("--warmup", "warm-up training steps (not timed)", 2, 30, smoke=0, type=whole(0)),
         Option("--infer-iters", "measured inference iterations per batch size", 20, 200, smoke=1, type=positive),
+    )
+
+
+def _data_options() -> tuple[Option, ...]:
+    """Where the images come from, and the devices and processes that train on them."""
+    return (
         Option("--data", "ImageNet-style training folder (one sub-folder per class)", metavar="DIR",
                shown_default="synthetic data"),
         Option("--loader", "input pipeline for --data", "dali", choices=("dali", "paddle")),
@@ -154,6 +165,12 @@ def common_options(spec) -> tuple[Option, ...]:
         Option("--nnodes", "nodes for multi-node training (with --master)", 1, type=positive),
         Option("--master", "IP:PORT of the first node for multi-node training"),
         Option("--asp", "prune to 2:4 structured sparsity (ASP) and train on", False, flag_kind="switch"),
+    )
+
+
+def _recipe_options(r) -> tuple[Option, ...]:
+    """The training recipe's figures, defaulting to the model's recipe (`r`)."""
+    return (
         Option("--lr", f"peak learning rate for a global batch of {r.lr_batch}, scaled linearly with the global "
                "batch (per-device batch x devices)", r.lr, type=non_negative_float, from_recipe=True),
         Option("--lr-schedule", "decay after the warm-up", r.schedule, choices=("cosine", "step"), from_recipe=True),
@@ -168,6 +185,12 @@ def common_options(spec) -> tuple[Option, ...]:
                from_recipe=True),
         Option("--bn-weight-decay", "weight decay on BatchNorm parameters too", r.bn_weight_decay,
                flag_kind="toggle", from_recipe=True),
+    )
+
+
+def _output_options() -> tuple[Option, ...]:
+    """What a run keeps and what it is gated against."""
+    return (
         Option("--checkpoint-dir", "save model and optimizer state here at the end of training", metavar="DIR"),
         Option("--resume", "resume training from a --checkpoint-dir", metavar="DIR"),
         Option("--output", "results folder (a new sub-folder per run)", "bench-results", metavar="DIR"),

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -201,53 +201,75 @@ def run(config: RunConfig, spec: ModelSpec, inputs: Inputs) -> int:
     logger.metadata("config", recorded)
     logger.metadata("environment", env)
     title = f"{spec.title} ({config.device})"
-    phase = {"now": "start-up", "finishing": False}
-    written = threading.Event()  # the complete report is on disk
+    progress = _Progress()
     if out is not None:
-        def on_stop(signal_name: str) -> str:
-            if phase["finishing"]:  # the complete report is being written: let it finish, never replace it
-                written.wait(FINISH_WAIT_S)
-                return f"the run had finished: {out}/result.json"
-            during = phase["now"] + (f" (last logged: {logger.last_step})" if logger.last_step else "")
-            path = report.interrupted(out, spec.name, title, recorded, env, results, signal_name, during)
-            return f"partial results: {path}"
-
-        stop.set_on_stop(on_stop)
+        progress.report_on_stop(out, spec.name, title, recorded, env, results, logger)
 
     missing = gpu_image_without_gpu(config, environment.image_manifest())
     if missing and not config.gpus_given and not config.smoke:  # nothing to prove here; --gpus 0 runs the CPU path
         outcome = acceptance_gates.Outcome("NOT PROVEN", [missing])
-        phase["finishing"] = True
+        progress.finishing = True
         code = report.finish(out, spec, title, recorded, env, {}, [], outcome, profile, logger)
-        written.set()
+        progress.written.set()
         return code
+    if not _measure(config, spec, logger, table, profile, (rank, world), results, progress):
+        return 0
+    recorded["eval"] = evaluation.gated(config, results)
 
+    verdicts, outcome = acceptance_gates.judge(table, spec.name, profile, results, recorded, inputs.baseline,
+                                    config.max_regression, env["hardware"], missing, env.get("emulated"))
+    progress.finishing = True
+    code = report.finish(out, spec, title, recorded, env, results, verdicts, outcome, profile, logger)
+    progress.written.set()
+    return code
+
+
+@dataclass
+class _Progress:
+    """Where a run is, for a stop: the phase now, whether the complete report is being written, and when it is on
+    disk (a stop then waits for it rather than replace it with a partial one)."""
+
+    now: str = "start-up"
+    finishing: bool = False
+    written: threading.Event = field(default_factory=threading.Event)
+
+    def report_on_stop(self, out: Path, name: str, title: str, recorded: dict, env: dict, results: dict,
+                       logger: DLLogger) -> None:
+        """A stop (SIGTERM, SIGINT) writes the figures of the phases that finished, as an INTERRUPTED report."""
+        def on_stop(signal_name: str) -> str:
+            if self.finishing:  # the complete report is being written: let it finish, never replace it
+                self.written.wait(FINISH_WAIT_S)
+                return f"the run had finished: {out}/result.json"
+            during = self.now + (f" (last logged: {logger.last_step})" if logger.last_step else "")
+            path = report.interrupted(out, name, title, recorded, env, results, signal_name, during)
+            return f"partial results: {path}"
+
+        stop.set_on_stop(on_stop)
+
+
+def _measure(config: RunConfig, spec: ModelSpec, logger: DLLogger, table: dict, profile: str,
+             ranks: tuple[int, int], results: dict, progress: _Progress) -> bool:
+    """The phases in order (training, inference, the model's extra results, the peaks), each in `results` once it
+    has finished; False on a rank other than 0, whose part ends with training."""
     def build(num_classes: int, data_format: str):
         return spec.build(config, num_classes, data_format)
 
+    rank, world = ranks
     peaks = Peaks(config.device, world, 1 if config.smoke else efficiency.PROBE_REPEATS, config.threads)
     gpu_profile = profile if config.gpu else None  # MFU: a GPU's data sheet, never a CPU run's
     if config.mode in ("train", "all"):
-        phase["now"] = "training"
-        results["train"], evals, dp = train_all(config, spec, build, logger, peaks, table, gpu_profile,
-                                                (rank, world))
+        progress.now = "training"
+        results["train"], evals, dp = train_all(config, spec, build, logger, peaks, table, gpu_profile, ranks)
         if evals:
             results["eval"] = evals
         if dp:
             results["data_parallel"] = dp
     if rank != 0:
-        return 0
+        return False
     if config.mode in ("infer", "all"):
-        phase["now"] = "inference"
+        progress.now = "inference"
         results["infer"] = infer_all(config, build, logger, peaks, table, gpu_profile)
-    phase["now"] = "the extra results (evaluation)"
+    progress.now = "the extra results (evaluation)"
     results.update(spec.extra_results(config))
     results["peak"] = dict(peaks.found)
-    recorded["eval"] = evaluation.gated(config, results)
-
-    verdicts, outcome = acceptance_gates.judge(table, spec.name, profile, results, recorded, inputs.baseline,
-                                    config.max_regression, env["hardware"], missing, env.get("emulated"))
-    phase["finishing"] = True
-    code = report.finish(out, spec, title, recorded, env, results, verdicts, outcome, profile, logger)
-    written.set()
-    return code
+    return True

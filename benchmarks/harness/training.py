@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from benchmarks.harness import data_parallel, recipes
 from benchmarks.harness.timing import StepTimer
@@ -106,40 +107,8 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
 
     paddle.seed(cfg.seed)
     world = dist.get_world_size() if dist.is_initialized() else 1
-    model = build_model(num_classes=cfg.num_classes, data_format=cfg.data_format)
+    trainee = _Trainee.prepare(build_model, cfg, world, log)
     total = cfg.warmup + cfg.steps
-    schedule = lr_schedule(cfg, world)
-    lr = scheduler(schedule)
-    if not cfg.bn_weight_decay:
-        exempt_batchnorm_from_weight_decay(model)
-    optimizer = paddle.optimizer.Momentum(learning_rate=lr, momentum=cfg.momentum,
-                                          parameters=model.parameters(),
-                                          weight_decay=paddle.regularizer.L2Decay(cfg.weight_decay))
-    start_step = 0
-    if cfg.resume:
-        start_step = load_checkpoint(cfg.resume, model, optimizer)
-        log("checkpoint", {"resumed_from": cfg.resume, "step": start_step})
-    if cfg.asp:
-        from paddle.incubate import asp
-
-        optimizer = asp.decorate(optimizer)
-        asp.prune_model(model, n=2, m=4)
-    scaler = None
-    dtype, level = AMP.get(cfg.precision, (None, None))
-    if dtype is not None:
-        if level == "O2":
-            model, optimizer = paddle.amp.decorate(models=model, optimizers=optimizer, level="O2", dtype=dtype)
-        if dtype == "float16":
-            scaler = paddle.amp.GradScaler(init_loss_scaling=128.0, use_dynamic_loss_scaling=True)
-    if world > 1:
-        model = paddle.DataParallel(model)
-    def loss_fn(logits, labels):
-        # One-hot + label_smooth + soft-label CE: CrossEntropyLoss(label_smoothing=) has no int64 CPU kernel.
-        onehot = paddle.nn.functional.one_hot(labels.reshape([-1]), cfg.num_classes)
-        soft = paddle.nn.functional.label_smooth(onehot, epsilon=cfg.label_smoothing)
-        return paddle.nn.functional.cross_entropy(logits.astype("float32"), soft, soft_label=True)
-
-    model.train()
     losses: list[float] = []
     shard: dict = {"param_checksums": []}  # data-parallel runs: what this rank read and held (data_parallel.py)
 
@@ -147,51 +116,125 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
         images, labels = next(batches)
         if world > 1 and i == 0:
             shard["data_checksum"] = data_parallel.checksum([images])
-        with paddle.amp.auto_cast(enable=dtype is not None, level=level or "O1", dtype=dtype or "float16"):
-            loss = loss_fn(model(images), labels)
-        if scaler is not None:
-            scaler.scale(loss).backward()
-            scaler.minimize(optimizer, loss)
-        else:
-            loss.backward()
-            optimizer.step()
-        optimizer.clear_grad()
-        lr.step()
-        value = float(loss)  # copies to the host: the step's device work is finished when this returns
-        losses.append(value)
-        return value
+        losses.append(trainee.step(images, labels))
+        return losses[-1]
 
     def on_step(i: int, seconds: float, loss: float) -> None:  # outside the timed step
         if world > 1:
-            trained = (p for p in model.parameters() if not p.stop_gradient)  # BatchNorm statistics: parameters too
+            trained = (p for p in trainee.model.parameters() if not p.stop_gradient)  # BatchNorm statistics too
             shard["param_checksums"].append(data_parallel.checksum(trained))
         phase = "warmup" if i < cfg.warmup else "train"
-        log(f"{phase} {start_step + i + 1}/{start_step + total}",
+        log(f"{phase} {trainee.start_step + i + 1}/{trainee.start_step + total}",
             {"loss": loss, "step_ms": seconds * 1000, "ips": cfg.batch_size * world / seconds,
-             "lr": float(lr.get_lr())})
+             "lr": float(trainee.lr.get_lr())})
 
     sync = paddle.device.cuda.synchronize if cfg.device == "gpu" else None
     timing = StepTimer(cfg.warmup, cfg.steps, cfg.batch_size * world, sync=sync, phase="train").run(step, on_step)
     if cfg.checkpoint_dir and (not dist.is_initialized() or dist.get_rank() == 0):
-        save_checkpoint(cfg.checkpoint_dir, model, optimizer, start_step + total, cfg)
-    head = losses[: max(1, min(5, len(losses) // 4))]
-    tail = losses[-max(1, min(5, len(losses) // 4)):]
-    result = {**timing.summary(), "loss_first": sum(head) / len(head), "loss_last": sum(tail) / len(tail),
-              "loss_finite": all(math.isfinite(v) for v in losses), "losses": losses, "world_size": world,
-              "lr_peak": schedule.peak, "lr_warmup_steps": schedule.warmup_steps,
-              "lr_total_steps": schedule.total_steps,
-              "lr_last": schedule.lr(start_step + total - 1)}  # the rate of the last step taken
-
-    def predict(images):
-        model.eval()
-        with paddle.no_grad(), paddle.amp.auto_cast(enable=dtype is not None, level=level or "O1",
-                                                    dtype=dtype or "float16"):
-            return model(images).astype("float32")
-
-    result["predict"] = predict
+        save_checkpoint(cfg.checkpoint_dir, trainee.model, trainee.optimizer, trainee.start_step + total, cfg)
+    result = {**timing.summary(), **_loss_and_schedule(losses, world, trainee.schedule, trainee.start_step + total),
+              "predict": trainee.predict}
     if world > 1:
         result["shard"] = shard
     return result
+
+
+@dataclass
+class _Trainee:
+    """The model ready to train on this run's ranks: its optimizer (resumed, ASP and AMP applied), the LR scheduler
+    and schedule, the loss scaler, and the step it resumes from; one training step and the trained model's predict."""
+
+    model: Any
+    optimizer: Any
+    lr: Any
+    schedule: recipes.Schedule
+    scaler: Any
+    start_step: int
+    cfg: TrainConfig
+
+    @classmethod
+    def prepare(cls, build_model: Callable, cfg: TrainConfig, world: int,
+                log: Callable[[str, dict], None]) -> "_Trainee":
+        """The recipe's optimizer and schedule, a checkpoint resumed, then ASP, AMP and the data-parallel wrap, in
+        the order Paddle needs them."""
+        import paddle
+
+        model = build_model(num_classes=cfg.num_classes, data_format=cfg.data_format)
+        schedule = lr_schedule(cfg, world)
+        lr = scheduler(schedule)
+        if not cfg.bn_weight_decay:
+            exempt_batchnorm_from_weight_decay(model)
+        optimizer = paddle.optimizer.Momentum(learning_rate=lr, momentum=cfg.momentum,
+                                              parameters=model.parameters(),
+                                              weight_decay=paddle.regularizer.L2Decay(cfg.weight_decay))
+        start_step = 0
+        if cfg.resume:
+            start_step = load_checkpoint(cfg.resume, model, optimizer)
+            log("checkpoint", {"resumed_from": cfg.resume, "step": start_step})
+        if cfg.asp:
+            from paddle.incubate import asp
+
+            optimizer = asp.decorate(optimizer)
+            asp.prune_model(model, n=2, m=4)
+        scaler = None
+        dtype, level = AMP.get(cfg.precision, (None, None))
+        if dtype is not None:
+            if level == "O2":
+                model, optimizer = paddle.amp.decorate(models=model, optimizers=optimizer, level="O2", dtype=dtype)
+            if dtype == "float16":
+                scaler = paddle.amp.GradScaler(init_loss_scaling=128.0, use_dynamic_loss_scaling=True)
+        if world > 1:
+            model = paddle.DataParallel(model)
+        model.train()
+        return cls(model, optimizer, lr, schedule, scaler, start_step, cfg)
+
+    def _autocast(self):
+        import paddle
+
+        dtype, level = AMP.get(self.cfg.precision, (None, None))
+        return paddle.amp.auto_cast(enable=dtype is not None, level=level or "O1", dtype=dtype or "float16")
+
+    def _loss(self, logits, labels):
+        """One-hot + label_smooth + soft-label CE: CrossEntropyLoss(label_smoothing=) has no int64 CPU kernel."""
+        import paddle
+
+        onehot = paddle.nn.functional.one_hot(labels.reshape([-1]), self.cfg.num_classes)
+        soft = paddle.nn.functional.label_smooth(onehot, epsilon=self.cfg.label_smoothing)
+        return paddle.nn.functional.cross_entropy(logits.astype("float32"), soft, soft_label=True)
+
+    def step(self, images, labels) -> float:
+        """One update: forward under the precision's autocast, backward (scaled for FP16), the optimizer and LR
+        steps; the loss, copied to the host (the step's device work is finished when this returns)."""
+        with self._autocast():
+            loss = self._loss(self.model(images), labels)
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
+            self.scaler.minimize(self.optimizer, loss)
+        else:
+            loss.backward()
+            self.optimizer.step()
+        self.optimizer.clear_grad()
+        self.lr.step()
+        return float(loss)
+
+    def predict(self, images):
+        """FP32 logits of the trained model, in eval mode and the training's precision."""
+        import paddle
+
+        self.model.eval()
+        with paddle.no_grad(), self._autocast():
+            return self.model(images).astype("float32")
+
+
+def _loss_and_schedule(losses: list[float], world: int, schedule: recipes.Schedule, steps_done: int) -> dict:
+    """The loss curve's ends (a mean of up to 5 steps each) and the schedule's figures, as result.json carries them."""
+    head = losses[: max(1, min(5, len(losses) // 4))]
+    tail = losses[-max(1, min(5, len(losses) // 4)):]
+    return {"loss_first": sum(head) / len(head), "loss_last": sum(tail) / len(tail),
+            "loss_finite": all(math.isfinite(v) for v in losses), "losses": losses, "world_size": world,
+            "lr_peak": schedule.peak, "lr_warmup_steps": schedule.warmup_steps,
+            "lr_total_steps": schedule.total_steps,
+            "lr_last": schedule.lr(steps_done - 1)}  # the rate of the last step taken
 
 
 def save_checkpoint(folder: str, model, optimizer, step: int, cfg: TrainConfig) -> Path:

@@ -10,6 +10,7 @@ import re
 import subprocess
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from ngc_paddle.image_build.bakefile import (
     write_override,
 )
 from ngc_paddle.image_build.build_report import BuildReport, LayerResult, human
+from ngc_paddle.image_build.inputs import FlavorInputs
 from ngc_paddle.layers import LAYER_PATTERN, bake_target
 from ngc_paddle.lock.base_image import ensure_base_image
 from ngc_paddle.lock.base_pin import compare_base
@@ -64,72 +66,19 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
         f"lock {lock_path(Path('releases'), manifest.release, resolved.name, resolved.platform)}: {len(lock.pip)} "
         f"wheels, {len(lock.debian)} Debian packages")
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
-    if not force and not no_cache and (unchanged := nochange.try_unchanged(resolved, started_at, say)):
-        return unchanged
+    answer = nochange.ask(resolved, started_at, say) if not force and not no_cache else nochange.NoChange()
+    if answer.report is not None:
+        return answer.report
     if force:
         say("==> --force: building without comparing the images' inputs digests")
-    engine.ensure_engine()
-    bases = foreign_build.prepare(resolved, say) if resolved.foreign else {}
-    base = ensure_base_image(flavor.components["os"], manifest.sources[flavor.components["python"].source], say,
-                             lock.base.snapshot if lock.base.kind == "debootstrap" else None,
-                             platform_named(resolved.platform))
-    compare_base(base, lock.base, say)
-    inputs = nochange.compute_inputs(resolved, base, engine.image_id(base) or base)
-    release = resolved.release_run  # the release's other flavors, resolved once: the bake file names them all
-    if resolved.newest and write_override(release):
-        say("==> docker-bake.override.json refreshed from the manifest and locks (commit it with them)")
-    cache = registry_cache(resolved, cache_registry) if cache_registry else None
-    bake_file = write_build_inputs(release, {**bases, flavor_name: base}, nochange.layer_labels(flavor_name, inputs),
-                                   cache, resolved if resolved.foreign else None)
-    env = {**bake_env(manifest, _source_labels(root)), **provenance.ENV}
-    printed = resolved_group(bake_file, resolved, env)
-    nochange.check_printed(printed, flavor_name, inputs)
+    bake = _bake_inputs(resolved, answer, cache_registry, say)
 
-    report = BuildReport(manifest.release, flavor_name, base, started_at, inputs_digest=inputs.image)
+    report = BuildReport(manifest.release, flavor_name, bake.base, started_at, inputs_digest=bake.inputs.image)
     reports_dir = root / "build" / "reports" / f"{manifest.release}-{flavor_name}"
-    logs_dir = root / "build" / "logs" / f"{manifest.release}-{flavor_name}"
     started = time.monotonic()
-    below = base
-    expected = resolved.image_manifest  # what the checks expect (the final image carries it too)
     try:
-        for index, layer in enumerate(flavor.layers, start=1):
-            target = bake_target(layer, flavor_name)
-            result = LayerResult(layer, target, printed["target"][target]["tags"][0],
-                                 inputs_digest=inputs.layers[layer])
-            report.layers.append(result)
-            step = f"[{index}/{len(flavor.layers)}{where}]"
-            say(f"--> {step} {layer}: building {result.tag}")
-            if layer in lock.pending_layers:  # an optional layer whose lock is pending: built empty, said once
-                say(f"    {step} {layer}: left out (lock pending): "
-                    f"{lock.pending_layers[layer]}")
-            # The final image's candidate tag is removed after promotion: compare with the release tag.
-            previous = resolved.image if layer == flavor.layers[-1] else result.tag
-            metadata = logs_dir / f"{layer}.metadata.json"
-            # --no-cache for this target alone: bake's --no-cache would build every layer below again for each layer
-            flags = ("--progress", "plain", *provenance.flags(metadata),
-                     *(("--set", f"{target}.no-cache=true") if no_cache else ()))
-            _build_layer(root, bake_command(bake_file.relative_to(root), target, *flags), env, result, previous,
-                         logs_dir, say)
-            result.size_bytes = engine.image_size(result.tag)
-            result.size_added_bytes = result.size_bytes - engine.image_size(below)
-            say(f"    {step} {layer}: {result.status} in {result.duration_s:.1f}s, "
-                f"+{human(result.size_added_bytes)}")
-            _check_layer(root, expected, result, step, logs_dir, say, resolved.platform)
-            below = result.tag
-        candidate = report.layers[-1].tag
-        _smoke_test(candidate, say, resolved.platform)
-        # BuildKit's provenance of the final image: the release signs it and attaches it to the pushed digest.
-        provenance.capture(metadata, report.layers[-1].target, reports_dir)
-        infos = engine.inspect_images([r.image_id for r in report.layers if r.image_id])
-        for result in report.layers:  # the config of every image tagged, with its diff ids (the scan's record)
-            result.record_image(infos.get(result.image_id or ""))
-        for final in resolved.tags:
-            engine.tag(candidate, final)
-        engine.untag(candidate)
-        report.tags = list(resolved.tags)
-        report.image = report.tags[0]
-        report.image_size_bytes = engine.image_size(report.image)
-        report.status = "success"
+        metadata = _build_layers(resolved, bake, report, no_cache, say)
+        _promote(resolved, report, metadata, reports_dir, say)
     except Exception as exc:
         report.status, report.error = "failed", str(exc)
         raise
@@ -140,6 +89,100 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
             f"{md_path.relative_to(root)}")
     say(f"==> tagged {', '.join(report.tags)} ({human(report.image_size_bytes)})")
     return report
+
+
+@dataclass(frozen=True)
+class _Bake:
+    """What every layer's bake run takes: the bake file, its environment, the targets bake resolved from it, the
+    base image and the inputs digests its labels carry."""
+
+    file: Path
+    env: dict[str, str]
+    printed: dict
+    base: str
+    inputs: FlavorInputs
+
+
+def _bake_inputs(resolved: ResolvedFlavor, answer: nochange.NoChange, cache_registry: str | None,
+                 say: Callable[[str], None]) -> _Bake:
+    """The engine, the base and the bake file, checked against the inputs digests before any layer is built: a
+    digest of other args than bake resolves would make a later no-change answer wrong."""
+    root, manifest, flavor_name, flavor = resolved.root, resolved.manifest, resolved.build_name, resolved.spec
+    lock = resolved.build_lock()
+    engine.ensure_engine()
+    bases = foreign_build.prepare(resolved, say) if resolved.foreign else {}
+    base = ensure_base_image(flavor.components["os"], manifest.sources[flavor.components["python"].source], say,
+                             lock.base.snapshot if lock.base.kind == "debootstrap" else None,
+                             platform_named(resolved.platform))
+    compare_base(base, lock.base, say)
+    inputs = answer.inputs_on(resolved, base, engine.image_id(base) or base)
+    release = resolved.release_run  # the release's other flavors, resolved once: the bake file names them all
+    if resolved.newest and write_override(release):
+        say("==> docker-bake.override.json refreshed from the manifest and locks (commit it with them)")
+    cache = registry_cache(resolved, cache_registry) if cache_registry else None
+    bake_file = write_build_inputs(release, {**bases, flavor_name: base}, nochange.layer_labels(flavor_name, inputs),
+                                   cache, resolved if resolved.foreign else None)
+    env = {**bake_env(manifest, _source_labels(root)), **provenance.ENV}
+    printed = resolved_group(bake_file, resolved, env)
+    nochange.check_printed(printed, flavor_name, inputs)
+    return _Bake(bake_file, env, printed, base, inputs)
+
+
+def _build_layers(resolved: ResolvedFlavor, bake: _Bake, report: BuildReport, no_cache: bool,
+                  say: Callable[[str], None]) -> Path:
+    """Each layer in order, built and checked before the next (they chain by tag); the top layer's BuildKit
+    metadata file, where its provenance is."""
+    root, flavor_name, layers = resolved.root, resolved.build_name, resolved.spec.layers
+    lock = resolved.build_lock()
+    where = f" {resolved.platform}" if resolved.foreign else ""
+    logs_dir = root / "build" / "logs" / f"{resolved.manifest.release}-{flavor_name}"
+    below = bake.base
+    expected = resolved.image_manifest  # what the checks expect (the final image carries it too)
+    for index, layer in enumerate(layers, start=1):
+        target = bake_target(layer, flavor_name)
+        result = LayerResult(layer, target, bake.printed["target"][target]["tags"][0],
+                             inputs_digest=bake.inputs.layers[layer])
+        report.layers.append(result)
+        step = f"[{index}/{len(layers)}{where}]"
+        say(f"--> {step} {layer}: building {result.tag}")
+        if layer in lock.pending_layers:  # an optional layer whose lock is pending: built empty, said once
+            say(f"    {step} {layer}: left out (lock pending): "
+                f"{lock.pending_layers[layer]}")
+        # The final image's candidate tag is removed after promotion: compare with the release tag.
+        previous = resolved.image if layer == layers[-1] else result.tag
+        metadata = logs_dir / f"{layer}.metadata.json"
+        # --no-cache for this target alone: bake's --no-cache would build every layer below again for each layer
+        flags = ("--progress", "plain", *provenance.flags(metadata),
+                 *(("--set", f"{target}.no-cache=true") if no_cache else ()))
+        _build_layer(root, bake_command(bake.file.relative_to(root), target, *flags), bake.env, result, previous,
+                     logs_dir, say)
+        result.size_bytes = engine.image_size(result.tag)
+        result.size_added_bytes = result.size_bytes - engine.image_size(below)
+        say(f"    {step} {layer}: {result.status} in {result.duration_s:.1f}s, "
+            f"+{human(result.size_added_bytes)}")
+        _check_layer(root, expected, result, step, logs_dir, say, resolved.platform)
+        below = result.tag
+    return metadata
+
+
+def _promote(resolved: ResolvedFlavor, report: BuildReport, metadata: Path, reports_dir: Path,
+             say: Callable[[str], None]) -> None:
+    """The finished candidate smoke-tested, its provenance kept and every image's config recorded, then the release
+    tags moved to it: only an image that started and imported Paddle gets them."""
+    candidate = report.layers[-1].tag
+    _smoke_test(candidate, say, resolved.platform)
+    # BuildKit's provenance of the final image: the release signs it and attaches it to the pushed digest.
+    provenance.capture(metadata, report.layers[-1].target, reports_dir)
+    infos = engine.inspect_images([r.image_id for r in report.layers if r.image_id])
+    for result in report.layers:  # the config of every image tagged, with its diff ids (the scan's record)
+        result.record_image(infos.get(result.image_id or ""))
+    for final in resolved.tags:
+        engine.tag(candidate, final)
+    engine.untag(candidate)
+    report.tags = list(resolved.tags)
+    report.image = report.tags[0]
+    report.image_size_bytes = engine.image_size(report.image)
+    report.status = "success"
 
 
 def _build_layer(root: Path, cmd: list[str], env: dict[str, str], result: LayerResult, previous: str,

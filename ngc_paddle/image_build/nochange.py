@@ -74,10 +74,26 @@ def compare(expected: list[Expected], aliases: list[str], found: dict[str, dict]
     return same, lines
 
 
-def try_unchanged(flavor: ResolvedFlavor, started: str, say: Callable[[str], None]) -> BuildReport | None:
-    """The report of a no-change build when every image carries today's inputs digest, else None (build)."""
+@dataclass(frozen=True)
+class NoChange:
+    """The answer to "did anything change?", asked once per build and carried through it: the report of a build
+    that nothing changed (else None: build), and the inputs computed to ask, which the build labels its images
+    with when it builds on the base that was compared (the inputs are hashed once)."""
+
+    report: BuildReport | None = None
+    base: tuple[str, str] | None = None  # (reference, image id) the inputs were computed on
+    inputs: FlavorInputs | None = None
+
+    def inputs_on(self, flavor: ResolvedFlavor, base_ref: str, base_id: str) -> FlavorInputs:
+        """The inputs digests of the build on this base: those the question computed when it is the same base."""
+        if self.inputs is not None and self.base == (base_ref, base_id):
+            return self.inputs
+        return compute_inputs(flavor, base_ref, base_id)
+
+
+def ask(flavor: ResolvedFlavor, started: str, say: Callable[[str], None]) -> NoChange:
+    """Whether every image carries today's inputs digest (the answer's report), with what was computed to say so."""
     t0 = time.monotonic()
-    root, flavor_name, tags = flavor.root, flavor.build_name, list(flavor.tags)
     components = flavor.spec.components
     locked_base = flavor.lock.base if flavor.lock else None
     base = present_base_image(components["os"], flavor.manifest.sources[components["python"].source],
@@ -85,8 +101,15 @@ def try_unchanged(flavor: ResolvedFlavor, started: str, say: Callable[[str], Non
                               platform_named(flavor.platform))
     if base is None:
         say("==> no current base image here yet (or no engine answering): building")
-        return None
+        return NoChange()
     inputs = compute_inputs(flavor, *base)
+    return NoChange(_unchanged_report(flavor, base, inputs, started, t0, say), base, inputs)
+
+
+def _unchanged_report(flavor: ResolvedFlavor, base: tuple[str, str], inputs: FlavorInputs, started: str, t0: float,
+                      say: Callable[[str], None]) -> BuildReport | None:
+    """The report of a no-change build when the images' labels match `inputs` and the provenance is here, else None."""
+    root, flavor_name, tags = flavor.root, flavor.build_name, list(flavor.tags)
     expected = expected_images(flavor, inputs)
     found = engine.inspect_images([e.tag for e in expected] + tags[1:] + [base[0]])
     same, lines = compare(expected, tags[1:], found)

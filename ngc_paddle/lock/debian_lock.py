@@ -11,6 +11,7 @@ The venv it makes has no pip of Debian's: pip, setuptools and wheel are locked p
 from pathlib import Path
 
 from ngc_paddle import engine
+from ngc_paddle.dpkg_status import DPKG_STATUS, installed
 from ngc_paddle.host_errors import ManifestError
 from ngc_paddle.lock.check import apt_packages
 from ngc_paddle.lock.layer_args import os_args
@@ -19,22 +20,19 @@ from ngc_paddle.lock.subject import LockSubject
 from ngc_paddle.platforms import DEFAULT_PLATFORM
 
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
-DPKG = "dpkg-query -W -f '${db:Status-Abbrev}\\t${Package}\\t${Version}\\t${Architecture}\\n'"
+# dpkg's status file before and after the install, read by the one reader of it (ngc_paddle/dpkg_status.py)
 SCRIPT = f"""set -euo pipefail
-{DPKG} > /tmp/before
+cp {DPKG_STATUS} /tmp/before
 bash /tmp/ngc/layer/install.sh >&2
 echo '=== before'; cat /tmp/before
-echo '=== after'; {DPKG}
+echo '=== after'; cat {DPKG_STATUS}
 """
 
 
 def parse_dpkg(text: str) -> list[DebianEntry]:
-    entries = []
-    for line in text.splitlines():
-        parts = line.split("\t")
-        if len(parts) == 4 and parts[0].startswith("ii"):
-            entries.append(DebianEntry(package=parts[1], version=parts[2], architecture=parts[3]))
-    return sorted(entries, key=lambda e: e.package)
+    """The installed packages of a dpkg status file's text, by name."""
+    return sorted((DebianEntry(package=p.package, version=p.version, architecture=p.architecture)
+                   for p in installed(text.encode())), key=lambda e: e.package)
 
 
 def parse_output(text: str) -> tuple[list[DebianEntry], list[DebianEntry]]:

@@ -209,6 +209,26 @@ def _scanner_findings(image: str, source, trivy_job, tmp: Path, clock: PhaseCloc
     return findings, scanned, grype_report is not None
 
 
+def _given_evidence(reports: list[tuple[str, Path]], osv_dir: Path | None) -> tuple[list[Finding], list]:
+    """The given scanner reports' findings and the OSV folder's advisories, read before any work: a corrupt one is
+    bad input."""
+    external: list[Finding] = []
+    for kind, path in reports:
+        external += scanners.read_trivy(path) if kind == "trivy" else scanners.read_grype(path)
+    return external, scanners.load_osv(osv_dir) if osv_dir else []
+
+
+def _osv_findings(judged: ImageJudgement, advisories: list, say: Callable[[str], None]) -> list[Finding]:
+    """The offline advisories matched against the image's packages (its distribution's records only)."""
+    if not advisories:
+        return []
+    findings = scanners.match_osv(judged.packages, advisories, judged.distro)
+    say(f"    OSV: {len(advisories)} advisories matched against {len(judged.packages)} packages "
+        "(distribution records of "
+        f"{judged.distro.osv_ecosystem if judged.distro else '? (unknown release: none)'} only)")
+    return findings
+
+
 def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, reports: list[tuple[str, Path]],
         db_repository: str | None = None, today: date | None = None, root: Path = Path("."),
         say: Callable[[str], None] = print, source_overrides: dict[str, str] | None = None,
@@ -222,10 +242,7 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
     rules = policy.load(policy_path)
     today = today or datetime.now(UTC).date()
     overrides = source_overrides or {}
-    external: list[Finding] = []
-    for kind, path in reports:  # read given reports first: a corrupt one is bad input, before any work
-        external += scanners.read_trivy(path) if kind == "trivy" else scanners.read_grype(path)
-    advisories = scanners.load_osv(osv_dir) if osv_dir else []
+    external, advisories = _given_evidence(reports, osv_dir)
     outputs.ensure_folder(output)
     clock = PhaseClock()
     with outputs.staged() as stage, ThreadPoolExecutor(max_workers=2) as pool:
@@ -250,12 +267,7 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
                                                 stage, output, clock, say)
             found_by_scanners, scanned, grype_ran = _scanner_findings(image, source, trivy_job, Path(tmp),
                                                                       clock, say)
-        findings = judged.findings + found_by_scanners + external
-        if advisories:
-            findings += scanners.match_osv(judged.packages, advisories, judged.distro)
-            say(f"    OSV: {len(advisories)} advisories matched against {len(judged.packages)} packages "
-                "(distribution records of "
-                f"{judged.distro.osv_ecosystem if judged.distro else '? (unknown release: none)'} only)")
+        findings = judged.findings + found_by_scanners + external + _osv_findings(judged, advisories, say)
         looked = [sources.trivy_db(cache, scanned, db_repository), sources.grype_db(grype_ran),
                   *[sources.trivy_report(p) if k == "trivy" else sources.grype_report(p) for k, p in reports],
                   *sources.osv_folder(osv_dir or sources.default_osv_dir(root), advisories, judged.distro)]

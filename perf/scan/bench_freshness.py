@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from ngc_paddle import engine
-from ngc_paddle.scan.source.dpkg_status import DPKG_STATUS, installed
+from ngc_paddle.dpkg_status import DPKG_STATUS, installed
 from ngc_paddle.scan.source.image_release import of_image
 from ngc_paddle.scan.source.inventory import Package
 from ngc_paddle.scan.vulnerabilities import freshness

@@ -151,7 +151,7 @@ def test_a_missing_tag_or_label_or_alias_builds() -> None:
     assert not same and lines[-1] == "r:26.12 does not point at r:26.12-cpu"
 
 
-def test_try_unchanged_answers_from_labels_and_writes_the_report(copy: Path, monkeypatch) -> None:
+def test_the_no_change_question_answers_from_labels_and_writes_the_report(copy: Path, monkeypatch) -> None:
     flavor = resolve(copy, "26.12", FLAVOR)
     want = digests(copy)
     tags = flavor.tags
@@ -161,14 +161,14 @@ def test_try_unchanged_answers_from_labels_and_writes_the_report(copy: Path, mon
     monkeypatch.setattr(engine, "inspect_images", lambda refs: {r: images[r] for r in refs if r in images})
     lines: list[str] = []
     # Without the BuildKit provenance of the final image (the release signs it) the image is built again.
-    assert nochange.try_unchanged(flavor, "t0", lines.append) is None
+    assert nochange.ask(flavor, "t0", lines.append).report is None
     assert lines[-1].startswith(f"==> no BuildKit provenance of {tags[0]} recorded here")
     reports = copy / "build/reports/26.12-cpu"
     reports.mkdir(parents=True)
     (reports / provenance.FILE_NAME).write_text(json.dumps({
         "image_ids": [images[tags[0]]["Id"]], "predicateType": SLSA_V02, "predicate": {"buildType": "x"}}))
     lines.clear()
-    report = nochange.try_unchanged(flavor, "t0", lines.append)
+    report = nochange.ask(flavor, "t0", lines.append).report
     assert report is not None and report.status == "unchanged" and report.inputs_digest == want.image
     assert [layer.status for layer in report.layers] == ["unchanged"] * 4
     assert sum(": unchanged (inputs sha256:" in line for line in lines) == 4
@@ -178,11 +178,11 @@ def test_try_unchanged_answers_from_labels_and_writes_the_report(copy: Path, mon
 
     images["ngc-paddle-unit-layers:26.12-cpu-dali"] = image("sha256:" + "9" * 64)
     lines.clear()
-    assert nochange.try_unchanged(flavor, "t0", lines.append) is None
+    assert nochange.ask(flavor, "t0", lines.append).report is None
     assert lines[1].startswith("    [2/4] dali: inputs changed") and lines[-1].startswith("==> inputs differ")
 
     monkeypatch.setattr(nochange, "present_base_image", lambda *_: None)  # never bootstrapped on this path
-    assert nochange.try_unchanged(flavor, "t0", lines.append) is None
+    assert nochange.ask(flavor, "t0", lines.append).report is None
 
 
 class EngineWork(Exception):
@@ -196,15 +196,44 @@ def test_build_returns_the_unchanged_report_before_any_engine_work_and_force_ski
 
     def fake_try(*_args, **_kw):
         calls.append("try")
-        return sentinel
+        return nochange.NoChange(report=sentinel)
 
     def engine_work() -> None:
         raise EngineWork
 
-    monkeypatch.setattr(nochange, "try_unchanged", fake_try)
+    monkeypatch.setattr(nochange, "ask", fake_try)
     monkeypatch.setattr(engine, "ensure_engine", engine_work)
     flavor = resolve(copy, "26.12", FLAVOR)
     assert build_flavor.build(flavor, say=lambda _: None) is sentinel
     with pytest.raises(EngineWork):
         build_flavor.build(flavor, force=True, say=lambda _: None)
     assert calls == ["try"]
+
+
+@pytest.mark.parametrize(("build_base_id", "hashed"), [(BASE_ID, 1), ("sha256:" + "c" * 64, 2)])
+def test_the_build_labels_with_the_inputs_the_question_hashed_on_the_same_base(copy: Path, monkeypatch,
+                                                                              build_base_id: str, hashed: int) -> None:
+    computed: list[str] = []
+    compute = nochange.compute_inputs
+
+    def counted(flavor, base_ref, base_id):
+        computed.append(base_id)
+        return compute(flavor, base_ref, base_id)
+
+    def labelled(_release, _bases, labels, *_args):
+        raise EngineWork(labels)
+
+    monkeypatch.setattr(nochange, "compute_inputs", counted)
+    monkeypatch.setattr(nochange, "present_base_image", lambda *_: ("ngc-paddle-base:bookworm", BASE_ID))
+    monkeypatch.setattr(engine, "inspect_images", lambda refs: {})  # nothing built yet: the question says build
+    monkeypatch.setattr(engine, "ensure_engine", lambda: None)
+    monkeypatch.setattr(engine, "image_id", lambda ref: build_base_id)
+    monkeypatch.setattr(build_flavor, "ensure_base_image", lambda *_a, **_k: "ngc-paddle-base:bookworm")
+    monkeypatch.setattr(build_flavor, "compare_base", lambda *_a, **_k: True)
+    monkeypatch.setattr(build_flavor, "write_override", lambda _release: False)
+    monkeypatch.setattr(build_flavor, "write_build_inputs", labelled)
+    with pytest.raises(EngineWork) as raised:
+        build_flavor.build(resolve(copy, "26.12", FLAVOR), say=lambda _: None)
+    assert len(computed) == hashed and computed[-1] == build_base_id
+    want = digests(copy, build_base_id)
+    assert raised.value.args[0] == nochange.layer_labels(FLAVOR, want)

@@ -1,7 +1,7 @@
-"""dpkg_status: the one reader of dpkg's status file, which the inventory and the integrity check share."""
+"""dpkg_status: the one reader of dpkg's status file, which the lock, the inventory and the integrity check share."""
 
+from ngc_paddle.dpkg_status import Installed, installed
 from ngc_paddle.scan.checks.package_records import status_entries
-from ngc_paddle.scan.source.dpkg_status import Installed, installed
 
 MD5_A, MD5_B = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
 STATUS = f"""Package: libssl3

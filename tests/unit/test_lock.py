@@ -320,11 +320,16 @@ def test_lock_path_is_beside_the_manifest() -> None:
 def test_debian_lock_keeps_what_the_os_layer_adds_or_upgrades() -> None:
     from ngc_paddle.lock.debian_lock import parse_output
 
+    def status(*packages: tuple[str, str, str]) -> str:  # dpkg's status file: one paragraph a package
+        return "".join(f"Package: {name}\nStatus: {state}\nArchitecture: amd64\nVersion: {version}\n\n"
+                       for name, version, state in packages)
+
+    ok = "install ok installed"
     out = ("noise from install.sh\n=== before\n"
-           "ii \tlibc6\t2.36-9+deb12u9\tamd64\nii \tlibssl3\t3.0.15-1~deb12u1\tamd64\n"
-           "=== after\n"
-           "ii \tlibc6\t2.36-9+deb12u9\tamd64\nii \tlibssl3\t3.0.17-1~deb12u2\tamd64\n"
-           "ii \tpython3\t3.11.2-1+b1\tamd64\nrc \tremoved\t1.0\tamd64\n")
+           + status(("libc6", "2.36-9+deb12u9", ok), ("libssl3", "3.0.15-1~deb12u1", ok))
+           + "=== after\n"
+           + status(("libc6", "2.36-9+deb12u9", ok), ("libssl3", "3.0.17-1~deb12u2", ok),
+                    ("python3", "3.11.2-1+b1", ok), ("removed", "1.0", "deinstall ok config-files")))
     base, added = parse_output(out)
     assert [e.package for e in base] == ["libc6", "libssl3"]
     assert [(e.package, e.version) for e in added] == [("libssl3", "3.0.17-1~deb12u2"), ("python3", "3.11.2-1+b1")]

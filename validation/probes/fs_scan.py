@@ -68,68 +68,85 @@ def main() -> None:
         dirs[:] = [d for d in dirs if not os.path.join(root, d).startswith(SKIP)]
         if root == "/":
             dirs[:] = [d for d in dirs if not os.path.ismount(os.path.join(root, d)) or d in ("workspace",)]
-        for d in list(dirs):
-            path = os.path.join(root, d)
-            if d == ".git":
-                found["git_dirs"].append(path)
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH and not st.st_mode & stat.S_ISVTX:
-                found["world_writable_dirs"].append(path)
+        _check_dirs(root, dirs, found)
         for name in files:
-            path = os.path.join(root, name)
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            if st.st_mode & stat.S_IWOTH:
-                found["world_writable_files"].append(path)
-            for bit, key in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid")):
-                if st.st_mode & bit:
-                    found[key].append(path)
-            if any(marker in path for marker in CACHE_DIRS) and not name.endswith(".lock") and name != "lock":
-                found["package_caches"].append(path)
-            if path.startswith("/var/lib/apt/lists/") and name != "lock":
-                found["apt_lists"].append(path)
-            if path.startswith("/run/secrets/"):
-                found["build_secrets"].append(path)
-            if re.fullmatch(r"core(\.\d+)?", name):
-                found["core_files"].append(path)
-            if name.endswith(".pyc") and os.path.basename(root) == "__pycache__":
-                source = os.path.join(os.path.dirname(root), name.split(".")[0] + ".py")
-                if not os.path.exists(source):
-                    found["orphan_bytecode"].append(path)
-                continue
-            is_special = bool(st.st_mode & (stat.S_ISUID | stat.S_ISGID)) and path in allowed
-            try:
-                hits, keys, md5 = content_scan(path, st.st_size, is_special)
-            except OSError:
-                found["unreadable"].append(path)
-                continue
-            if is_special:
-                special.append((path, md5 or ""))
-            for rule in sorted(hits):
-                fixture = patterns.is_fixture(keys, policy["key_fixtures"]) if rule == "private-key" else None
-                if fixture:
-                    found["key_fixtures"].append(f"{path} ({fixture})")
-                elif rule == "private-key":
-                    found["private_keys"].append(path)
-                else:
-                    found["credentials"].append(f"{path} ({rule})")
+            _check_file(root, name, policy, allowed, found, special)
     if special:
-        recorded = dpkg_md5sums()
-        for path, md5 in special:
-            expected = next((recorded[n] for n in patterns.dpkg_names(path) if n in recorded), None)
-            if expected != md5:
-                found["setuid_modified"].append(f"{path} (not the file its package installed: dpkg md5sums)")
+        _check_special(special, found)
     result = {k: sorted(v) for k, v in found.items()}
     result["setuid_allowed"] = policy["setuid_allowed"]
     result["uid"] = os.getuid()
     print(json.dumps(result))
+
+
+def _check_dirs(root: str, dirs: list[str], found: dict[str, list[str]]) -> None:
+    """A folder's sub-folders: git checkouts, and world-writable folders without the sticky bit."""
+    for d in list(dirs):
+        path = os.path.join(root, d)
+        if d == ".git":
+            found["git_dirs"].append(path)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH and not st.st_mode & stat.S_ISVTX:
+            found["world_writable_dirs"].append(path)
+
+
+def _check_file(root: str, name: str, policy: dict, allowed: set[str], found: dict[str, list[str]],
+                special: list[tuple[str, str]]) -> None:
+    """One regular file: its mode bits and where it lies (caches, apt lists, secrets, core dumps, orphan bytecode),
+    then its content; an allowlisted setuid/setgid file's md5 goes to `special`."""
+    path = os.path.join(root, name)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        return
+    if st.st_mode & stat.S_IWOTH:
+        found["world_writable_files"].append(path)
+    for bit, key in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid")):
+        if st.st_mode & bit:
+            found[key].append(path)
+    if any(marker in path for marker in CACHE_DIRS) and not name.endswith(".lock") and name != "lock":
+        found["package_caches"].append(path)
+    if path.startswith("/var/lib/apt/lists/") and name != "lock":
+        found["apt_lists"].append(path)
+    if path.startswith("/run/secrets/"):
+        found["build_secrets"].append(path)
+    if re.fullmatch(r"core(\.\d+)?", name):
+        found["core_files"].append(path)
+    if name.endswith(".pyc") and os.path.basename(root) == "__pycache__":
+        source = os.path.join(os.path.dirname(root), name.split(".")[0] + ".py")
+        if not os.path.exists(source):
+            found["orphan_bytecode"].append(path)
+        return
+    is_special = bool(st.st_mode & (stat.S_ISUID | stat.S_ISGID)) and path in allowed
+    try:
+        hits, keys, md5 = content_scan(path, st.st_size, is_special)
+    except OSError:
+        found["unreadable"].append(path)
+        return
+    if is_special:
+        special.append((path, md5 or ""))
+    for rule in sorted(hits):
+        fixture = patterns.is_fixture(keys, policy["key_fixtures"]) if rule == "private-key" else None
+        if fixture:
+            found["key_fixtures"].append(f"{path} ({fixture})")
+        elif rule == "private-key":
+            found["private_keys"].append(path)
+        else:
+            found["credentials"].append(f"{path} ({rule})")
+
+
+def _check_special(special: list[tuple[str, str]], found: dict[str, list[str]]) -> None:
+    """Each allowlisted setuid/setgid file against the md5 its package's install recorded."""
+    recorded = dpkg_md5sums()
+    for path, md5 in special:
+        expected = next((recorded[n] for n in patterns.dpkg_names(path) if n in recorded), None)
+        if expected != md5:
+            found["setuid_modified"].append(f"{path} (not the file its package installed: dpkg md5sums)")
 
 
 if __name__ == "__main__":

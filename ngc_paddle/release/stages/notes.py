@@ -138,34 +138,33 @@ def notes_text(release: ResolvedRelease, flavors: dict[str, dict], known_issues:
     release, what changed since). `flavors`: per flavor, its record (FlavorRecord): {"image", "readback", "stages":
     {stage: {"status", "detail", ...}}, "digest", "digest_note", "bench_md", "not_built"}, every flavor stored for
     the release (not only those of the last run); a flavor without one shows the manifest alone."""
-    manifest, previous, left_out = release.manifest, release.previous_release, left_out_layers(release)
-    rel = manifest.release
+    manifest = release.manifest
     flavors = {name: flavors[name] for name in [*manifest.flavors, *flavors] if name in flavors}  # manifest order
-    built = [f for f, info in flavors.items() if info.get("readback")]
-    out = [f"# PaddlePaddle Release {rel}", "",
-           f"The ngc-paddle {rel} images are available as " +
-           ", ".join(f"`{release_tags(manifest, f)[0]}`" for f in manifest.flavors) +
-           f" (`{release_tags(manifest, manifest.default_flavor)[1]}` is the {manifest.default_flavor} flavor). "
-           f"{runs_as(manifest)}", "",
-           "## Contents of the PaddlePaddle container", ""]
+    out = [*_intro(manifest), *_contents(manifest, flavors, left_out_layers(release)), *_requirements(manifest),
+           *_features(manifest, release.previous_release), *_gates(flavors), *_evidence(flavors),
+           "## Known Issues", "", (known_issues or "None known.").strip(), "", *_digests(manifest, flavors)]
+    return "\n".join(out) + "\n"
+
+
+def _intro(manifest: Manifest) -> list[str]:
+    """The title and where the images are: NGC's notes open with the tags."""
+    rel = manifest.release
+    return [f"# PaddlePaddle Release {rel}", "",
+            f"The ngc-paddle {rel} images are available as " +
+            ", ".join(f"`{release_tags(manifest, f)[0]}`" for f in manifest.flavors) +
+            f" (`{release_tags(manifest, manifest.default_flavor)[1]}` is the {manifest.default_flavor} flavor). "
+            f"{runs_as(manifest)}", ""]
+
+
+def _contents(manifest: Manifest, flavors: dict[str, dict], left_out: dict[str, dict[str, str]]) -> list[str]:
+    """Each flavor's components as the manifest pins them beside what its image holds (a mismatch marked)."""
+    out = ["## Contents of the PaddlePaddle container", ""]
     for name, flavor in manifest.flavors.items():
-        info = flavors.get(name, {})
-        readback = info.get("readback")
+        readback = flavors.get(name, {}).get("readback")
         absent = left_out.get(name, {})  # optional layers its lock leaves out: absent from the image
         out += [f"### {name}: {flavor.description}", "", *platforms_lines(flavor),
                 "| component | package | version | in the image | source |", "| --- | --- | --- | --- | --- |"]
-        for cname, comp in flavor.components.items():
-            found = "not built" if readback is None else readback.get(cname, "-")
-            found = f"absent (layer {comp.layer} left out)" if comp.layer in absent else found
-            agrees = readback is None or comp.layer in absent or found in (comp.version, "-") or \
-                found.startswith(comp.version)
-            mark = "" if agrees else " (MISMATCH)"
-            source = manifest.sources[comp.source]
-            where = source.url or source.path
-            package = f"{comp.file} (libraries, {comp.package} wheel)" if comp.kind == "archive" else \
-                comp.package or comp.image
-            out.append(f"| {LABELS.get(cname, cname)} | {package} | {table_cell(versions_cell(flavor, cname))} | "
-                       f"{table_cell(found)}{mark} | {comp.source} ({where}) |")
+        out += [_component_row(manifest, flavor, cname, readback, absent) for cname in flavor.components]
         out.append("")
         differences = platform_differences(manifest, name)
         out += [f"On {table_cell(line)}" for line in differences] + ([""] if differences else [])
@@ -175,22 +174,53 @@ def notes_text(release: ResolvedRelease, flavors: dict[str, dict], known_issues:
         out += [""] if any(comp.runs_with for comp in flavor.components.values()) else []
         out += [f"Layer {layer} is not in this image: {table_cell(why)}" for layer, why in absent.items()]
         out += [""] if absent else []
-    out += ["## Driver Requirements", ""]
+    return out
+
+
+def _component_row(manifest: Manifest, flavor: Flavor, cname: str, readback: dict[str, str] | None,
+                   absent: dict[str, str]) -> str:
+    """One component's row: the version pinned and the one read back from the image (or why there is none)."""
+    comp = flavor.components[cname]
+    found = "not built" if readback is None else readback.get(cname, "-")
+    found = f"absent (layer {comp.layer} left out)" if comp.layer in absent else found
+    agrees = readback is None or comp.layer in absent or found in (comp.version, "-") or \
+        found.startswith(comp.version)
+    mark = "" if agrees else " (MISMATCH)"
+    source = manifest.sources[comp.source]
+    where = source.url or source.path
+    package = f"{comp.file} (libraries, {comp.package} wheel)" if comp.kind == "archive" else \
+        comp.package or comp.image
+    return (f"| {LABELS.get(cname, cname)} | {package} | {table_cell(versions_cell(flavor, cname))} | "
+            f"{table_cell(found)}{mark} | {comp.source} ({where}) |")
+
+
+def _requirements(manifest: Manifest) -> list[str]:
+    """The driver each flavor needs, and the GPUs when a flavor has CUDA."""
+    out = ["## Driver Requirements", ""]
     for name, flavor in manifest.flavors.items():
         if flavor.cuda is None:
             out += [f"{name}: needs no NVIDIA driver.", ""]
         else:
-            out += [f"{name}: {driver_sentence(rel, flavor.cuda.version)}", ""]
-    gpu = [f for f in manifest.flavors.values() if f.cuda]
-    if gpu:
-        out += ["## GPU Requirements", "", f"Release {rel} supports CUDA compute capability 6.0 and later. This "
-                f"corresponds to GPUs in the {ARCHITECTURES}.", ""]
-    out += ["## Key Features and Enhancements", ""]
+            out += [f"{name}: {driver_sentence(manifest.release, flavor.cuda.version)}", ""]
+    if any(f.cuda for f in manifest.flavors.values()):
+        out += ["## GPU Requirements", "", f"Release {manifest.release} supports CUDA compute capability 6.0 and "
+                f"later. This corresponds to GPUs in the {ARCHITECTURES}.", ""]
+    return out
+
+
+def _features(manifest: Manifest, previous: ResolvedRelease | None) -> list[str]:
+    """What changed in each flavor since the previous release."""
+    out = ["## Key Features and Enhancements", ""]
     since = f" since {previous.release}" if previous else ""
     for name, flavor in manifest.flavors.items():
         prev = previous.flavor(name).spec if previous and previous.has_flavor(name) else None
         out += [f"Changes{since} ({name}):", ""] + [f"- {line}" for line in changes(prev, flavor)] + [""]
-    out += ["## Release gates", "", "| flavor | stage | result | detail |", "| --- | --- | --- | --- |"]
+    return out
+
+
+def _gates(flavors: dict[str, dict]) -> list[str]:
+    """Every stage's result per flavor, then the gates per hardware profile."""
+    out = ["## Release gates", "", "| flavor | stage | result | detail |", "| --- | --- | --- | --- |"]
     for name, info in flavors.items():
         for stage, result in info.get("stages", {}).items():
             status = result.get("status", "-")
@@ -202,6 +232,12 @@ def notes_text(release: ResolvedRelease, flavors: dict[str, dict], known_issues:
     table = profile_table(flavors)
     if table:
         out += ["### Gates per hardware profile", "", *table, ""]
+    return out
+
+
+def _evidence(flavors: dict[str, dict]) -> list[str]:
+    """The sections the gates left: package changes month over month, the benchmarks and the A/B."""
+    out = []
     for name, info in flavors.items():
         month = info.get("stages", {}).get("month-over-month", {})
         if month.get("changes"):
@@ -213,17 +249,21 @@ def notes_text(release: ResolvedRelease, flavors: dict[str, dict], known_issues:
     for name, info in flavors.items():
         if info.get("ab_md"):
             out += [f"## This month vs last month: A/B ({name})", "", info["ab_md"].strip(), ""]
-    out += ["## Known Issues", "", (known_issues or "None known.").strip(), "",
-            "## Image digests", "", "| image | digest |", "| --- | --- |"]
+    return out
+
+
+def _digests(manifest: Manifest, flavors: dict[str, dict]) -> list[str]:
+    """Each image's pushed digest, or why it has none."""
+    out = ["## Image digests", "", "| image | digest |", "| --- | --- |"]
     for name, info in flavors.items():
         digest = info.get("digest") or (f"not built: {info['not_built']}" if info.get("not_built") else
                                          f"not pushed ({info['digest_note']})" if info.get("digest_note") else
                                          "not pushed")
         image = table_cell(info.get("image") or release_tags(manifest, name)[0])
         out.append(f"| `{image}` | {table_cell(digest)} |")
-    if not built:
+    if not any(info.get("readback") for info in flavors.values()):
         out += ["", "No image of this release was built yet: the contents table shows the manifest only."]
-    return "\n".join(out) + "\n"
+    return out
 
 
 def platforms_lines(flavor: Flavor) -> list[str]:

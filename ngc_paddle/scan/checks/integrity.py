@@ -217,55 +217,73 @@ def check(layers: list[Layer], facts: list[LayerFacts], records: dict[str, Owned
     findings = [_finding(p.path, "package records", "package-record-changed", p.package, p.what, p.layer.where)
                 for p in dpkg.problems]
     findings += _rewritten_records(final, records)
+    judge = _FileJudge(dpkg, final, facts, records, matcher(declarations), base_trusted)
+    findings += [finding for path, seen in sorted(final.items()) if (finding := judge.present(path, seen))]
+    findings += [finding for path, layer in sorted(deleted.items()) if (finding := judge.removed(path, layer))]
+    return findings
 
-    def install_layers(path: str) -> set[int]:
-        package, _md5 = dpkg.entry(path)
-        if package is not None and package in dpkg.installed_in:
-            return {dpkg.installed_in[package]}
-        owned = records.get(path)
-        return {final[r].layer.index for r in owned.records if r in final} if owned else set()
 
-    def source(path: str) -> bytecode.Source | None:
-        seen = final.get(path)
+@dataclass
+class _FileJudge:
+    """One file's verdict against the records of what installed it: dpkg's, pip's RECORDs, a layer's declaration,
+    the base; a finding or None, at most one a file."""
+
+    dpkg: package_records.Records
+    final: dict[str, Seen]
+    facts: list[LayerFacts]
+    records: dict[str, Owned]
+    declared: Callable[[str, str], bool]
+    base_trusted: bool
+
+    def install_layers(self, path: str) -> set[int]:
+        """The layers whose install wrote `path`, by its package or its distribution's RECORDs."""
+        package, _md5 = self.dpkg.entry(path)
+        if package is not None and package in self.dpkg.installed_in:
+            return {self.dpkg.installed_in[package]}
+        owned = self.records.get(path)
+        return {self.final[r].layer.index for r in owned.records if r in self.final} if owned else set()
+
+    def source(self, path: str) -> bytecode.Source | None:
+        seen = self.final.get(path)
         return bytecode.Source(path, seen.layer.index, seen.mtime, seen.size) if seen and seen.type == "file" \
             else None
 
-    declared = matcher(declarations)
-    for path, seen in sorted(final.items()):
+    def present(self, path: str, seen: Seen) -> Finding | None:
+        """A file of the final image: declared, bytecode, a package's, a distribution's, the base's, or unowned."""
         layer = seen.layer
-        if declared(path, layer.name):
-            continue
+        if self.declared(path, layer.name):
+            return None
         if seen.type == "pyc":
-            verdict = bytecode.judge(path, bytes.fromhex(seen.digest), layer.index, source, install_layers)
-            if verdict is not None:
-                findings.append(_finding(path, trust_of(verdict.source or path) or trust_of(path, seen.setuid),
-                                         "bytecode-unaccounted", None, verdict.what, layer.where))
-            continue
-        package, md5 = dpkg.entry(path)
-        owned = records.get(path)
+            verdict = bytecode.judge(path, bytes.fromhex(seen.digest), layer.index, self.source, self.install_layers)
+            if verdict is None:
+                return None
+            return _finding(path, trust_of(verdict.source or path) or trust_of(path, seen.setuid),
+                            "bytecode-unaccounted", None, verdict.what, layer.where)
+        package, md5 = self.dpkg.entry(path)
         if package is not None:
             changed = _dpkg_file(path, seen, md5) or \
-                (_dpkg_link(path, seen, dpkg.installed_in.get(package), facts) if seen.type == "symlink" else None)
+                (_dpkg_link(path, seen, self.dpkg.installed_in.get(package), self.facts)
+                 if seen.type == "symlink" else None)
             if changed and ((trust := trust_of(path, seen.setuid)) or changed[0] != "package-file-unverifiable"):
                 what = changed[1].replace("the file its package installed", "its package's conffile") \
-                    if path in dpkg.conffiles else changed[1]
-                findings.append(_finding(path, trust, changed[0], package, what, layer.where))
-            continue
-        if owned is not None:
+                    if path in self.dpkg.conffiles else changed[1]
+                return _finding(path, trust, changed[0], package, what, layer.where)
+            return None
+        if (owned := self.records.get(path)) is not None:
             changed = _record_file(seen, owned, path)
             if changed and ((trust := trust_of(path, seen.setuid)) or changed[0] != "package-file-unverifiable"):
-                findings.append(_finding(path, trust, changed[0], owned.dist, changed[1], layer.where))
-            continue
-        if base_trusted and layer.name == BASE:
-            continue
+                return _finding(path, trust, changed[0], owned.dist, changed[1], layer.where)
+            return None
+        if self.base_trusted and layer.name == BASE:
+            return None
         what = f"a symlink to {seen.link}" if seen.type == "symlink" else "a file"
-        findings.append(_finding(path, trust_of(path, seen.setuid), "unowned-file", None,
-                                 f"{what} that no package installed and no layer of ours declares", layer.where))
-    for path, layer in sorted(deleted.items()):
-        package, _md5 = dpkg.entry(path)
+        return _finding(path, trust_of(path, seen.setuid), "unowned-file", None,
+                        f"{what} that no package installed and no layer of ours declares", layer.where)
+
+    def removed(self, path: str, layer: Layer) -> Finding | None:
+        """A package's file deleted by a later layer that does not declare it."""
+        package, _md5 = self.dpkg.entry(path)
         trust = trust_of(path)
-        if package is None or trust is None or declared(path, layer.name):
-            continue
-        findings.append(_finding(path, trust, "package-file-removed", package, "removed from the image",
-                                 layer.where))
-    return findings
+        if package is None or trust is None or self.declared(path, layer.name):
+            return None
+        return _finding(path, trust, "package-file-removed", package, "removed from the image", layer.where)

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ngc_common.secret_patterns import dpkg_names, parse_md5sums
+from ngc_paddle.dpkg_status import DPKG_STATUS, installed
 from ngc_paddle.scan.checks.file_scope import DPKG_INFO
-from ngc_paddle.scan.source.dpkg_status import DPKG_STATUS, installed
 from ngc_paddle.scan.source.saved_image import Layer, whiteout_hides
 
 

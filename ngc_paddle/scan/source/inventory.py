@@ -14,7 +14,7 @@ from email.parser import Parser
 
 from ngc_common import image_paths
 from ngc_paddle.distro import Distro, from_image_manifest, from_os_release
-from ngc_paddle.scan.source.dpkg_status import DPKG_STATUS, installed
+from ngc_paddle.dpkg_status import DPKG_STATUS, installed
 from ngc_paddle.scan.source.saved_image import Entry
 
 METADATA_RE = re.compile(r"/([^/]+)\.dist-info/METADATA$")

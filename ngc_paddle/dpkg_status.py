@@ -1,11 +1,11 @@
 """dpkg's status file (/var/lib/dpkg/status): the packages it records as installed, read with python-debian.
 
-Why: the inventory (which Debian packages an image holds, and from which layer) and the integrity check (what
-each install recorded: its version, its conffiles' checksums) read the same file, and must agree on what
-installed means (Status `install ok installed`: a removed or purged package leaves a paragraph behind that is
-not software in the image) and on how a Conffiles line reads. Never an error: undecodable bytes are replaced,
-a paragraph without a Package and a conffile line that is not `/path md5` are skipped. A copy is parsed once
-per process (each layer's copy is read by both callers).
+Why: the lock's trial install (what the os layer adds), the scan's inventory (which Debian packages an image holds,
+and from which layer) and its integrity check (each install's version and conffiles' checksums) read the same file,
+and must agree on what installed means (Status `install ok installed`: a removed or purged package leaves a
+paragraph behind that is not software in the image) and on how a Conffiles line reads. Never an error: undecodable
+bytes are replaced, a paragraph without a Package and a conffile line that is not `/path md5` are skipped. A copy
+is parsed once per process (each layer's copy is read by both of the scan's callers).
 """
 
 import functools
