@@ -43,6 +43,42 @@ def test_gpus_keep_one_process_each_and_refuse_procs() -> None:
         resolve(requested(RN50, ["--gpus", "2", "--procs", "2"]), RN50, GPUS)
 
 
+def test_the_one_process_reference_is_one_gpu_for_the_ranks_steps_or_one_ranks_threads_for_a_few() -> None:
+    gpu_argv = ["--gpus", "2", "--steps", "50", "--precision", "amp"]
+    gpu = resolve(requested(RN50, gpu_argv), RN50, GPUS)
+    cmd = launch.reference_command(RN50, gpu_argv, gpu, "/tmp/ref")
+    asked = requested(RN50, cmd[cmd.index("benchmarks.rn50") + 1:])  # the later option wins, as argparse reads it
+    assert (asked["gpus"], asked["steps"], asked["mode"], asked["nnodes"], asked["output"]) == (1, 50, "train", 1,
+                                                                                               "/tmp/ref")
+    assert asked["precision"] == ("amp",) and asked["threads"] is None and asked["procs"] is None
+    cpu_argv = ["--procs", "2", "--steps", "50"]
+    cpu = resolve(requested(RN50, cpu_argv), RN50, CPU)
+    asked = requested(RN50, launch.reference_command(RN50, cpu_argv, cpu, "/tmp/ref")[3:])
+    assert (asked["procs"], asked["threads"], asked["steps"]) == (1, 2, launch.REFERENCE_STEPS)
+
+
+class Launched(Exception):
+    """What the stand-in for the launcher raises: the launching process got that far."""
+
+
+@pytest.mark.parametrize(("argv", "hardware"), [(["--gpus", "2"], GPUS), (["--procs", "2"], CPU)])
+def test_a_run_of_several_ranks_hands_them_its_one_process_reference(
+        argv: list[str], hardware: Hardware, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = resolve(requested(RN50, [*argv, "--output", str(tmp_path)]), RN50, hardware)
+    monkeypatch.setattr("sys.argv", ["bench-rn50", *argv])
+    monkeypatch.setattr(launch, "reference_ips", lambda spec, argv, config, log: {"tf32": 990.0})
+    handed: dict = {}
+
+    def start(cmd: list[str], env: dict, log: Path) -> None:
+        handed.update(env)
+        raise Launched
+
+    monkeypatch.setattr(launch_watch, "start", start)
+    with pytest.raises(Launched):
+        launch.relaunch_distributed(config, RN50)
+    assert json.loads(handed[launch.REFERENCE_ENV]) == {"tf32": 990.0}
+
+
 def test_more_processes_than_threads_is_refused_before_anything_starts() -> None:
     config = resolve(requested(RN50, ["--procs", "8"]), RN50, CPU)
     with pytest.raises(InputError, match=r"--procs 8 with 4 CPU thread.*fix: lower --procs"):
