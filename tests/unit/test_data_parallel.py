@@ -79,6 +79,25 @@ def test_a_run_of_several_ranks_hands_them_its_one_process_reference(
     assert json.loads(handed[launch.REFERENCE_ENV]) == {"tf32": 990.0}
 
 
+@pytest.mark.parametrize(("argv", "hardware", "several"), [
+    (["--procs", "2"], CPU, "--procs 2"), (["--gpus", "2"], GPUS, "--gpus 2"),
+    (["--nnodes", "2", "--master", "10.0.0.1:6000"], CPU, "--nnodes")])
+def test_inference_alone_in_several_processes_is_refused_with_one_line(argv: list[str], hardware: Hardware,
+                                                                      several: str) -> None:
+    with pytest.raises(InputError) as refused:
+        resolve(requested(RN50, ["--mode", "infer", *argv]), RN50, hardware)
+    assert str(refused.value) == (f"--mode infer with {several}: inference runs in one process on one device "
+                                  "(data-parallel runs train); fix: drop it, or use --mode train or all (inference "
+                                  "then runs on rank 0)")
+    assert refused.value.exit_code == ExitCode.BAD_INPUT
+
+
+def test_inference_alone_takes_one_gpu_of_many_and_training_takes_them_all() -> None:
+    assert resolve(requested(RN50, ["--mode", "infer"]), RN50, GPUS).gpus == 1
+    assert resolve(requested(RN50, ["--mode", "all"]), RN50, GPUS).gpus == 2
+    assert resolve(requested(RN50, ["--mode", "all", "--procs", "2"]), RN50, CPU).procs == 2
+
+
 def test_more_processes_than_threads_is_refused_before_anything_starts() -> None:
     config = resolve(requested(RN50, ["--procs", "8"]), RN50, CPU)
     with pytest.raises(InputError, match=r"--procs 8 with 4 CPU thread.*fix: lower --procs"):
