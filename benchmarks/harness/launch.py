@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.harness import launch_watch
+from benchmarks.harness import launch_watch, library_noise
 from benchmarks.harness.model_spec import ModelSpec
 from benchmarks.harness.run_config import RunConfig
 from ngc_common import stop
@@ -167,7 +167,7 @@ def join(config: RunConfig) -> tuple[int, int, RunConfig]:
 
     if not launched():
         return 0, dist.get_world_size() if dist.is_initialized() else 1, config
-    dist.init_parallel_env()
+    library_noise.quiet_flags_banner(dist.init_parallel_env)
     world = dist.get_world_size()
     logs = os.environ.get("PADDLE_LOG_DIR")  # the launcher's --log_dir: the launching process counts who joined
     if logs and Path(logs).is_dir():

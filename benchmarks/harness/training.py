@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks.harness import data_parallel, recipes
+from benchmarks.harness import data_parallel, library_noise, recipes
 from benchmarks.harness.timing import StepTimer
 from ngc_common.errors import InputError
 
@@ -104,6 +104,7 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
     import paddle
     import paddle.distributed as dist
 
+    library_noise.quiet_batchnorm_note()
     paddle.seed(cfg.seed)
     world = dist.get_world_size() if dist.is_initialized() else 1
     model = build_model(num_classes=cfg.num_classes, data_format=cfg.data_format)

@@ -73,6 +73,10 @@ def test_the_result_holds_both_ranks_their_sum_and_the_scaling(two_ranks: Run) -
     assert math.isclose(dp["ips"], sum(r["ips"] for r in dp["ranks"]))
     assert dp["reference_ips"] > 0 and math.isclose(dp["scaling_efficiency"], dp["ips"] / (2 * dp["reference_ips"]))
     assert "data-parallel fp32: 2 ranks on " in two_ranks.output, two_ranks.output[-2000:]
+    scaling = next(v for v in result["gates"] if v["metric"] == "data_parallel.fp32.scaling_efficiency")
+    assert scaling["status"] == "N/A" and scaling["reason"].startswith("reported, not gated: "), scaling
+    noise = [n for n in ("Modified FLAGS detected", "always track global mean") if n in two_ranks.output]
+    assert not noise, f"rank 0's console shows Paddle's {noise}: {two_ranks.output[-2000:]}"
 
 
 LONG = ("bench-rn50", "--output", "/workspace/out", "--mode", "train", "--procs", "2", "--threads", "2", "--steps",

@@ -4,12 +4,14 @@ import json
 import math
 import os
 import subprocess
+import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import data_parallel, launch, launch_watch
+from benchmarks.harness import data_parallel, launch, launch_watch, library_noise
 from benchmarks.harness.run_config import Hardware, requested, resolve
 from benchmarks.rn50.spec import SPEC as RN50
 from ngc_common import bench_result
@@ -166,3 +168,34 @@ def test_a_launcher_that_finishes_is_followed_to_the_end(tmp_path: Path, capfd: 
     proc, logs, log = _launcher(tmp_path, f"sleep 0.3; printf 'train 1/1\\n' > {tmp_path}/logs/workerlog.0")
     watched = launch_watch.watch(proc, logs, log, 1, "one node")
     assert watched == launch_watch.Watched(0) and "train 1/1" in capfd.readouterr().out
+
+
+BANNER = ("======================= Modified FLAGS detected =======================\n"
+          "FLAGS(name='FLAGS_enable_pir_api', current_value=False, default_value=True)\n"
+          "=======================================================================\n")
+
+
+def test_paddles_modified_flags_block_is_dropped_and_every_other_line_passes(capsys: pytest.CaptureFixture) -> None:
+    def init() -> int:
+        sys.stderr.write("gloo: a line before\n" + BANNER + "W1207 a warning after\n")
+        return 7
+
+    assert library_noise.quiet_flags_banner(init) == 7
+    assert capsys.readouterr().err == "gloo: a line before\nW1207 a warning after\n"
+
+    def fails() -> None:
+        sys.stderr.write(BANNER + "the rendezvous failed\n")
+        raise RuntimeError("init_parallel_env failed")
+
+    with pytest.raises(RuntimeError, match="init_parallel_env failed"):
+        library_noise.quiet_flags_banner(fails)
+    assert capsys.readouterr().err == "the rendezvous failed\n"  # an error is never hidden
+
+
+def test_batchnorms_training_note_is_dropped_and_other_warnings_stay() -> None:
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        library_noise.quiet_batchnorm_note()
+        warnings.warn(library_noise.BN_TRACKING + ".", UserWarning, stacklevel=1)
+        warnings.warn("a UserWarning of something else", UserWarning, stacklevel=1)
+    assert [str(w.message) for w in seen] == ["a UserWarning of something else"]
