@@ -56,17 +56,6 @@ def round_args(profile_args: tuple[str, ...], gpu: bool, smoke: bool) -> tuple[s
     return (*profile_args, *(SMOKE if smoke else SHORT["gpu" if gpu else "cpu"]))
 
 
-def not_with_tasks(spec: JobSpec) -> str | None:
-    """Why a job's A/B would not measure what its profile runs, or None: the rounds start one container per image, so
-    a profile of several Slurm tasks (one data-parallel run across containers) would be compared single-process. Its
-    A/B is NOT RUN with this reason (a `--procs N` profile's rounds run its N processes in one container, and do)."""
-    if spec.tasks <= 1:
-        return None
-    return (f"the profile runs {spec.tasks} tasks ({spec.nodes} node(s) x {spec.tasks_per_node}) as one data-parallel "
-            "run, and the A/B rounds run one container per image: they would compare single-process runs, so a "
-            "multi-task A/B is not run (not supported yet; a --procs profile's rounds do run its processes)")
-
-
 def with_ab(spec: JobSpec, reference: str | None, rounds: int, smoke: bool, time_validation: bool,
             warmup: int = WARMUP_ROUNDS) -> JobSpec:
     """The job `spec` with its A/B part: the same benchmarks (and profile options) in rounds against `reference`."""

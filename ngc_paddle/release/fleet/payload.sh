@@ -9,7 +9,8 @@
 # The A/B part (NGC_REFERENCE_IMAGE set, NGC_AB_ROUNDS > 0; ngc_paddle.release.ab reads it): the reference image is got like
 # the candidate, then both run on this node in rounds, order alternated (round-01 candidate then reference, round-02
 # reference then candidate, ...), each round each image running the validation suite (NGC_AB_VALIDATE: its wall time
-# is a metric) and every benchmark of NGC_AB_NAMES with its NGC_AB_ARGS_i. With NGC_AB_WARMUP=1 a round-00 runs
+# is a metric) and every benchmark of NGC_AB_NAMES with its NGC_AB_ARGS_i (a job of several tasks: one container per
+# task in one srun step, as its own run; <command>/task-N/ each, <command>.tasks.tsv the tasks). With NGC_AB_WARMUP=1 a round-00 runs
 # first (reference, then candidate) and is discarded: the first start of each image on the node pays for the
 # image's files coming into the page cache and for the runtime's first start. Inside each run the benchmark itself
 # discards its warm-up steps, the first batches after each switch of image. bench-ab/: facts.txt (both images: name,
@@ -171,11 +172,17 @@ ngc_ab_facts() {
   return 0
 }
 
-ngc_ab_step() {  # ngc_ab_step ROUND NAME ROOT COMMAND...: one run of the current image in an A/B round
-  local round=$1 name=$2 root=$3 start=${EPOCHREALTIME/[.,]/} rc
+ngc_ab_step() {  # ngc_ab_step ROUND NAME ROOT|tasks COMMAND...: one run of the current image in an A/B round
+  local round=$1 name=$2 root=$3 start=${EPOCHREALTIME/[.,]/} rc record
   shift 3
   echo "== $NGC_CELL: A/B $round $NGC_SIDE $name" >&2
-  ngc_run "$root" "ab-$round-$name" "$@"
+  if [ "$root" = tasks ]; then  # one container per task in one srun step, as the profile's own run (tasks.tsv)
+    record="$NGC_AB_DIR/$round/$NGC_SIDE/$name.tasks.tsv"
+    mkdir -p "${record%/*}" && : > "$record"
+    ngc_run_tasks "ab-$round-$name" "$record" "$@"
+  else
+    ngc_run "$root" "ab-$round-$name" "$@"
+  fi
   rc=$?
   NGC_CONTAINER=""
   NGC_CHILD=""
@@ -211,7 +218,12 @@ ngc_ab() {
       for i in "${!NGC_AB_NAMES[@]}"; do
         command=${NGC_AB_NAMES[$i]}
         declare -n ab_args="NGC_AB_ARGS_$i"
-        ngc_ab_step "$round" "$command" 0 "$command" --output "$where/$command" "${ab_args[@]}"
+        if [ "$NGC_TASKS" -gt 1 ]; then  # the same tasks as the profile's run: the rounds compare like with like
+          ngc_ab_step "$round" "$command" tasks "$command" --output "$where/$command/task-@TASK@" \
+            --nnodes "$NGC_TASKS" --master "$NGC_MASTER" "${ab_args[@]}"
+        else
+          ngc_ab_step "$round" "$command" 0 "$command" --output "$where/$command" "${ab_args[@]}"
+        fi
         unset -n ab_args
       done
     done
