@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import gates_file
+from benchmarks.harness import gates_file, scaling
 from ngc_common.bench_result import PEAK_RECHECKED, is_efficiency
 from ngc_common.exit_codes import ExitCode, for_verdict
 
@@ -89,6 +89,8 @@ def lookup(results: dict, path: str) -> float | None:
 def not_requested(metric: str, config: dict) -> str | None:
     """Why a metric was not part of this run's configuration, or None when the run asked for it."""
     parts = metric.split(".")
+    if parts[0] == "data_parallel":  # data_parallel.<precision>.*: the training's, in several processes
+        parts[0] = "train"
     mode = config.get("mode", "all")
     if parts[0] in ("train", "infer") and mode not in (parts[0], "all"):
         return f"{parts[0]} not run (--mode {mode})"
@@ -158,6 +160,11 @@ def why_missing(metric: str, results: dict) -> str:
     failure = _figures_of(results, metric).get(f"{parts[-1]}_failure")
     if isinstance(failure, str):
         return failure
+    if parts[0] == "data_parallel" and len(parts) > 1:
+        if parts[1] not in results.get("data_parallel", {}):
+            return f"no data-parallel figures for {parts[1]}: the run trained in one process"
+        return (f"the one-process reference of the same job wrote no {parts[1]} figure, so no scaling efficiency "
+                "(its log: launch-logs/reference.log)")
     if parts[0] == "infer" and len(parts) > 2:
         node = results.get("infer", {}).get(parts[1], {}).get(parts[2], {})
         if isinstance(node, dict) and node.get("status"):
@@ -174,12 +181,30 @@ def evaluate(gates: dict, model: str, profile: str | None, results: dict, config
     verdicts = [_compare(g, results, profile, config, True) for g in table.get(profile or "", [])
                 if profile in table and profile != "relative"]
     verdicts += [_compare(g, results, "relative", config, False) for g in table.get("relative", [])]
+    verdicts += scaling_reported(table, profile, results, verdicts)
     if emulated:
         return unproven_under_emulation(verdicts, emulated)
     if baseline is not None:
         verdicts += regressions(results, baseline, max_regression_pct or gates.get("max_regression_pct", 5.0),
                                 hardware)
     return verdicts
+
+
+def scaling_reported(table: dict, profile: str | None, results: dict, verdicts: list[Verdict]) -> list[Verdict]:
+    """The scaling efficiency of each precision of a data-parallel run that no gate decides (benchmarks/harness/
+    scaling.py): a gate of the profile that does not apply to the run gets the reason it is reported, not gated; a
+    profile without one gets an N/A verdict of its own with the figure and that reason. Returns those added."""
+    added = []
+    for precision in results.get("data_parallel", {}):
+        name = scaling.metric(precision)
+        own = [v for v in verdicts if v.metric == name]
+        for verdict in own:
+            if verdict.status == "N/A":
+                verdict.reason = scaling.why_not_gated(table, name, profile, verdict.reason)
+        if not own:
+            added.append(Verdict(f"{precision} scaling efficiency", name, "N/A", lookup(results, name), None, "",
+                                 profile or "-", reason=scaling.why_not_gated(table, name, profile, None)))
+    return added
 
 
 def unproven_under_emulation(verdicts: list[Verdict], reason: str) -> list[Verdict]:

@@ -21,7 +21,7 @@ from ngc_common.strict_model import Strict
 FIX = "see benchmarks/gates.yaml for the format"
 MAX_GATES_BYTES = 1024 * 1024  # the gates file is a few kB
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-METRIC_RE = re.compile(r"(train|infer|eval)(\.[A-Za-z0-9_-]{1,64}){1,6}")
+METRIC_RE = re.compile(r"(train|infer|eval|data_parallel)(\.[A-Za-z0-9_-]{1,64}){1,6}")
 PRECISIONS = Literal["fp32", "tf32", "fp16", "bf16", "int8"]
 
 
@@ -50,8 +50,8 @@ def _text(value: str) -> str:
 
 Name = Annotated[str, _matches(NAME_RE, "a name of letters, digits, '.', '_' and '-' (e.g. A100-80GB)")]
 Text = Annotated[str, Field(min_length=1, max_length=500), AfterValidator(_text)]
-Metric = Annotated[str, _matches(METRIC_RE, "a metric path such as train.fp32.efficiency or "
-                                            "infer.paddle-inference.fp32.bs8.ips")]
+Metric = Annotated[str, _matches(METRIC_RE, "a metric path such as train.fp32.efficiency, infer.paddle-inference."
+                                            "fp32.bs8.ips or data_parallel.amp.scaling_efficiency")]
 Positive = Annotated[FiniteFloat, Field(gt=0)]
 
 
@@ -66,6 +66,7 @@ class When(Strict):
     batch_size: Annotated[int, Field(ge=1)] = None  # type: ignore[assignment]
     infer_image_size: Annotated[int, Field(ge=1)] = None  # type: ignore[assignment]
     gpus: Annotated[int, Field(ge=0)] = None  # type: ignore[assignment]
+    nnodes: Annotated[int, Field(ge=1)] = None  # type: ignore[assignment]  # DLE's multi-GPU figures are one node's
     model: Name = None  # type: ignore[assignment]
     ssld: bool = None  # type: ignore[assignment]
     cpu_kind: Name = None  # type: ignore[assignment]  # benchmarks/harness/cpu_kind.py: vendor-isa, e.g. amd-avx2

@@ -3,9 +3,9 @@
 Why: one command serves one process and many; the process that a user starts re-runs itself under
 Paddle's launcher (one process per GPU with NCCL; --procs processes per node on a CPU with gloo, the
 CPU threads split between them), and each launched process joins the process group before it trains
-its shard. A CPU run first measures the one-process reference in the same job (one process on one
-rank's share of the threads), which rank 0 reads to report the scaling efficiency. The long form:
-docs/benchmarks.md, section "Data-parallel runs".
+its shard. A training run first measures the one-process reference in the same job (one process on one
+GPU, or on one rank's share of the CPU threads), which rank 0 reads to report (and, where DLE published
+the scaling, gate) the scaling efficiency. The long form: docs/benchmarks.md, section "Data-parallel runs".
 """
 
 import contextlib
@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.harness import launch_watch
+from benchmarks.harness import launch_watch, library_noise
 from benchmarks.harness.model_spec import ModelSpec
 from benchmarks.harness.run_config import RunConfig
 from ngc_common import stop
@@ -70,16 +70,25 @@ def launcher_command(config: RunConfig, spec: ModelSpec, argv: list[str]) -> lis
     return [*cmd, str(REPO / "benchmarks" / spec.name / "__main__.py"), *argv, *extra]
 
 
+def reference_command(spec: ModelSpec, argv: list[str], config: RunConfig, folder: str) -> list[str]:
+    """The one-process reference: this command's training alone, in one process, writing under `folder`. On GPUs
+    on one GPU for as many steps as the ranks (its figure is the denominator of a gated scaling efficiency); on a
+    CPU on one rank's share of the threads, for at most REFERENCE_STEPS measured steps (a reported figure only)."""
+    cmd = [sys.executable, "-m", f"benchmarks.{spec.name}", *argv, "--mode", "train", "--nnodes", "1",
+           "--output", folder]
+    if config.gpu:
+        return [*cmd, "--gpus", "1", "--steps", str(config.steps)]
+    return [*cmd, "--procs", "1", "--threads", str(per_rank_threads(config)),
+            "--steps", str(min(config.steps, REFERENCE_STEPS))]
+
+
 def reference_ips(spec: ModelSpec, argv: list[str], config: RunConfig, log: Path) -> dict[str, float]:
-    """The one-process reference: this command's training alone (at most REFERENCE_STEPS measured steps), in one
-    process on one rank's share of the threads, its output in `log`; its img/s by precision ({} where it wrote no
-    figures: the scaling efficiency is then not reported)."""
-    threads = per_rank_threads(config)
+    """The one-process reference's img/s by precision (reference_command), its output in `log`; {} where it wrote
+    no figures: the scaling efficiency is then not reported (nor gated: NOT RUN where a gate applies)."""
+    on = "one GPU" if config.gpu else f"{per_rank_threads(config)} thread(s)"
     with tempfile.TemporaryDirectory(prefix="ngc-dp-reference-") as folder:
-        cmd = [sys.executable, "-m", f"benchmarks.{spec.name}", *argv, "--mode", "train", "--procs", "1",
-               "--nnodes", "1", "--threads", str(threads), "--steps", str(min(config.steps, REFERENCE_STEPS)),
-               "--output", folder]
-        print(f"data-parallel: the one-process reference first ({threads} thread(s), its output: {log})", flush=True)
+        cmd = reference_command(spec, argv, config, folder)
+        print(f"data-parallel: the one-process reference first ({on}, its output: {log})", flush=True)
         stop.set_on_stop(lambda _name: "during the one-process reference, before the ranks started: no report")
         with open(log, "wb") as out:
             code = subprocess.run(cmd, check=False, stdout=out, stderr=subprocess.STDOUT).returncode
@@ -108,7 +117,7 @@ def relaunch_distributed(config: RunConfig, spec: ModelSpec) -> int | None:
     output, logs = Path(config.output), Path(config.output) / LAUNCH_LOGS
     shutil.rmtree(logs, ignore_errors=True)  # this run's logs only: the launcher appends, and they are followed
     logs.mkdir(parents=True)
-    if not config.gpu and config.mode in ("train", "all"):
+    if config.mode in ("train", "all"):
         env[REFERENCE_ENV] = json.dumps(reference_ips(spec, argv, config, logs / REFERENCE_LOG))
     before = set(output.glob(f"{spec.name}-*"))
     proc = launch_watch.start(launcher_command(config, spec, argv), env, logs / LAUNCHER_LOG)
@@ -143,7 +152,7 @@ def relaunch_distributed(config: RunConfig, spec: ModelSpec) -> int | None:
 
 
 def reference() -> dict[str, float]:
-    """In a rank: the one-process reference the launching process measured ({} on GPUs, or where it failed)."""
+    """In a rank: the one-process reference the launching process measured ({} where it failed)."""
     try:
         found = json.loads(os.environ.get(REFERENCE_ENV, "{}"))
     except ValueError:
@@ -158,7 +167,7 @@ def join(config: RunConfig) -> tuple[int, int, RunConfig]:
 
     if not launched():
         return 0, dist.get_world_size() if dist.is_initialized() else 1, config
-    dist.init_parallel_env()
+    library_noise.quiet_flags_banner(dist.init_parallel_env)
     world = dist.get_world_size()
     logs = os.environ.get("PADDLE_LOG_DIR")  # the launcher's --log_dir: the launching process counts who joined
     if logs and Path(logs).is_dir():

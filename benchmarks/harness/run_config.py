@@ -346,8 +346,8 @@ def resolve(asked: Mapping[str, Any], spec, hardware: Hardware) -> RunConfig:
     smoke = bool(asked.get("smoke"))
     available = hardware.gpus_available
     gpus = asked.get("gpus")
-    if gpus is None:
-        gpus = min(available, 1) if smoke else available
+    if gpus is None:  # inference runs on one device: an inference-only run takes one GPU, not every GPU visible
+        gpus = min(available, 1) if smoke or asked.get("mode") == "infer" else available
     if gpus > available:
         raise InputError(f"--gpus {gpus} asked for, but {available} CUDA GPU(s) are visible"
                          f"{' (cpu flavor, or the container was started without --gpus all)' if not available else ''}"
@@ -397,5 +397,10 @@ def _refuse(values: dict[str, Any], hardware: Hardware) -> None:
     if values["procs"] > 1 and values["device"] == "gpu":
         raise InputError(f"--procs {values['procs']} is for CPU runs: on GPUs each GPU gets one process; fix: use "
                          "--gpus N (or --gpus 0 --procs N for the CPU)")
+    several = f"--procs {values['procs']}" if values["procs"] > 1 else f"--gpus {values['gpus']}" if \
+        values["gpus"] > 1 else "--nnodes" if values["nnodes"] > 1 else None
+    if values["mode"] == "infer" and several:
+        raise InputError(f"--mode infer with {several}: inference runs in one process on one device (data-parallel "
+                         "runs train); fix: drop it, or use --mode train or all (inference then runs on rank 0)")
     if values["nnodes"] > 1 and not values["master"]:
         raise InputError("--nnodes > 1 needs --master IP:PORT of the first node; fix: add --master IP:PORT")

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import data_parallel, recipes
+from benchmarks.harness import data_parallel, library_noise, recipes
 from benchmarks.harness.timing import StepTimer
 from ngc_common.errors import InputError
 
@@ -105,6 +105,7 @@ def train(build_model: Callable, batches: Iterator, cfg: TrainConfig, log: Calla
     import paddle
     import paddle.distributed as dist
 
+    library_noise.quiet_batchnorm_note()
     paddle.seed(cfg.seed)
     world = dist.get_world_size() if dist.is_initialized() else 1
     trainee = _Trainee.prepare(build_model, cfg, world, log)

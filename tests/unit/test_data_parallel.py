@@ -4,12 +4,14 @@ import json
 import math
 import os
 import subprocess
+import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import data_parallel, launch, launch_watch
+from benchmarks.harness import data_parallel, launch, launch_watch, library_noise
 from benchmarks.harness.run_config import Hardware, requested, resolve
 from benchmarks.rn50.spec import SPEC as RN50
 from ngc_common import bench_result
@@ -41,6 +43,61 @@ def test_gpus_keep_one_process_each_and_refuse_procs() -> None:
     assert cmd[cmd.index("--devices") + 1] == "0,1" and "--nproc_per_node" not in cmd and "--threads" not in cmd
     with pytest.raises(InputError, match=r"--procs 2 is for CPU runs.*fix: use --gpus N"):
         resolve(requested(RN50, ["--gpus", "2", "--procs", "2"]), RN50, GPUS)
+
+
+def test_the_one_process_reference_is_one_gpu_for_the_ranks_steps_or_one_ranks_threads_for_a_few() -> None:
+    gpu_argv = ["--gpus", "2", "--steps", "50", "--precision", "amp"]
+    gpu = resolve(requested(RN50, gpu_argv), RN50, GPUS)
+    cmd = launch.reference_command(RN50, gpu_argv, gpu, "/tmp/ref")
+    asked = requested(RN50, cmd[cmd.index("benchmarks.rn50") + 1:])  # the later option wins, as argparse reads it
+    assert (asked["gpus"], asked["steps"], asked["mode"], asked["nnodes"], asked["output"]) == (1, 50, "train", 1,
+                                                                                               "/tmp/ref")
+    assert asked["precision"] == ("amp",) and asked["threads"] is None and asked["procs"] is None
+    cpu_argv = ["--procs", "2", "--steps", "50"]
+    cpu = resolve(requested(RN50, cpu_argv), RN50, CPU)
+    asked = requested(RN50, launch.reference_command(RN50, cpu_argv, cpu, "/tmp/ref")[3:])
+    assert (asked["procs"], asked["threads"], asked["steps"]) == (1, 2, launch.REFERENCE_STEPS)
+
+
+class Launched(Exception):
+    """What the stand-in for the launcher raises: the launching process got that far."""
+
+
+@pytest.mark.parametrize(("argv", "hardware"), [(["--gpus", "2"], GPUS), (["--procs", "2"], CPU)])
+def test_a_run_of_several_ranks_hands_them_its_one_process_reference(
+        argv: list[str], hardware: Hardware, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = resolve(requested(RN50, [*argv, "--output", str(tmp_path)]), RN50, hardware)
+    monkeypatch.setattr("sys.argv", ["bench-rn50", *argv])
+    monkeypatch.setattr(launch, "reference_ips", lambda spec, argv, config, log: {"tf32": 990.0})
+    handed: dict = {}
+
+    def start(cmd: list[str], env: dict, log: Path) -> None:
+        handed.update(env)
+        raise Launched
+
+    monkeypatch.setattr(launch_watch, "start", start)
+    with pytest.raises(Launched):
+        launch.relaunch_distributed(config, RN50)
+    assert json.loads(handed[launch.REFERENCE_ENV]) == {"tf32": 990.0}
+
+
+@pytest.mark.parametrize(("argv", "hardware", "several"), [
+    (["--procs", "2"], CPU, "--procs 2"), (["--gpus", "2"], GPUS, "--gpus 2"),
+    (["--nnodes", "2", "--master", "10.0.0.1:6000"], CPU, "--nnodes")])
+def test_inference_alone_in_several_processes_is_refused_with_one_line(argv: list[str], hardware: Hardware,
+                                                                      several: str) -> None:
+    with pytest.raises(InputError) as refused:
+        resolve(requested(RN50, ["--mode", "infer", *argv]), RN50, hardware)
+    assert str(refused.value) == (f"--mode infer with {several}: inference runs in one process on one device "
+                                  "(data-parallel runs train); fix: drop it, or use --mode train or all (inference "
+                                  "then runs on rank 0)")
+    assert refused.value.exit_code == ExitCode.BAD_INPUT
+
+
+def test_inference_alone_takes_one_gpu_of_many_and_training_takes_them_all() -> None:
+    assert resolve(requested(RN50, ["--mode", "infer"]), RN50, GPUS).gpus == 1
+    assert resolve(requested(RN50, ["--mode", "all"]), RN50, GPUS).gpus == 2
+    assert resolve(requested(RN50, ["--mode", "all", "--procs", "2"]), RN50, CPU).procs == 2
 
 
 def test_more_processes_than_threads_is_refused_before_anything_starts() -> None:
@@ -111,3 +168,34 @@ def test_a_launcher_that_finishes_is_followed_to_the_end(tmp_path: Path, capfd: 
     proc, logs, log = _launcher(tmp_path, f"sleep 0.3; printf 'train 1/1\\n' > {tmp_path}/logs/workerlog.0")
     watched = launch_watch.watch(proc, logs, log, 1, "one node")
     assert watched == launch_watch.Watched(0) and "train 1/1" in capfd.readouterr().out
+
+
+BANNER = ("======================= Modified FLAGS detected =======================\n"
+          "FLAGS(name='FLAGS_enable_pir_api', current_value=False, default_value=True)\n"
+          "=======================================================================\n")
+
+
+def test_paddles_modified_flags_block_is_dropped_and_every_other_line_passes(capsys: pytest.CaptureFixture) -> None:
+    def init() -> int:
+        sys.stderr.write("gloo: a line before\n" + BANNER + "W1207 a warning after\n")
+        return 7
+
+    assert library_noise.quiet_flags_banner(init) == 7
+    assert capsys.readouterr().err == "gloo: a line before\nW1207 a warning after\n"
+
+    def fails() -> None:
+        sys.stderr.write(BANNER + "the rendezvous failed\n")
+        raise RuntimeError("init_parallel_env failed")
+
+    with pytest.raises(RuntimeError, match="init_parallel_env failed"):
+        library_noise.quiet_flags_banner(fails)
+    assert capsys.readouterr().err == "the rendezvous failed\n"  # an error is never hidden
+
+
+def test_batchnorms_training_note_is_dropped_and_other_warnings_stay() -> None:
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        library_noise.quiet_batchnorm_note()
+        warnings.warn(library_noise.BN_TRACKING + ".", UserWarning, stacklevel=1)
+        warnings.warn("a UserWarning of something else", UserWarning, stacklevel=1)
+    assert [str(w.message) for w in seen] == ["a UserWarning of something else"]

@@ -3,6 +3,7 @@ one srun step of one container per task (run with fake tools that play each task
 
 import json
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,20 @@ def test_a_job_of_one_node_keeps_its_tasks_on_the_loopback(tmp_path: Path, fake_
     assert proc.returncode == 0, proc.stderr
     task = [c for c in calls(tmp_path) if c[:2] == ["docker", "run"]][-1]
     assert task[task.index("--master") + 1] == "127.0.0.1:20058"
+
+
+def test_a_master_port_another_socket_listens_on_is_passed_over(tmp_path: Path, fake_tools: Path) -> None:
+    play_tasks(fake_tools, tmp_path, "n01\\n")
+    job = spec(tmp_path, benches=(("bench-rn50", ()),), nodes=1, tasks_per_node=2)
+    with socket.socket() as taken:  # another job's master (or any service) on the port this job id derives
+        taken.bind(("127.0.0.1", 20000 + 4242))
+        taken.listen()
+        proc = run(tmp_path, fake_tools, [job], {"SLURM_JOB_ID": "4242", "SLURM_JOB_NODELIST": "n[01-02]",
+                                            "SLURM_JOB_NUM_NODES": "1"})
+    assert proc.returncode == 0, proc.stderr
+    task = [c for c in calls(tmp_path) if c[:2] == ["docker", "run"]][-1]
+    master = task[task.index("--master") + 1]
+    assert master.startswith("127.0.0.1:") and int(master.rsplit(":", 1)[1]) > 24242, master
 
 
 def dp_job(tmp_path: Path, ranks: int = 2, lines: str = "0\tn01\t3\t7.0\n1\tn02\t0\t7.0\n") -> Placed:

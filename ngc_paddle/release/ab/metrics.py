@@ -1,6 +1,7 @@
 """Which figures of a round the A/B gate compares, and which way is better.
 
-Why: the gate compares like with like, so every figure is named by what produced it: training img/s per precision,
+Why: the gate compares like with like, so every figure is named by what produced it: training img/s per precision
+(a data-parallel run's: its ranks' img/s summed, results.data_parallel, as both images ran the same processes),
 inference img/s and median latency per engine and batch (result.json's `engine`, e.g. "paddle-inference onednn
 fp32"), the validation suite's wall time and the image's size. Throughput is better higher; latency, time and size
 are better lower. A figure only one side produced (an engine the reference lacks) is compared nowhere: it is listed
@@ -27,8 +28,13 @@ def of_result(command: str, data: dict[str, Any]) -> dict[Metric, float]:
     """The compared figures of one benchmark run (a result.json read as a mapping)."""
     found: dict[Metric, float] = {}
     results = data.get("results", {})
+    ranks = results.get("data_parallel", {})
     for precision, train in sorted(results.get("train", {}).items()):
-        if isinstance(train, dict) and _number(train.get("ips")):
+        summed = ranks.get(precision) if isinstance(ranks, dict) else None
+        if isinstance(summed, dict) and _number(summed.get("ips")):  # several processes: every rank's img/s, summed
+            found[Metric(f"{command}:train.{precision}.ips", f"{command} train {precision} img/s "
+                         f"(summed over {summed.get('procs', '?')} ranks)", "img/s", "higher")] = float(summed["ips"])
+        elif isinstance(train, dict) and _number(train.get("ips")):
             found[Metric(f"{command}:train.{precision}.ips", f"{command} train {precision} img/s", "img/s",
                          "higher")] = float(train["ips"])
     for backend, by_precision in sorted(results.get("infer", {}).items()):

@@ -105,7 +105,7 @@ def read(folder: Path) -> Rounds:
 
 
 def _bench(where: Path, step: Step, problems: list[str]) -> dict[Metric, float]:
-    results = sorted(where.glob("*/result.json"))
+    results = sorted(where.glob("*/result.json")) or sorted(where.glob("task-*/*/result.json"))  # tasks: rank 0's
     if not results:
         problems.append(f"round {step.round:02d} {step.side} {step.name}: no result.json in {where.name}")
         return {}

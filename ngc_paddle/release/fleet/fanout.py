@@ -196,7 +196,7 @@ class FanOut:
                        benches, profile.gpus, place.container, place.allow_http,
                        getattr(place, "docker_host", None), getattr(place, "gres", None),
                        getattr(place, "nodes", 1), getattr(place, "tasks_per_node", 1))
-        if reference is not None:  # the A/B on the job's own node: both images on the same node (and GPU)
+        if reference is not None:  # the A/B on the job's own node(s): both images on the same nodes (and GPUs)
             size = self.ab_size
             spec = ab_plan.with_ab(spec, reference.image, size.rounds, size.smoke, size.validation_time)
             if reference.image is None:

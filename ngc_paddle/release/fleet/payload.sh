@@ -9,7 +9,8 @@
 # The A/B part (NGC_REFERENCE_IMAGE set, NGC_AB_ROUNDS > 0; ngc_paddle.release.ab reads it): the reference image is got like
 # the candidate, then both run on this node in rounds, order alternated (round-01 candidate then reference, round-02
 # reference then candidate, ...), each round each image running the validation suite (NGC_AB_VALIDATE: its wall time
-# is a metric) and every benchmark of NGC_AB_NAMES with its NGC_AB_ARGS_i. With NGC_AB_WARMUP=1 a round-00 runs
+# is a metric) and every benchmark of NGC_AB_NAMES with its NGC_AB_ARGS_i (a job of several tasks: one container per
+# task in one srun step, as its own run; <command>/task-N/ each, <command>.tasks.tsv the tasks). With NGC_AB_WARMUP=1 a round-00 runs
 # first (reference, then candidate) and is discarded: the first start of each image on the node pays for the
 # image's files coming into the page cache and for the runtime's first start. Inside each run the benchmark itself
 # discards its warm-up steps, the first batches after each switch of image. bench-ab/: facts.txt (both images: name,
@@ -94,14 +95,39 @@ ngc_step() {  # ngc_step NAME ROOT COMMAND...: run one command of the image, rec
 # Several tasks (NGC_NODES x NGC_TASKS_PER_NODE > 1): each benchmark runs as one container per task, all in one srun
 # step, joined as the nodes of one Paddle launch. The master is the first node of the job's node list at a port
 # derived from the job id; when the job has one node every task is on it, and the loopback keeps the ranks there.
-# bench/<command>/task-N/ is each task's output (rank 0's task holds the report), bench/<command>/tasks.tsv the
-# tasks (task, host, exit code).
+# The port is the first from there that no socket of this host (the batch script runs on the job's first node, the
+# master) listens on: two jobs whose ids meet modulo NGC_PORTS, or a service on the port, would otherwise meet at one
+# master (a launcher joining another job's rendezvous). bench/<command>/task-N/ is each task's output (rank 0's task
+# holds the report), bench/<command>/tasks.tsv the tasks (task, host, exit code).
+NGC_PORT_BASE=20000
+NGC_PORTS=20000
+NGC_PORT_TRIES=64
+ngc_port_listened() {  # ngc_port_listened PORT: a TCP socket of this host listens on PORT (/proc/net/tcp*, state 0A)
+  local hex
+  hex=$(printf '%04X' "$1")
+  cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -Eq "^ *[0-9]+: [0-9A-F]+:$hex [0-9A-F]+:[0-9A-F]+ 0A "
+}
+ngc_master_port() {  # the job id's port, or the next one no socket here listens on; none in NGC_PORT_TRIES: exit 1
+  local port=$(( NGC_PORT_BASE + ${SLURM_JOB_ID:-$$} % NGC_PORTS )) try
+  for (( try = 0; try < NGC_PORT_TRIES; try++ )); do
+    ngc_port_listened "$port" || { echo "$port"; return 0; }
+    port=$(( NGC_PORT_BASE + (port - NGC_PORT_BASE + 1) % NGC_PORTS ))
+  done
+  return 1
+}
 NGC_TASKS=$(( NGC_NODES * NGC_TASKS_PER_NODE ))
 NGC_MASTER=""
 if [ "$NGC_TASKS" -gt 1 ]; then
   NGC_MASTER_HOST=$(scontrol show hostnames "${SLURM_JOB_NODELIST:-}" 2>/dev/null | head -n1)
   [ "${SLURM_JOB_NUM_NODES:-1}" = 1 ] && NGC_MASTER_HOST=127.0.0.1
-  NGC_MASTER="${NGC_MASTER_HOST:-127.0.0.1}:$(( 20000 + ${SLURM_JOB_ID:-$$} % 20000 ))"
+  if ! NGC_MASTER_PORT=$(ngc_master_port); then
+    NGC_PORT_FIRST=$(( NGC_PORT_BASE + ${SLURM_JOB_ID:-$$} % NGC_PORTS ))
+    ngc_outcome "start-failed: no free port for the data-parallel master on $(hostname -s): $NGC_PORT_FIRST and" \
+      "the $(( NGC_PORT_TRIES - 1 )) ports after it are listened on; fix: free one, or submit the job again"
+    cat "$NGC_DIR/outcome" >&2
+    exit 75
+  fi
+  NGC_MASTER="${NGC_MASTER_HOST:-127.0.0.1}:$NGC_MASTER_PORT"
 fi
 
 ngc_tasks_step() {  # ngc_tasks_step NAME COMMAND...: ngc_step's record for a step of every task
@@ -146,11 +172,17 @@ ngc_ab_facts() {
   return 0
 }
 
-ngc_ab_step() {  # ngc_ab_step ROUND NAME ROOT COMMAND...: one run of the current image in an A/B round
-  local round=$1 name=$2 root=$3 start=${EPOCHREALTIME/[.,]/} rc
+ngc_ab_step() {  # ngc_ab_step ROUND NAME ROOT|tasks COMMAND...: one run of the current image in an A/B round
+  local round=$1 name=$2 root=$3 start=${EPOCHREALTIME/[.,]/} rc record
   shift 3
   echo "== $NGC_CELL: A/B $round $NGC_SIDE $name" >&2
-  ngc_run "$root" "ab-$round-$name" "$@"
+  if [ "$root" = tasks ]; then  # one container per task in one srun step, as the profile's own run (tasks.tsv)
+    record="$NGC_AB_DIR/$round/$NGC_SIDE/$name.tasks.tsv"
+    mkdir -p "${record%/*}" && : > "$record"
+    ngc_run_tasks "ab-$round-$name" "$record" "$@"
+  else
+    ngc_run "$root" "ab-$round-$name" "$@"
+  fi
   rc=$?
   NGC_CONTAINER=""
   NGC_CHILD=""
@@ -186,7 +218,12 @@ ngc_ab() {
       for i in "${!NGC_AB_NAMES[@]}"; do
         command=${NGC_AB_NAMES[$i]}
         declare -n ab_args="NGC_AB_ARGS_$i"
-        ngc_ab_step "$round" "$command" 0 "$command" --output "$where/$command" "${ab_args[@]}"
+        if [ "$NGC_TASKS" -gt 1 ]; then  # the same tasks as the profile's run: the rounds compare like with like
+          ngc_ab_step "$round" "$command" tasks "$command" --output "$where/$command/task-@TASK@" \
+            --nnodes "$NGC_TASKS" --master "$NGC_MASTER" "${ab_args[@]}"
+        else
+          ngc_ab_step "$round" "$command" 0 "$command" --output "$where/$command" "${ab_args[@]}"
+        fi
         unset -n ab_args
       done
     done
