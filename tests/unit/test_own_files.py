@@ -149,3 +149,25 @@ def test_the_validation_suite_refuses_a_verdict_naming_its_changed_check(image_h
     monkeypatch.setattr(sys, "argv", ["run.py", "--smoke"])
     assert run.main() == ExitCode.NOT_PROVEN
     assert f"NOT PROVEN: {check}: changed" in capsys.readouterr().err
+
+
+def test_a_hard_link_above_ours_is_judged_by_the_bytes_of_its_target() -> None:
+    """The target as a later layer wrote it, else as our record has it, else no bytes; a link written with or
+    without its leading slash names the same file; kind `file` is no symlink."""
+    above = object()  # the layer: _what reads only the entry
+    written = {"/Xopt/new": (["file", "NEW", ""], above)}
+    expected = {"/Xopt/new": "OLD", "/Xopt/kept": "KEPT"}
+    assert own_files._what("NEW", ["hardlink", "", "/Xopt/new"], written, expected) is None
+    assert own_files._what("NEW", ["hardlink", "", "Xopt/new"], written, expected) is None
+    assert own_files._what("KEPT", ["hardlink", "", "/Xopt/kept"], written, expected) is None
+    assert own_files._what("OLD", ["hardlink", "", "/Xopt/new"], written, expected) == \
+        "differs from our build's (sha256 NEW, recorded OLD)"
+    assert own_files._what("GONE", ["hardlink", "", "/Xopt/gone"], written, expected) == \
+        "differs from our build's (sha256 , recorded GONE)"
+    assert own_files._what("link:/Xopt/new", ["hardlink", "", "/Xopt/new"], written, expected) == \
+        "not the symlink to /Xopt/new our build made"
+    assert own_files._what("link:/opt/a", ["symlink", "", "/opt/a"], written, expected) is None
+    assert own_files._what("link:/opt/a", ["symlink", "", "/opt/b"], written, expected) == \
+        "not the symlink to /opt/a our build made"
+    assert own_files._what("KEPT", ["symlink", "", "/opt/b"], written, expected) == \
+        "a symlink to /opt/b where our build installed a file"
