@@ -104,6 +104,16 @@ EQUIVALENT: dict[str, str] = {
     **{f"ngc_paddle.release.ab.verdict.x_max_regression_pct__mutmut_{n}": "the 'cannot be loaded' branch: "
        "spec_from_file_location always gives a spec with a loader for a .py path, so it is never reached"
        for n in (18, 21)},
+    "ngc_paddle.scan.checks.accounts.x__crypt__mutmut_4": "every warning ignored, not only DeprecationWarning: the "
+                                                          "filter wraps only `import crypt`, whose one warning is that",
+    "ngc_paddle.scan.checks.accounts.x_sudo_rules__mutmut_11": "codec 'UTF-8' instead of 'utf-8': codec names are "
+                                                               "case-insensitive",
+    **{f"ngc_paddle.scan.checks.accounts.x_sudo_rules__mutmut_{n}": "'#include' no longer skipped: the comment strip "
+       "that follows removes a line starting '#i' whole" for n in (19, 20)},
+    **{f"ngc_paddle.scan.checks.own_files.x__what__mutmut_{n}": "a hard link's kind 'file' spelt otherwise: the kind "
+       "is only compared with 'symlink' after" for n in (13, 14)},
+    **{f"ngc_paddle.scan.checks.own_files.x__later__mutmut_{n}": "zip(strict=...) dropped or false: check() passes "
+       "the layers and the facts of one image, always as long" for n in (5, 8, 9)},
     "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
                                                        "of '': neither names a CUDA major",
 }

@@ -14,6 +14,8 @@ import benchmarks
 from ngc_common import image_paths, suite_record
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle.scan.checks import own_files
+from ngc_paddle.scan.findings import Finding
+from ngc_paddle.scan.source.inventory import record_hash
 from tests.unit.layer_tars import Member, facts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -171,3 +173,13 @@ def test_a_hard_link_above_ours_is_judged_by_the_bytes_of_its_target() -> None:
         "not the symlink to /opt/a our build made"
     assert own_files._what("KEPT", ["symlink", "", "/opt/b"], written, expected) == \
         "a symlink to /opt/b where our build installed a file"
+
+
+def test_a_file_changed_then_removed_above_ours_is_one_whole_removed_finding_and_links_keep_their_target() -> None:
+    gates = f"{HOME}/benchmarks/gates.yaml"
+    found = judge([Member(gates, b"rn50: {}\n")], [Member(f"{HOME}/benchmarks/.wh.gates.yaml", b"")]).findings
+    assert found == [Finding("integrity", "own-file-removed", "CRITICAL", f"removed from the image (recorded in "
+                             f"{image_paths.SUITE_RECORD} of layer 1 (suite)); decides trust: the project's own suite "
+                             "and gates", package=gates, installed="ngc-paddle suite", location="layer 3 (RUN step 1)",
+                             source="integrity")]
+    assert own_files._expected({"/a": "link:/b", "/c": "00ff"}) == {"/a": "link:/b", "/c": record_hash(b"\0\xff")}
