@@ -114,6 +114,10 @@ EQUIVALENT: dict[str, str] = {
        "is only compared with 'symlink' after" for n in (13, 14)},
     **{f"ngc_paddle.scan.checks.own_files.x__later__mutmut_{n}": "zip(strict=...) dropped or false: check() passes "
        "the layers and the facts of one image, always as long" for n in (5, 8, 9)},
+    "ngc_paddle.scan.checks.config_record.x__shown__mutmut_1": "_shown()'s default name 'XXXX' instead of '': its "
+                                                                "one caller always passes the field's name",
+    "ngc_paddle.scan.checks.own_files.x__later__mutmut_30": "a path written again after its whiteout kept among the "
+                                                            "removed: check() judges a written path before that",
     "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
                                                        "of '': neither names a CUDA major",
 }

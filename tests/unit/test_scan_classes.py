@@ -472,3 +472,28 @@ def test_each_special_file_outside_the_allowlist_is_a_whole_finding_and_each_all
         [], [Finding("world-writable", "world-writable-file", "HIGH", "world-writable file", package="/srv/w", **at)]]
     assert [(a.path, a.what, a.md5, a.where, a.layer) for a in allowed] == [
         ("/usr/bin/su", "setuid", "m", "layer 2 (x)", 2), ("/usr/bin/ping", "capability", "m", "layer 2 (x)", 2)]
+
+
+def test_a_known_fixture_key_is_a_low_whole_finding_and_an_unknown_key_a_critical_one() -> None:
+    rules = Policy(key_fixtures={"a" * 64: "a test key (/usr/x)"})
+    at = {"location": "layer 2 (x)", "source": "layers"}
+    assert [layer_checks._rule_findings("/usr/x/k.pem", "private-key", keys, "layer 2 (x)", rules)
+            for keys in (["a" * 64], ["a" * 64, "b" * 64])] == [
+        Finding("key-fixture", "private-key-fixture", "LOW", "known test key shipped by a package: a test key "
+                "(/usr/x)", package="/usr/x/k.pem", **at),
+        Finding("private-key", "private-key", "CRITICAL", "private key in a layer", package="/usr/x/k.pem", **at)]
+    assert [layer_checks._rule_findings("/x", rule, [], "layer 2 (x)", rules)
+            for rule in ("git-credentials", "stripe-publishable-token", "basic-auth")] == [
+        Finding("credential", "git-credentials", "CRITICAL", "git-credentials: a credential file holding a secret",
+                package="/x", **at),
+        Finding("credential", "stripe-publishable-token", "LOW", "stripe-publishable-token in a layer", package="/x",
+                **at),
+        Finding("credential", "basic-auth", "CRITICAL", "a base64 user:password (HTTP Basic credential)",
+                package="/x", **at)]
+
+
+def test_the_unpacking_budget_allows_exactly_its_limit() -> None:
+    budget = archives._Budget(deadline=float("inf"))
+    budget.spend(archives.MAX_EXPANDED)
+    with pytest.raises(archives.Bomb, match=r"^unpacks to more than 2048 MiB$"):
+        budget.spend(1)
