@@ -60,6 +60,10 @@ EQUIVALENT: dict[str, str] = {
     f"{_GATES}x_why_missing__mutmut_21": "get(parts[2], None) instead of {}: the node is used only if it is a mapping",
     f"{_GATES}x_why_missing__mutmut_23": "get(parts[2]) instead of get(parts[2], {}): the node is used only if it is "
                                          "a mapping",
+    f"{_GATES}x_regressions__mutmut_56": "load_differs '' instead of None before the peaks are compared: it is only "
+                                         "ever tested for truth",
+    f"{_GATES}x_regressions__mutmut_63": "peaks that differ by >= 15 % instead of > 15 %: no ratio of two floats is "
+                                         "exactly 0.15 from 1 (0.15 needs bits below the 2^-53 step of such ratios)",
     "benchmarks.harness.peaks.xǁPeaksǁrecheck__mutmut_38": "a kind the recheck lacks counts as 1.0 x devices "
                                                            "FLOP/s instead of 0.0: max() with the phase's own peak "
                                                            "(billions of FLOP/s) ignores both",

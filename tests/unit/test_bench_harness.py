@@ -604,7 +604,9 @@ def test_judge_passes_the_baseline_its_allowance_and_the_hardware_on() -> None:
     verdicts, outcome = acceptance_gates.judge(GATES, "other", None, results, {}, baseline, 20.0, "X", None)
     assert [(v.status, v.threshold) for v in verdicts] == [("PASS", 80.0)] and outcome.verdict == "PASS"
     verdicts, _outcome = acceptance_gates.judge(GATES, "other", None, results, {}, baseline, None, "Y", None)
-    assert [(v.gate, v.status) for v in verdicts] == [("regression vs baseline", "N/A")]
+    assert verdicts == [acceptance_gates.Verdict(
+        "regression vs baseline", "-", "N/A", None, None, "", "baseline", reason="the baseline ran on X, this run on "
+        "Y: not comparable; fix: pass a result.json of the same hardware profile")]
 
 
 def test_a_cpu_run_lacks_a_floor_only_where_its_kind_has_none() -> None:
@@ -622,3 +624,13 @@ def test_a_cpu_run_lacks_a_floor_only_where_its_kind_has_none() -> None:
 def test_only_numbers_are_flattened_and_a_key_keeps_its_letters() -> None:
     assert acceptance_gates._flatten({"a": {"b": 1, "X": 2.5, "c": "x", "d": True, "e": None}}) == \
         {"a.b": 1.0, "a.X": 2.5}
+
+
+def test_a_baseline_given_as_bare_results_is_compared_with_its_own_peak() -> None:
+    def run(ips: float, peak: float) -> dict:
+        return {"train": {"fp32": {"ips": ips}}, "peak": {"float32": {"peak_flops": peak}}}
+
+    same = acceptance_gates.regressions(run(90.0, 1e11), run(100.0, 1e11), 5)
+    assert [(v.metric, v.status) for v in same] == [("train.fp32.ips", "FAIL")]
+    busier = {v.metric: v.status for v in acceptance_gates.regressions(run(90.0, 2e11), run(100.0, 1e11), 5)}
+    assert busier == {"train.fp32.ips": "N/A"}
