@@ -634,3 +634,5 @@ def test_a_baseline_given_as_bare_results_is_compared_with_its_own_peak() -> Non
     assert [(v.metric, v.status) for v in same] == [("train.fp32.ips", "FAIL")]
     busier = {v.metric: v.status for v in acceptance_gates.regressions(run(90.0, 2e11), run(100.0, 1e11), 5)}
     assert busier == {"train.fp32.ips": "N/A"}
+    new = acceptance_gates.regressions({**run(90.0, 1e11), "infer": {"ips": 5.0}}, run(100.0, 1e11), 5)
+    assert [v.metric for v in new] == ["train.fp32.ips"]  # a figure the baseline lacks compares with nothing
