@@ -262,3 +262,16 @@ def test_bench_compare_on_a_gpu_host_and_a_job_that_never_reached_the_ab(tmp_pat
     assert isinstance(lost, CompareNotProven)
     assert str(lost).startswith(f"A/B of {CANDIDATE} vs {REFERENCE} NOT RUN: the job did not reach the A/B: "
                                 f"start-failed: cannot get {gone}"), lost
+
+
+def test_the_notes_table_is_whole_and_apart_from_the_verdict_line() -> None:
+    """Markdown renders a table only after a blank line; a failed verdict lists its reasons below it."""
+    summary = {"verdict": "FAIL", "rounds": 6, "threshold_pct": 5.0, "candidate": {"name": "new:26.12"},
+               "reference": {"name": "old:26.11", "id": "sha256:1"}, "reasons": ["infer slower by 9 %"],
+               "metrics": [{"label": "infer", "candidate": 91.0, "reference": 100.0, "unit": "img/s", "ratio": 0.91,
+                            "low": 0.88, "high": 0.94, "status": "FAIL"}]}
+    assert ab_report.notes_table(summary) == [
+        "- verdict: **FAIL** (6 rounds interleaved on one node, threshold 5 %); this month: new:26.12; last month: "
+        "old:26.11 (sha256:1)", "", "| metric | this month | last month | ratio | 95 % CI | verdict |",
+        "| --- | ---: | ---: | ---: | --- | --- |", "| infer | 91 img/s | 100 img/s | 0.910 | [0.880, 0.940] | FAIL |",
+        "", "- infer slower by 9 %"]
