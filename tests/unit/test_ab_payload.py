@@ -275,3 +275,7 @@ def test_the_notes_table_is_whole_and_apart_from_the_verdict_line() -> None:
         "old:26.11 (sha256:1)", "", "| metric | this month | last month | ratio | 95 % CI | verdict |",
         "| --- | ---: | ---: | ---: | --- | --- |", "| infer | 91 img/s | 100 img/s | 0.910 | [0.880, 0.940] | FAIL |",
         "", "- infer slower by 9 %"]
+    passed = {**summary, "verdict": "PASS", "reasons": ["kept out"]}
+    assert ab_report.notes_table(passed)[-1] == "| infer | 91 img/s | 100 img/s | 0.910 | [0.880, 0.940] | FAIL |"
+    many = {**summary, "reasons": [f"reason {n}" for n in range(8)]}
+    assert ab_report.notes_table(many)[-6:] == [f"- reason {n}" for n in range(6)]
