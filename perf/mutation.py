@@ -122,6 +122,8 @@ EQUIVALENT: dict[str, str] = {
                                                                 "one caller always passes the field's name",
     "ngc_paddle.scan.checks.own_files.x__later__mutmut_30": "a path written again after its whiteout kept among the "
                                                             "removed: check() judges a written path before that",
+    **{f"ngc_paddle.release.ab.ab_report.x_unpullable__mutmut_{n}": "the registry split off with maxsplit 2 or "
+       "none: the first part before '/' is the same" for n in (22, 25)},
     "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
                                                        "of '': neither names a CUDA major",
 }

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.release.ab import ab_report, plan, rounds
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.release.ab import ab_report, compare, plan, rounds
 from ngc_paddle.release.fleet.payload import JobSpec, write
 
 CANDIDATE = "127.0.0.1:5019/ngc-paddle@sha256:" + "ab" * 32
@@ -279,3 +280,20 @@ def test_the_notes_table_is_whole_and_apart_from_the_verdict_line() -> None:
     assert ab_report.notes_table(passed)[-1] == "| infer | 91 img/s | 100 img/s | 0.910 | [0.880, 0.940] | FAIL |"
     many = {**summary, "reasons": [f"reason {n}" for n in range(8)]}
     assert ab_report.notes_table(many)[-6:] == [f"- reason {n}" for n in range(6)]
+
+
+def test_an_unpullable_reference_names_its_registry_and_the_fix() -> None:
+    fix = ("or push it there again), or name another with --reference [FLAVOR=]IMAGE@DIGEST, or --accept-unproven "
+           "REASON")
+    assert ab_report.unpullable("reference-failed: cannot get reg.example:5000/team/paddle:26.11: denied") == (
+        "the reference reg.example:5000/team/paddle:26.11 cannot be pulled here (denied); fix: make it pullable "
+        f"(docker login reg.example:5000, {fix}")
+    assert ab_report.unpullable("reference-failed: cannot get paddle:26.11-X:") == (
+        "the reference paddle:26.11-X cannot be pulled here (no reason given); fix: make it pullable (docker login "
+        f"its registry, {fix}")
+
+
+def test_the_default_reference_needs_both_labels_of_the_candidate(monkeypatch) -> None:
+    monkeypatch.setattr(compare.engine, "image_labels", lambda _image: {"ngc-paddle.release": "26.12"})
+    with pytest.raises(NgcPaddleError, match="has no ngc-paddle.release/ngc-paddle.flavor labels"):
+        compare.default_reference(Path("."), "candidate:1", "reg.example")
