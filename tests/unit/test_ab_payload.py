@@ -295,5 +295,5 @@ def test_an_unpullable_reference_names_its_registry_and_the_fix() -> None:
 
 def test_the_default_reference_needs_both_labels_of_the_candidate(monkeypatch) -> None:
     monkeypatch.setattr(compare.engine, "image_labels", lambda _image: {"ngc-paddle.release": "26.12"})
-    with pytest.raises(NgcPaddleError, match="has no ngc-paddle.release/ngc-paddle.flavor labels"):
+    with pytest.raises(NgcPaddleError, match=r"has no ngc-paddle\.release/ngc-paddle\.flavor labels"):
         compare.default_reference(Path("."), "candidate:1", "reg.example")
