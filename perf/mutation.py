@@ -124,6 +124,8 @@ EQUIVALENT: dict[str, str] = {
                                                             "removed: check() judges a written path before that",
     **{f"ngc_paddle.release.ab.ab_report.x_unpullable__mutmut_{n}": "the registry split off with maxsplit 2 or "
        "none: the first part before '/' is the same" for n in (22, 25)},
+    "ngc_paddle.release.ab.gate_without_floor.x_decide__mutmut_30": "the reasons joined with another separator: "
+                                                                    "at most one reason is joined",
     "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
                                                        "of '': neither names a CUDA major",
 }
