@@ -60,6 +60,10 @@ EQUIVALENT: dict[str, str] = {
     f"{_GATES}x_why_missing__mutmut_21": "get(parts[2], None) instead of {}: the node is used only if it is a mapping",
     f"{_GATES}x_why_missing__mutmut_23": "get(parts[2]) instead of get(parts[2], {}): the node is used only if it is "
                                          "a mapping",
+    f"{_GATES}x_regressions__mutmut_56": "load_differs '' instead of None before the peaks are compared: it is only "
+                                         "ever tested for truth",
+    f"{_GATES}x_regressions__mutmut_63": "peaks that differ by >= 15 % instead of > 15 %: no ratio of two floats is "
+                                         "exactly 0.15 from 1 (0.15 needs bits below the 2^-53 step of such ratios)",
     "benchmarks.harness.peaks.xǁPeaksǁrecheck__mutmut_38": "a kind the recheck lacks counts as 1.0 x devices "
                                                            "FLOP/s instead of 0.0: max() with the phase's own peak "
                                                            "(billions of FLOP/s) ignores both",
@@ -104,6 +108,24 @@ EQUIVALENT: dict[str, str] = {
     **{f"ngc_paddle.release.ab.verdict.x_max_regression_pct__mutmut_{n}": "the 'cannot be loaded' branch: "
        "spec_from_file_location always gives a spec with a loader for a .py path, so it is never reached"
        for n in (18, 21)},
+    "ngc_paddle.scan.checks.accounts.x__crypt__mutmut_4": "every warning ignored, not only DeprecationWarning: the "
+                                                          "filter wraps only `import crypt`, whose one warning is that",
+    "ngc_paddle.scan.checks.accounts.x_sudo_rules__mutmut_11": "codec 'UTF-8' instead of 'utf-8': codec names are "
+                                                               "case-insensitive",
+    **{f"ngc_paddle.scan.checks.accounts.x_sudo_rules__mutmut_{n}": "'#include' no longer skipped: the comment strip "
+       "that follows removes a line starting '#i' whole" for n in (19, 20)},
+    **{f"ngc_paddle.scan.checks.own_files.x__what__mutmut_{n}": "a hard link's kind 'file' spelt otherwise: the kind "
+       "is only compared with 'symlink' after" for n in (13, 14)},
+    **{f"ngc_paddle.scan.checks.own_files.x__later__mutmut_{n}": "zip(strict=...) dropped or false: check() passes "
+       "the layers and the facts of one image, always as long" for n in (5, 8, 9)},
+    "ngc_paddle.scan.checks.config_record.x__shown__mutmut_1": "_shown()'s default name 'XXXX' instead of '': its "
+                                                                "one caller always passes the field's name",
+    "ngc_paddle.scan.checks.own_files.x__later__mutmut_30": "a path written again after its whiteout kept among the "
+                                                            "removed: check() judges a written path before that",
+    **{f"ngc_paddle.release.ab.ab_report.x_unpullable__mutmut_{n}": "the registry split off with maxsplit 2 or "
+       "none: the first part before '/' is the same" for n in (22, 25)},
+    "ngc_paddle.release.ab.gate_without_floor.x_decide__mutmut_30": "the reasons joined with another separator: "
+                                                                    "at most one reason is joined",
     "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
                                                        "of '': neither names a CUDA major",
 }

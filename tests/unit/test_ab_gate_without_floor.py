@@ -178,3 +178,10 @@ def test_the_ab_reason_is_exact_worst_first_and_counts_what_it_leaves_out() -> N
         "NOT PROVEN", f"{head}, and the A/B is NOT RUN: the reference image could not be pulled")
     assert gate_without_floor.decide("bench-rn50", KIND, {"verdict": "NOT RUN"}, "") == (
         "NOT PROVEN", f"{head}, and the A/B is NOT RUN: it measured no figure of bench-rn50")
+
+
+def test_the_reference_is_named_by_its_name_else_its_image_cut_at_120() -> None:
+    assert gate_without_floor._reference({"reference": {"image": "r/x"}}) == "r/x"
+    assert gate_without_floor._reference({"reference": {"name": "n", "image": "r/x"}}) == "n"
+    assert gate_without_floor._reference({}) == "the reference"
+    assert gate_without_floor._reference({"reference": {"image": "r" * 200}}) == "r" * 120

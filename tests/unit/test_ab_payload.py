@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.release.ab import ab_report, plan, rounds
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.release.ab import ab_report, compare, plan, rounds
 from ngc_paddle.release.fleet.payload import JobSpec, write
 
 CANDIDATE = "127.0.0.1:5019/ngc-paddle@sha256:" + "ab" * 32
@@ -262,3 +263,37 @@ def test_bench_compare_on_a_gpu_host_and_a_job_that_never_reached_the_ab(tmp_pat
     assert isinstance(lost, CompareNotProven)
     assert str(lost).startswith(f"A/B of {CANDIDATE} vs {REFERENCE} NOT RUN: the job did not reach the A/B: "
                                 f"start-failed: cannot get {gone}"), lost
+
+
+def test_the_notes_table_is_whole_and_apart_from_the_verdict_line() -> None:
+    """Markdown renders a table only after a blank line; a failed verdict lists its reasons below it."""
+    summary = {"verdict": "FAIL", "rounds": 6, "threshold_pct": 5.0, "candidate": {"name": "new:26.12"},
+               "reference": {"name": "old:26.11", "id": "sha256:1"}, "reasons": ["infer slower by 9 %"],
+               "metrics": [{"label": "infer", "candidate": 91.0, "reference": 100.0, "unit": "img/s", "ratio": 0.91,
+                            "low": 0.88, "high": 0.94, "status": "FAIL"}]}
+    assert ab_report.notes_table(summary) == [
+        "- verdict: **FAIL** (6 rounds interleaved on one node, threshold 5 %); this month: new:26.12; last month: "
+        "old:26.11 (sha256:1)", "", "| metric | this month | last month | ratio | 95 % CI | verdict |",
+        "| --- | ---: | ---: | ---: | --- | --- |", "| infer | 91 img/s | 100 img/s | 0.910 | [0.880, 0.940] | FAIL |",
+        "", "- infer slower by 9 %"]
+    passed = {**summary, "verdict": "PASS", "reasons": ["kept out"]}
+    assert ab_report.notes_table(passed)[-1] == "| infer | 91 img/s | 100 img/s | 0.910 | [0.880, 0.940] | FAIL |"
+    many = {**summary, "reasons": [f"reason {n}" for n in range(8)]}
+    assert ab_report.notes_table(many)[-6:] == [f"- reason {n}" for n in range(6)]
+
+
+def test_an_unpullable_reference_names_its_registry_and_the_fix() -> None:
+    fix = ("or push it there again), or name another with --reference [FLAVOR=]IMAGE@DIGEST, or --accept-unproven "
+           "REASON")
+    assert ab_report.unpullable("reference-failed: cannot get reg.example:5000/team/paddle:26.11: denied") == (
+        "the reference reg.example:5000/team/paddle:26.11 cannot be pulled here (denied); fix: make it pullable "
+        f"(docker login reg.example:5000, {fix}")
+    assert ab_report.unpullable("reference-failed: cannot get paddle:26.11-X:") == (
+        "the reference paddle:26.11-X cannot be pulled here (no reason given); fix: make it pullable (docker login "
+        f"its registry, {fix}")
+
+
+def test_the_default_reference_needs_both_labels_of_the_candidate(monkeypatch) -> None:
+    monkeypatch.setattr(compare.engine, "image_labels", lambda _image: {"ngc-paddle.release": "26.12"})
+    with pytest.raises(NgcPaddleError, match=r"has no ngc-paddle\.release/ngc-paddle\.flavor labels"):
+        compare.default_reference(Path("."), "candidate:1", "reg.example")

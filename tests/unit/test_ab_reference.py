@@ -11,7 +11,7 @@ import pytest
 from ngc_paddle import cli
 from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.manifest import load_manifest
-from ngc_paddle.release.ab import compare
+from ngc_paddle.release.ab import compare, reference
 from ngc_paddle.release.ab.reference import previous_image
 from ngc_paddle.release.state_file import State
 
@@ -110,3 +110,18 @@ def test_bench_compare_whose_job_never_reached_the_ab_is_not_proven_saying_why(t
 def test_bench_compare_whose_job_left_no_outcome_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
     code = compare_with_a_job_that_stops(tmp_path, monkeypatch, None)
     assert code == 3 and "the job did not reach the A/B: no outcome written" in capsys.readouterr().err
+
+
+def test_only_a_passed_push_of_the_flavor_in_the_state_gives_the_digest(tmp_path: Path) -> None:
+    state = State(tmp_path / "build" / "release" / "23.01" / "state.json")
+    state.record("gpu", "push", "k", "failed", "x", digest=DIGEST)
+    assert reference._digest(tmp_path, "23.01", "gpu") is None  # a failed push's digest is no release's
+    assert reference._digest(tmp_path, "23.01", "cpu") is None  # a flavor the state lacks
+
+
+def test_the_default_reference_is_the_release_before_the_candidates_own(monkeypatch) -> None:
+    monkeypatch.setattr(compare.engine, "image_labels",
+                        lambda ref: {"ngc-paddle.release": "23.01", "ngc-paddle.flavor": "gpu"})
+    with pytest.raises(compare.NgcPaddleError,
+                       match=r"no release before 23\.01 in releases/: the first release of gpu;"):
+        compare.default_reference(REPO, "old:1", "reg:5000")

@@ -584,3 +584,55 @@ def test_a_probe_asks_for_the_runs_device_dtype_repeats_and_threads_and_logs_eac
     assert logged == [("peak probe float32 (train)", {"paddle": 5e9, "cublas": "not available"})]
     Peaks("gpu", world=1, repeats=2).probe("float16", "infer", lambda *a: None)
     assert calls[-1] == ("gpu", "float16", 2, 1)  # one thread unless told
+
+
+def test_profiles_and_data_sheet_peaks_where_the_gates_file_lacks_a_part() -> None:
+    """No profiles, a profile without peaks, amp-o2 as fp16, a precision looked up under its own name."""
+    assert acceptance_gates.detect_profile({}, ["NVIDIA A100-SXM4-80GB"]) is None
+    bare = {"profiles": [{"name": "x", "match": "x"}, {"name": "y", "match": "y", "peak_tflops": {"bf16": 5}}]}
+    assert acceptance_gates.datasheet_tflops(bare, "x", "fp32") is None
+    assert acceptance_gates.datasheet_tflops(bare, "y", "bf16") == 5
+    assert acceptance_gates.datasheet_tflops(acceptance_gates.load(), "A100-80GB", "amp-o2") == 312
+
+
+def test_judge_passes_the_baseline_its_allowance_and_the_hardware_on() -> None:
+    results = {"train": {"fp32": {"ips": 90.0}}}
+    baseline = {"results": {"train": {"fp32": {"ips": 100.0}}}, "environment": {"hardware": "X"}}
+    verdicts, outcome = acceptance_gates.judge(GATES, "other", None, results, {}, baseline, None, "X", None)
+    assert [(v.metric, v.status, v.threshold) for v in verdicts] == [("train.fp32.ips", "FAIL", 95.0)]
+    assert outcome.verdict == "FAIL"
+    verdicts, outcome = acceptance_gates.judge(GATES, "other", None, results, {}, baseline, 20.0, "X", None)
+    assert [(v.status, v.threshold) for v in verdicts] == [("PASS", 80.0)] and outcome.verdict == "PASS"
+    verdicts, _outcome = acceptance_gates.judge(GATES, "other", None, results, {}, baseline, None, "Y", None)
+    assert verdicts == [acceptance_gates.Verdict(
+        "regression vs baseline", "-", "N/A", None, None, "", "baseline", reason="the baseline ran on X, this run on "
+        "Y: not comparable; fix: pass a result.json of the same hardware profile")]
+
+
+def test_a_cpu_run_lacks_a_floor_only_where_its_kind_has_none() -> None:
+    gates = {"models": {"m": {"cpu": [{"name": "a", "metric": "x", "min": 1, "when": {"cpu_kind": "avx512"}},
+                                      {"name": "b", "metric": "y", "min": 1}]}}}
+    assert acceptance_gates.unfloored_cpu(gates, "m", "cpu", {"cpu_kind": "avx2"}) == (
+        "no CPU efficiency floor for this CPU kind (avx2; gates.yaml has floors for avx512): the figures are "
+        "reported, not gated; the A/B gate against the previous release decides here (ngc-paddle bench-compare)")
+    assert acceptance_gates.unfloored_cpu(gates, "m", "cpu", {"cpu_kind": "avx512"}) is None
+    assert acceptance_gates.unfloored_cpu(gates, "m", "A100-80GB", {"cpu_kind": "avx2"}) is None
+    assert acceptance_gates.unfloored_cpu(gates, "other", "cpu", {"cpu_kind": "avx2"}) is None
+    assert acceptance_gates.unfloored_cpu({}, "m", "cpu", {"cpu_kind": "avx2"}) is None
+
+
+def test_only_numbers_are_flattened_and_a_key_keeps_its_letters() -> None:
+    assert acceptance_gates._flatten({"a": {"b": 1, "X": 2.5, "c": "x", "d": True, "e": None}}) == \
+        {"a.b": 1.0, "a.X": 2.5}
+
+
+def test_a_baseline_given_as_bare_results_is_compared_with_its_own_peak() -> None:
+    def run(ips: float, peak: float) -> dict:
+        return {"train": {"fp32": {"ips": ips}}, "peak": {"float32": {"peak_flops": peak}}}
+
+    same = acceptance_gates.regressions(run(90.0, 1e11), run(100.0, 1e11), 5)
+    assert [(v.metric, v.status) for v in same] == [("train.fp32.ips", "FAIL")]
+    busier = {v.metric: v.status for v in acceptance_gates.regressions(run(90.0, 2e11), run(100.0, 1e11), 5)}
+    assert busier == {"train.fp32.ips": "N/A"}
+    new = acceptance_gates.regressions({**run(90.0, 1e11), "infer": {"ips": 5.0}}, run(100.0, 1e11), 5)
+    assert [v.metric for v in new] == ["train.fp32.ips"]  # a figure the baseline lacks compares with nothing

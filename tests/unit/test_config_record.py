@@ -11,6 +11,7 @@ import pytest
 from ngc_paddle.image_build.build_report import LayerResult
 from ngc_paddle.scan import policy
 from ngc_paddle.scan.checks import config_record
+from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.source import own_layers
 from ngc_paddle.scan.source.image_release import ImageRelease
 from ngc_paddle.scan.source.saved_image import image_layers
@@ -138,3 +139,22 @@ def test_without_a_recorded_config_the_layer_images_on_this_engine_give_it(tmp_p
     found = own_layers.attribute(layers, LABELS, tmp_path, ImageRelease(FLAVOR),
                                  inspect=lambda refs: {r: infos[r] for r in refs if r in infos})
     assert found.ours == 6 and found.config == {"User": FLAVOR.layer_tags["suite"]}
+
+
+def test_each_finding_is_whole_a_secret_named_value_is_shown_by_length_and_a_long_one_is_cut() -> None:
+    """Every field of a finding, trusted or not; an empty value is not set; a list of Labels is no entry."""
+    found = config_record.compare(changed(User="0", WorkingDir="/srv"), OURS)
+    assert found == [
+        Finding("config", "config-changed", "CRITICAL", 'User is "0"; our build\'s was "1000:1000"; decides trust: '
+                "what runs", package="User", installed='"0"', location="image config", source="config"),
+        Finding("config-other", "config-changed", "LOW", 'WorkingDir is "/srv"; our build\'s was "/workspace"',
+                package="WorkingDir", installed='"/srv"', location="image config", source="config")]
+    assert config_record.compare({**OURS, "User": ""}, {**OURS, "User": None}) == []
+    assert config_record.compare({**OURS, "Labels": ["a=b"]}, {**OURS, "Labels": None}) == []
+    assert config_record.compare(changed(Env=env("FOO", "A=b=c")), changed(Env=env("FOO=", "A=b=c"))) == []
+    assert [(f.package, f.installed) for f in config_record.compare(changed(Env=env("A=b=c")), changed(
+        Env=env("A=b")))] == [("Env A", '"b=c"')]
+    secret = config_record.compare(changed(Env=env("API_TOKEN=abc")), OURS)[0]
+    assert secret.installed == "a value of 3 characters (not shown: it looks secret)"
+    long = config_record.compare(changed(WorkingDir="/" + "a" * 300), OURS)[0]
+    assert long.installed == json.dumps("/" + "a" * 300)[:200]

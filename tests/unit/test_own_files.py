@@ -14,6 +14,8 @@ import benchmarks
 from ngc_common import image_paths, suite_record
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle.scan.checks import own_files
+from ngc_paddle.scan.findings import Finding
+from ngc_paddle.scan.source.inventory import record_hash
 from tests.unit.layer_tars import Member, facts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -149,3 +151,35 @@ def test_the_validation_suite_refuses_a_verdict_naming_its_changed_check(image_h
     monkeypatch.setattr(sys, "argv", ["run.py", "--smoke"])
     assert run.main() == ExitCode.NOT_PROVEN
     assert f"NOT PROVEN: {check}: changed" in capsys.readouterr().err
+
+
+def test_a_hard_link_above_ours_is_judged_by_the_bytes_of_its_target() -> None:
+    """The target as a later layer wrote it, else as our record has it, else no bytes; a link written with or
+    without its leading slash names the same file; kind `file` is no symlink."""
+    above = object()  # the layer: _what reads only the entry
+    written = {"/Xopt/new": (["file", "NEW", ""], above)}
+    expected = {"/Xopt/new": "OLD", "/Xopt/kept": "KEPT"}
+    assert own_files._what("NEW", ["hardlink", "", "/Xopt/new"], written, expected) is None
+    assert own_files._what("NEW", ["hardlink", "", "Xopt/new"], written, expected) is None
+    assert own_files._what("KEPT", ["hardlink", "", "/Xopt/kept"], written, expected) is None
+    assert own_files._what("OLD", ["hardlink", "", "/Xopt/new"], written, expected) == \
+        "differs from our build's (sha256 NEW, recorded OLD)"
+    assert own_files._what("GONE", ["hardlink", "", "/Xopt/gone"], written, expected) == \
+        "differs from our build's (sha256 , recorded GONE)"
+    assert own_files._what("link:/Xopt/new", ["hardlink", "", "/Xopt/new"], written, expected) == \
+        "not the symlink to /Xopt/new our build made"
+    assert own_files._what("link:/opt/a", ["symlink", "", "/opt/a"], written, expected) is None
+    assert own_files._what("link:/opt/a", ["symlink", "", "/opt/b"], written, expected) == \
+        "not the symlink to /opt/a our build made"
+    assert own_files._what("KEPT", ["symlink", "", "/opt/b"], written, expected) == \
+        "a symlink to /opt/b where our build installed a file"
+
+
+def test_a_file_changed_then_removed_above_ours_is_one_whole_removed_finding_and_links_keep_their_target() -> None:
+    gates = f"{HOME}/benchmarks/gates.yaml"
+    found = judge([Member(gates, b"rn50: {}\n")], [Member(f"{HOME}/benchmarks/.wh.gates.yaml", b"")]).findings
+    assert found == [Finding("integrity", "own-file-removed", "CRITICAL", f"removed from the image (recorded in "
+                             f"{image_paths.SUITE_RECORD} of layer 1 (suite)); decides trust: the project's own suite "
+                             "and gates", package=gates, installed="ngc-paddle suite", location="layer 3 (RUN step 1)",
+                             source="integrity")]
+    assert own_files._expected({"/a": "link:/b", "/c": "00ff"}) == {"/a": "link:/b", "/c": record_hash(b"\0\xff")}

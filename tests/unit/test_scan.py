@@ -104,6 +104,8 @@ def test_threshold_unfixed_and_always_blocking_kinds(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("text, needle", [
     ("allowlist:\n  - {id: X, package: p, justification: j, expires: 31/01/2027}\n", "is not a date"),
+    ("allowlist:\n  - {id: X, package: p, justification: j, expires: 2027-01-31 10:00:00}\n", "is a date-time"),
+    ("allowlist:\n  - {id: X, package: p, justification: j, expires: 20270131}\n", "20270131 is not a date"),
     ("allowlist:\n  - {id: X, package: p, expires: 2027-01-31}\n", "allowlist.0.justification: required key"),
     ("severity_threshold: SEVERE\n", "severity_threshold: Input should be 'UNKNOWN', 'LOW',"),
     ("treshold: HIGH\n", "policy.yaml: treshold: unknown key; fix: remove it"),

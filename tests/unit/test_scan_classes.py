@@ -9,7 +9,9 @@ import io
 import json
 import marshal
 import subprocess
+import sys
 import tarfile
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -19,8 +21,9 @@ from ngc_common import secret_patterns as patterns
 from ngc_paddle.lock.lock_file import read_lock
 from ngc_paddle.manifest.schema import RuntimeUser
 from ngc_paddle.scan import gate
-from ngc_paddle.scan.checks import accounts, archives, drift, hooks, image_checks, layer_checks
+from ngc_paddle.scan.checks import accounts, archives, capabilities, drift, hooks, image_checks, layer_checks
 from ngc_paddle.scan.checks.layer_cache import LayerCache
+from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.policy import Policy, load
 from ngc_paddle.scan.source.inventory import Package
 from ngc_paddle.scan.vulnerabilities import scanners
@@ -422,3 +425,88 @@ def test_the_layer_cache_key_covers_every_module_the_layer_facts_import() -> Non
     sources = {str(p) for p in layer_cache.fact_sources()}
     assert {"dpkg_status.py", "layer_facts.py", "secret_patterns.py"} <= {p.rsplit("/", 1)[1] for p in sources}
     assert set(loaded) - sources == set()
+
+
+# crypt(3) hashes of "root" (rounds over the limit, and at it), of a word no default is, of the account's name
+COSTLY_ROOT = ("$6$rounds=100001$salt$I4RLrZUYVzu4VLYhBAakiCu.l7nX77m9T2496Cw1xQQX0r3QS6INNHON5jOHxv8PeCM840dgMKM."
+               "VBFlxRWqW/")
+AT_LIMIT_ROOT = "$5$rounds=100000$salt$cAnNUJGaoU4z5ALSwkkhFEenPZrUukTUXLM28hnP79/"
+NOT_DEFAULT = "$6$salt$MupegL8/FWKuwlcJqw0uK8/22jNXfQbv53TPOhTOdAIx4AFaW4cfDQ9WCOySpWAMWd1m3VoclHlsj/G36ewxY1"
+OWN_NAME = "$6$salt$IzGBBAt0SXFcyf9Mqcc/DYCXNIJhn8VZYvHJAama679HsItfheCJGEz9P3OYDtJNPbZfWo3HwF4aYeM2pK9VV."
+
+
+def test_default_passwords_are_tried_only_where_the_hash_is_cheap_and_only_a_match_is_a_finding(monkeypatch) -> None:
+    """rounds over 100000 are not tried; the account's own name is a default; a hash crypt refuses is no match."""
+    shadow = "".join(f"{name}:{value}:19000::::::\n" for name, value in (
+        ("costly", COSTLY_ROOT), ("limit", AT_LIMIT_ROOT), ("strong", NOT_DEFAULT), ("mallory", OWN_NAME),
+        ("broken", "$6$sa\0lt$x")))
+    monkeypatch.delitem(sys.modules, "crypt", raising=False)  # its import warns: the check keeps that quiet
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = accounts.check(_files(shadow=(shadow.encode(), 0o100640)))
+    assert caught == []
+    assert found == [
+        Finding("privilege", "default-password", "CRITICAL", "account limit has a known default password (ro...)",
+                package="/etc/shadow", installed="limit", location="layer 1 (x)", source="accounts"),
+        Finding("privilege", "default-password", "CRITICAL", "account mallory has a known default password (ma...)",
+                package="/etc/shadow", installed="mallory", location="layer 1 (x)", source="accounts")]
+
+
+def test_sudo_rules_join_continuations_drop_includes_and_comments_and_keep_uids() -> None:
+    content = (b"@include /etc/NOPASSWD.conf\n#include /etc/sudoers.NOPASSWD\nDefaults\t!authenticate\n"
+               b"ci ALL=(ALL) ALL # NOPASSWD: a comment\npaddle ALL=(ALL) NOPASSWD: ALL # ci\n"
+               b"#1000 ALL=(ALL) \\\n   NOPASSWD: /bin/ls\n\xff ALL = NOPASSWD: ALL\n")
+    assert accounts.sudo_rules(content) == ["Defaults !authenticate", "paddle ALL=(ALL) NOPASSWD: ALL",
+                                            "#1000 ALL=(ALL) NOPASSWD: /bin/ls", "\ufffd ALL = NOPASSWD: ALL"]
+
+
+def test_each_special_file_outside_the_allowlist_is_a_whole_finding_and_each_allowed_one_is_kept() -> None:
+    """setuid, setgid, capabilities (=p, =ep, beyond the allowed) and a world-writable file; allowed ones are kept
+    for the check of their package's md5sums."""
+    def caps(*names: str, effective: bool = True) -> str:
+        return capabilities.encode(list(names), effective).hex()
+
+    rules = Policy(setuid_allowed={"/usr/bin/su"}, capabilities_allowed={"/usr/bin/ping": {"cap_net_raw"}})
+    allowed: list = []
+    files = (("/srv/x", 0o104755, ""), ("/srv/y", 0o102755, ""), ("/usr/bin/su", 0o104755, ""),
+             ("/srv/p", 0o100755, caps("cap_net_raw", "cap_chown", effective=False)),
+             ("/usr/bin/ping", 0o100755, caps("cap_net_raw", "cap_net_admin")),
+             ("/usr/bin/ping", 0o100755, caps("cap_net_raw")), ("/srv/w", 0o100666, ""))
+    found = [layer_checks._special({"path": p, "type": "file", "mode": m, "caps": c, "md5": "m"}, "layer 2 (x)", 2,
+                                   rules, allowed) for p, m, c in files]
+    at = {"location": "layer 2 (x)", "source": "layers"}
+    assert found == [
+        [Finding("setuid", "setuid-file", "HIGH", "setuid file not in the allowlist", package="/srv/x", **at)],
+        [Finding("setuid", "setgid-file", "HIGH", "setgid file not in the allowlist", package="/srv/y", **at)], [],
+        [Finding("capability", "file-capability", "CRITICAL", "file capabilities cap_chown,cap_net_raw=p not in the "
+                 "allowlist", package="/srv/p", installed="cap_chown,cap_net_raw=p", **at)],
+        [Finding("capability", "file-capability", "CRITICAL", "file capabilities cap_net_admin,cap_net_raw=ep beyond "
+                 "the allowed cap_net_raw", package="/usr/bin/ping", installed="cap_net_admin,cap_net_raw=ep", **at)],
+        [], [Finding("world-writable", "world-writable-file", "HIGH", "world-writable file", package="/srv/w", **at)]]
+    assert [(a.path, a.what, a.md5, a.where, a.layer) for a in allowed] == [
+        ("/usr/bin/su", "setuid", "m", "layer 2 (x)", 2), ("/usr/bin/ping", "capability", "m", "layer 2 (x)", 2)]
+
+
+def test_a_known_fixture_key_is_a_low_whole_finding_and_an_unknown_key_a_critical_one() -> None:
+    rules = Policy(key_fixtures={"a" * 64: "a test key (/usr/x)"})
+    at = {"location": "layer 2 (x)", "source": "layers"}
+    assert [layer_checks._rule_findings("/usr/x/k.pem", "private-key", keys, "layer 2 (x)", rules)
+            for keys in (["a" * 64], ["a" * 64, "b" * 64])] == [
+        Finding("key-fixture", "private-key-fixture", "LOW", "known test key shipped by a package: a test key "
+                "(/usr/x)", package="/usr/x/k.pem", **at),
+        Finding("private-key", "private-key", "CRITICAL", "private key in a layer", package="/usr/x/k.pem", **at)]
+    assert [layer_checks._rule_findings("/x", rule, [], "layer 2 (x)", rules)
+            for rule in ("git-credentials", "stripe-publishable-token", "basic-auth")] == [
+        Finding("credential", "git-credentials", "CRITICAL", "git-credentials: a credential file holding a secret",
+                package="/x", **at),
+        Finding("credential", "stripe-publishable-token", "LOW", "stripe-publishable-token in a layer", package="/x",
+                **at),
+        Finding("credential", "basic-auth", "CRITICAL", "a base64 user:password (HTTP Basic credential)",
+                package="/x", **at)]
+
+
+def test_the_unpacking_budget_allows_exactly_its_limit() -> None:
+    budget = archives._Budget(deadline=float("inf"))
+    budget.spend(archives.MAX_EXPANDED)
+    with pytest.raises(archives.Bomb, match=r"^unpacks to more than 2048 MiB$"):
+        budget.spend(1)
