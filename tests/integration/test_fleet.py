@@ -393,3 +393,48 @@ def test_a_two_task_profile_runs_two_containers_in_one_slurm_step(tmp_path: Path
     tasks = [line.split("\t") for line in (folder / "bench" / "bench-rn50" / "tasks.tsv").read_text().splitlines()]
     assert sorted(t[0] for t in tasks) == ["0", "1"] and {t[3] for t in tasks} == {f"{job}.0"}, tasks  # one step
     assert our_jobs() == [] and containers_of(job) == []
+
+
+@pytest.mark.alone
+def test_a_two_node_ssh_profile_runs_one_launch_across_its_two_hosts(tmp_path: Path, built, sshd: dict,
+                                                                     monkeypatch) -> None:
+    """An SSH profile of two nodes whose two hosts are the test's sshd (each node its own folder in the work dir):
+    the runner asks the first host for a port, starts the job script on both, and bench-rn50 runs as two containers
+    on the host network, joined through gloo as the two nodes of one launch with the master on the first host. The
+    verdict names both hosts, both tasks and both ranks, rank 0's report holds equal parameters on both ranks, the
+    scaling is in the cell, and nothing is left on the hosts."""
+    root = scratch(tmp_path / "repo", built.image.split(":")[0])
+    work = tmp_path / "remote-work"
+    place = {"hosts": [sshd["host"], sshd["host"]], "nodes": 2, "known_hosts": sshd["known_hosts"],
+             "work_dir": str(work)}
+    if os.environ.get("DOCKER_HOST"):
+        place["docker_host"] = os.environ["DOCKER_HOST"]
+    lab = fleet(root, "ssh-dp", {"cpu": {"ssh": place, "validate": ["-k", "two_cpu_processes"],
+                                         "bench": {"bench-rn50": DP_SMOKE}}})
+    for name, value in sshd["env"].items():
+        monkeypatch.setenv(name, value)
+    started = time.monotonic()
+    proc = gates(root, lab, timeout=600)
+    cell = cells(root)["cpu"]
+    print(f"\ntwo-node ssh job: {time.monotonic() - started:.0f} s; {cell['status']}: {cell['detail'][:600]}")
+    assert cell["runner"] == "ssh" and cell["validation"] == "PASS", proc.stdout[-3000:] + proc.stderr
+    assert cell["job"].startswith(f"ssh {sshd['host']} pid ") and cell["job"].endswith("(+1 node(s))"), cell["job"]
+    assert cell["nodes"] == ["127.0.0.1", "127.0.0.1"] and cell["facts"]["tasks"] == "2", cell
+    assert cell["facts"]["master"].startswith("127.0.0.1:"), cell["facts"]
+    host = socket.gethostname()
+    named = [t.split(" exit ")[0] for t in cell["tasks"] if " task " in t]
+    assert named == [f"bench-rn50 task 0 on {host}", f"bench-rn50 task 1 on {host}"], cell["tasks"]
+    assert {t for t in cell["tasks"] if " rank " in t} == {f"bench-rn50 rank 0 on {host}#0",
+                                                           f"bench-rn50 rank 1 on {host}#1"}, cell["tasks"]
+    assert "bench-rn50 fp32" in cell["scaling"] and cell["scaling"]["bench-rn50 fp32"] > 0, cell
+    assert cell["bench"]["bench-rn50"] in ("PASS", "NOT PROVEN"), cell["detail"]
+    assert "NOT PROVEN: " not in cell["detail"].split("bench-rn50 on 2 task(s)")[-1], cell["detail"]
+    folder = root / cell["folder"] / "attempt-1"
+    results = sorted(folder.glob("bench/bench-rn50/task-*/*/result.json"))
+    assert len(results) == 1, results  # rank 0's node writes the report
+    dp = json.loads(results[0].read_text())["results"]["data_parallel"]["fp32"]
+    assert [(r["rank"], r["node_rank"]) for r in dp["ranks"]] == [(0, 0), (1, 1)], dp
+    sums = [r["param_checksums"] for r in dp["ranks"]]
+    assert sums[0] == sums[1] and len(sums[0]) == 3, sums  # a real all-reduce across the two containers
+    assert (root / cell["folder"] / "nodes" / "1" / "attempt-1" / "facts.txt").is_file()  # node 1's folder came back
+    assert list(work.iterdir()) == []  # both nodes' folders removed on the hosts

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ngc_paddle.release.fleet import fleet_schema
+from ngc_paddle.release.fleet import fleet_schema, task_results
 from ngc_paddle.release.fleet.fleet_schema import SshPlace
 from ngc_paddle.release.fleet.payload import JobSpec
 from ngc_paddle.release.fleet.runners.interface import Placed, SubmitFailed
@@ -224,11 +224,15 @@ def test_every_nodes_task_is_read_back_with_rank_0s_folder(tmp_path: Path) -> No
     folder = placed.spec.folder
     node1 = folder.with_name(folder.name + "-node1")
     tasks = "attempt-1/bench/bench-rn50/tasks.tsv"
+    report = "attempt-1/bench/bench-rn50/task-1/r/result.json"  # rank 0 went to node 1: it joined first
     hosts.folders[f"release@gpu01:2222|{folder}"] = {tasks: "0\tgpu01\t0\tssh node 0\n", "attempt-1/outcome": "done\n",
-                                                     "attempt-1/bench/bench-rn50/task-0/r/result.json": "{}"}
-    hosts.folders[f"gpu02|{node1}"] = {tasks: "1\tgpu02\t0\tssh node 1\n", "attempt-1/outcome": "done\n"}
+                                                     "attempt-1/bench/bench-rn50/task-0/launch-logs/joined.1": ""}
+    hosts.folders[f"gpu02|{node1}"] = {tasks: "1\tgpu02\t0\tssh node 1\n", "attempt-1/outcome": "done\n",
+                                       report: '{"verdict": "PASS"}'}
     runner.fetch(handle, placed)
     assert (placed.local / tasks).read_text() == "0\tgpu01\t0\tssh node 0\n1\tgpu02\t0\tssh node 1\n"
+    assert (placed.local / report).read_text() == '{"verdict": "PASS"}'  # beside node 0's task, as on Slurm
+    assert task_results.results_of(placed.local / "attempt-1", "bench-rn50") == [placed.local / report]
     assert (placed.local / "nodes" / "1" / "attempt-1" / "outcome").read_text() == "done\n"
     assert [h for h, c in hosts.calls if c.startswith("rm -rf")] == HOSTS  # removed on both hosts
 
@@ -259,3 +263,16 @@ def test_the_cell_of_an_ssh_job_of_two_nodes_names_both_hosts(run_fanout) -> Non
     cell = run_fanout({"cpu": {"ssh": {"hosts": HOSTS, "nodes": 2}}}, {"cpu": place})["cpu@cpu"]
     assert cell.nodes == ["gpu01", "gpu02"] and cell.tasks is not None and cell.scaling is not None
     assert "bench-rn50 on 0 task(s)" in cell.detail and cell.status == "FAIL"  # no task ran: never a PASS
+
+
+def test_a_requeue_that_finds_no_port_fails_its_attempt_with_the_line(tmp_path: Path) -> None:
+    runner, hosts, placed = two_nodes(tmp_path)
+    handle = runner.submit([placed])[0]
+    for _, _, session in hosts.sessions:
+        session.code = 75
+    hosts.port_rc, placed.attempt = 75, 2
+    again = runner.requeue(handle, placed)
+    state = runner.states([again])[again]
+    assert (state.state, state.reason) == ("FAILED", "cannot start the job of 2 nodes on release@gpu01:2222: no free "
+                                                     "port for the master")
+    assert len(hosts.sessions) == 2  # nothing started the second time

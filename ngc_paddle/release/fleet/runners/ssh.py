@@ -170,7 +170,13 @@ class SshRunner(Runner):
 
     def requeue(self, handle: str, job: Placed) -> str:
         started = self.jobs.pop(handle)
-        return self._start(started.hosts, job)
+        try:
+            return self._start(started.hosts, job)
+        except SubmitFailed as exc:  # no master port this time: the attempt ends FAILED with the line, no crash
+            handle = f"{started.hosts[0]} not started (attempt {job.attempt})"
+            self.jobs[handle] = Started(job, started.hosts, [], (0, JobState(handle, "FAILED", started.hosts[0],
+                                                                                str(exc))))
+            return handle
 
     def cancel(self, handles: list[str]) -> None:
         self._stop([self.jobs[h] for h in handles if h in self.jobs])
@@ -212,7 +218,7 @@ class SshRunner(Runner):
             self.run(self.ssh(host, f"rm -rf {shlex.quote(str(folder))}"), capture_output=True, timeout=120,
                      check=False)
         if len(hosts) > 1:
-            nodes.merge_tasks(job.local, job.attempt, len(hosts))
+            nodes.merge_nodes(job.local, job.attempt, len(hosts))
 
     def describe(self, handle: str) -> str:
         return f"ssh {handle}"
