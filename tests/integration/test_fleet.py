@@ -7,7 +7,8 @@ session's default bench-rn50 run on this host (same verdicts, same configuration
 on an empty partition (NOT PROVEN, nothing submitted) and a GPU profile on a node without GPUs (N/A), a job killed
 mid-run (requeued once, then NOT RUN, its container removed by the Epilog), Ctrl-C during the run (jobs cancelled,
 squeue empty, the rerun keeps what passed), a bad fleet file (exit 2, nothing submitted), and the SSH runner with a
-key that only an ssh-agent holds, and a release through the fleet whose Slurm job runs the A/B against the previous
+key that only an ssh-agent holds (and a two-node SSH profile whose two hosts are that sshd: one launch across two
+containers), and a release through the fleet whose Slurm job runs the A/B against the previous
 release's image on its node (its verdict in the cell, the notes' section per profile). The validation runs its
 `fast` checks (the whole suite runs in test_validation.py); the Slurm job's benchmark runs for real so that its
 figures can be compared with the session's run here (conftest.rn50_default).
@@ -373,21 +374,8 @@ def test_a_two_task_profile_runs_two_containers_in_one_slurm_step(tmp_path: Path
     assert cell["runner"] == "slurm" and cell["validation"] == "PASS", out[-3000:] + proc.stderr
     host = socket.gethostname()
     assert cell["nodes"] == [host] and cell["facts"]["tasks"] == "2", cell
-    assert cell["facts"]["master"].startswith("127.0.0.1:"), cell["facts"]
-    named = [t.split(" exit ")[0] for t in cell["tasks"] if " task " in t]
-    assert named == [f"bench-rn50 task 0 on {host}", f"bench-rn50 task 1 on {host}"], cell["tasks"]
-    assert {t for t in cell["tasks"] if " rank " in t} == {f"bench-rn50 rank 0 on {host}#0",
-                                                           f"bench-rn50 rank 1 on {host}#1"}, cell["tasks"]
-    assert "bench-rn50 fp32" in cell["scaling"] and cell["scaling"]["bench-rn50 fp32"] > 0, cell
-    assert cell["bench"]["bench-rn50"] in ("PASS", "NOT PROVEN"), cell["detail"]
-    assert "NOT PROVEN: " not in cell["detail"].split("bench-rn50 on 2 task(s)")[-1], cell["detail"]  # no data missing
     folder = root / cell["folder"] / "attempt-1"
-    results = sorted(folder.glob("bench/bench-rn50/task-*/*/result.json"))
-    assert len(results) == 1, results  # rank 0's task writes the report
-    dp = json.loads(results[0].read_text())["results"]["data_parallel"]["fp32"]
-    assert [(r["rank"], r["node_rank"]) for r in dp["ranks"]] == [(0, 0), (1, 1)], dp
-    sums = [r["param_checksums"] for r in dp["ranks"]]
-    assert sums[0] == sums[1] and len(sums[0]) == 3, sums  # a real all-reduce: equal parameters after every step
+    two_ranks_joined(cell, folder, host)
     steps = (folder / "steps.tsv").read_text().splitlines()
     assert [line.split("\t")[0] for line in steps] == ["validate", "bench-rn50"]  # the validation once per job
     tasks = [line.split("\t") for line in (folder / "bench" / "bench-rn50" / "tasks.tsv").read_text().splitlines()]
@@ -420,21 +408,26 @@ def test_a_two_node_ssh_profile_runs_one_launch_across_its_two_hosts(tmp_path: P
     assert cell["runner"] == "ssh" and cell["validation"] == "PASS", proc.stdout[-3000:] + proc.stderr
     assert cell["job"].startswith(f"ssh {sshd['host']} pid ") and cell["job"].endswith("(+1 node(s))"), cell["job"]
     assert cell["nodes"] == ["127.0.0.1", "127.0.0.1"] and cell["facts"]["tasks"] == "2", cell
+    two_ranks_joined(cell, root / cell["folder"] / "attempt-1", socket.gethostname())
+    assert (root / cell["folder"] / "nodes" / "1" / "attempt-1" / "facts.txt").is_file()  # node 1's folder came back
+    assert list(work.iterdir()) == []  # both nodes' folders removed on the hosts
+
+
+def two_ranks_joined(cell: dict, folder: Path, host: str) -> None:
+    """A two-task (or two-node) bench-rn50 on this host, read back: the master on the loopback, both tasks and both
+    ranks named, the scaling in the cell, no data missing, and one report (rank 0's, whichever task held it) whose
+    ranks ended every step with equal parameters: a real all-reduce."""
     assert cell["facts"]["master"].startswith("127.0.0.1:"), cell["facts"]
-    host = socket.gethostname()
     named = [t.split(" exit ")[0] for t in cell["tasks"] if " task " in t]
     assert named == [f"bench-rn50 task 0 on {host}", f"bench-rn50 task 1 on {host}"], cell["tasks"]
     assert {t for t in cell["tasks"] if " rank " in t} == {f"bench-rn50 rank 0 on {host}#0",
                                                            f"bench-rn50 rank 1 on {host}#1"}, cell["tasks"]
     assert "bench-rn50 fp32" in cell["scaling"] and cell["scaling"]["bench-rn50 fp32"] > 0, cell
     assert cell["bench"]["bench-rn50"] in ("PASS", "NOT PROVEN"), cell["detail"]
-    assert "NOT PROVEN: " not in cell["detail"].split("bench-rn50 on 2 task(s)")[-1], cell["detail"]
-    folder = root / cell["folder"] / "attempt-1"
+    assert "NOT PROVEN: " not in cell["detail"].split("bench-rn50 on 2 task(s)")[-1], cell["detail"]  # no data missing
     results = sorted(folder.glob("bench/bench-rn50/task-*/*/result.json"))
-    assert len(results) == 1, results  # rank 0's node writes the report
+    assert len(results) == 1, results  # rank 0's task writes the report
     dp = json.loads(results[0].read_text())["results"]["data_parallel"]["fp32"]
     assert [(r["rank"], r["node_rank"]) for r in dp["ranks"]] == [(0, 0), (1, 1)], dp
     sums = [r["param_checksums"] for r in dp["ranks"]]
-    assert sums[0] == sums[1] and len(sums[0]) == 3, sums  # a real all-reduce across the two containers
-    assert (root / cell["folder"] / "nodes" / "1" / "attempt-1" / "facts.txt").is_file()  # node 1's folder came back
-    assert list(work.iterdir()) == []  # both nodes' folders removed on the hosts
+    assert sums[0] == sums[1] and len(sums[0]) == 3, sums
