@@ -212,7 +212,9 @@ def test_a_requeue_starts_every_node_again_with_a_new_port_question(tmp_path: Pa
     for _, _, session in hosts.sessions:
         session.code = 75
     placed.attempt = 2
+    copies = len([c for _, c in hosts.calls if "tar -xf" in c])
     again = runner.requeue(handle, placed)
+    assert len([c for _, c in hosts.calls if "tar -xf" in c]) == copies + 2  # copied again: fetch removed the folders
     assert again != handle and [h for h, _, _ in hosts.sessions[2:]] == HOSTS
     assert all("NGC_ATTEMPT=2 " in c for _, c, _ in hosts.sessions[2:])
     assert f"NGC_PORT_SEED={port_seed(placed.spec.folder, 2)} " in [c for _, c in hosts.calls if "--master" in c][-1]
@@ -276,3 +278,16 @@ def test_a_requeue_that_finds_no_port_fails_its_attempt_with_the_line(tmp_path: 
     assert (state.state, state.reason) == ("FAILED", "cannot start the job of 2 nodes on release@gpu01:2222: no free "
                                                      "port for the master")
     assert len(hosts.sessions) == 2  # nothing started the second time
+
+
+def test_a_job_of_two_nodes_needs_every_host_to_answer(tmp_path: Path) -> None:
+    def run(args, **kwargs):
+        down = args[-2] == "gpu02"
+        return subprocess.CompletedProcess(args, SSH_FAILED if down else 0, "",
+                                           "ssh: connect to host gpu02 port 22: Connection refused\n" if down else "")
+
+    runner = SshRunner("cpu-dp", SshPlace(hosts=HOSTS, nodes=2), "r1", run=run)
+    assert runner.probe() == ("a job of 2 nodes runs on every host of the profile: gpu02: ssh: connect to host gpu02 "
+                              "port 22: Connection refused")
+    one = SshRunner("A10", SshPlace(hosts=HOSTS), "r1", run=run)
+    assert one.probe() is None and one.usable == ["release@gpu01:2222"]  # one node: the hosts that answer take turns

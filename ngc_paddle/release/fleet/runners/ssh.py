@@ -5,7 +5,8 @@ from the user's ssh-agent (SSH_AUTH_SOCK) or their own ssh configuration; nothin
 key. Host keys are checked (StrictHostKeyChecking=yes, the user's known_hosts or the fleet's `known_hosts:`),
 BatchMode=yes makes a missing key or an unknown host one error line instead of a prompt. The job's folder is
 uploaded (its script and inputs) and brought back with tar over the same connection; the job runs in a session
-of its own (setsid), so that a cancel reaches its whole process group and the trap removes its container.
+of its own (setsid), so that a cancel reaches its whole process group and the trap removes its container. A profile
+of several nodes runs each job on all its hosts at once, one node each (runners/ssh_nodes.py, docs/fleets.md).
 """
 
 import hashlib
@@ -90,17 +91,21 @@ class SshRunner(Runner):
         handles = []
         for i, job in enumerate(jobs):
             hosts = [self.usable[i % len(self.usable)]] if self.place.nodes == 1 else list(self.place.hosts)
-            for rank, host in enumerate(hosts):
-                node_spec = replace(job.spec, folder=nodes.folder(job.spec.folder, rank))
-                script = payload.write([node_spec], job.local / nodes.script_name(rank))
-                folder = shlex.quote(str(node_spec.folder))
-                proc = self.run(self.ssh(host, f"mkdir -p {folder} && tar -xf - -C {folder}"),
-                                input=_inputs(job.local, script), capture_output=True, timeout=300, check=False)
-                if proc.returncode != 0:
-                    raise SubmitFailed(f"cannot copy the job to {host}: "
-                                       f"{_last_line(proc.stderr.decode(errors='replace'))}")
+            self._copy(hosts, job)
             handles.append(self._start(hosts, job))
         return handles
+
+    def _copy(self, hosts: list[str], job: Placed) -> None:
+        """Each node's script and the job's inputs into its folder on its host (again for a requeue: fetching the
+        attempt before removed the folder there)."""
+        for rank, host in enumerate(hosts):
+            node_spec = replace(job.spec, folder=nodes.folder(job.spec.folder, rank))
+            script = payload.write([node_spec], job.local / nodes.script_name(rank))
+            folder = shlex.quote(str(node_spec.folder))
+            proc = self.run(self.ssh(host, f"mkdir -p {folder} && tar -xf - -C {folder}"),
+                            input=_inputs(job.local, script), capture_output=True, timeout=300, check=False)
+            if proc.returncode != 0:
+                raise SubmitFailed(f"cannot copy the job to {host}: {_last_line(proc.stderr.decode(errors='replace'))}")
 
     def _start(self, hosts: list[str], job: Placed) -> str:
         env = [f"NGC_ATTEMPT={job.attempt}"]
@@ -171,8 +176,9 @@ class SshRunner(Runner):
     def requeue(self, handle: str, job: Placed) -> str:
         started = self.jobs.pop(handle)
         try:
+            self._copy(started.hosts, job)
             return self._start(started.hosts, job)
-        except SubmitFailed as exc:  # no master port this time: the attempt ends FAILED with the line, no crash
+        except SubmitFailed as exc:  # no copy or no master port this time: the attempt ends FAILED with the line
             handle = f"{started.hosts[0]} not started (attempt {job.attempt})"
             self.jobs[handle] = Started(job, started.hosts, [], (0, JobState(handle, "FAILED", started.hosts[0],
                                                                                 str(exc))))
