@@ -413,6 +413,46 @@ def test_a_two_node_ssh_profile_runs_one_launch_across_its_two_hosts(tmp_path: P
     assert list(work.iterdir()) == []  # both nodes' folders removed on the hosts
 
 
+def test_ctrl_c_stops_both_nodes_of_a_two_node_ssh_job(tmp_path: Path, built, sshd: dict, monkeypatch) -> None:
+    """Ctrl-C while a two-node SSH job's benchmark runs as its two containers: both hosts' job scripts are stopped,
+    their containers removed, the cell NOT RUN, the gates command ends 130."""
+    root = scratch(tmp_path / "repo", built.image.split(":")[0])
+    work = tmp_path / "remote-work"
+    place = {"hosts": [sshd["host"], sshd["host"]], "nodes": 2, "known_hosts": sshd["known_hosts"],
+             "work_dir": str(work)}
+    if os.environ.get("DOCKER_HOST"):
+        place["docker_host"] = os.environ["DOCKER_HOST"]
+    lab = fleet(root, "ssh-dp-stop", {"cpu": {"ssh": place, "validate": ["-k", "two_cpu_processes"],
+                                              "bench": {"bench-rn50": [*DP_SMOKE, "--steps", "2000"]}}})
+    for name, value in sshd["env"].items():
+        monkeypatch.setenv(name, value)
+    proc, seen = run_until(root, lab, ["cpu@cpu: ssh "])
+    names: list[str] = []
+    deadline = time.monotonic() + 300
+    while len(names) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(1)
+        names = [n for n in running("-bench-rn50-task") if mounts(n).startswith(str(work))]  # this test's job
+    assert len(names) == 2, "".join(seen)  # both nodes' containers of one launch
+    os.killpg(proc.pid, signal.SIGINT)
+    rest, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 130, ("".join(seen) + rest)[-3000:]
+    assert [n for n in running("-bench-rn50-task") if n in names] == []  # both removed by their job's trap
+    outcomes = [path.read_text() for path in sorted(work.glob("*/attempt-1/outcome"))]
+    assert outcomes == ["interrupted: SIGTERM\n"] * 2, outcomes  # each node's script stopped, not left to end
+    assert cells(root)["cpu"]["status"] == "NOT RUN"
+
+
+def running(part: str) -> list[str]:
+    """The containers whose name holds `part` (running or not)."""
+    return subprocess.run(["docker", "ps", "-a", "--format", "{{.Names}}", "--filter", f"name={part}"],
+                          capture_output=True, text=True, check=True).stdout.split()
+
+
+def mounts(name: str) -> str:
+    return subprocess.run(["docker", "inspect", "-f", "{{range .Mounts}}{{.Source}} {{end}}", name],
+                          capture_output=True, text=True).stdout.strip()
+
+
 def two_ranks_joined(cell: dict, folder: Path, host: str) -> None:
     """A two-task (or two-node) bench-rn50 on this host, read back: the master on the loopback, both tasks and both
     ranks named, the scaling in the cell, no data missing, and one report (rank 0's, whichever task held it) whose

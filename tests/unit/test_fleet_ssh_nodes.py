@@ -14,7 +14,7 @@ from ngc_paddle.release.fleet import fleet_schema, task_results
 from ngc_paddle.release.fleet.fleet_schema import SshPlace
 from ngc_paddle.release.fleet.payload import JobSpec
 from ngc_paddle.release.fleet.runners.interface import Placed, SubmitFailed
-from ngc_paddle.release.fleet.runners.ssh import SSH_FAILED, SshRunner
+from ngc_paddle.release.fleet.runners.ssh import NODE_END_GRACE_S, SSH_FAILED, SshRunner
 from ngc_paddle.release.fleet.runners.ssh_nodes import port_seed
 from tests.unit import test_fleet_fanout, test_fleet_payload
 from tests.unit.test_fleet_payload import IMAGE, attempt, calls, run, spec
@@ -195,6 +195,22 @@ def test_a_node_that_ends_well_waits_for_the_others(tmp_path: Path) -> None:
     assert not any(c.startswith("kill") for _, c in hosts.calls)
     hosts.sessions[0][2].code = 0
     assert runner.states([handle])[handle].state == "COMPLETED"
+
+
+def test_a_node_left_running_long_after_its_peer_ended_is_stopped_and_named(tmp_path: Path) -> None:
+    runner, hosts, placed = two_nodes(tmp_path)
+    now = [1000.0]
+    runner.clock = lambda: now[0]
+    handle = runner.submit([placed])[0]
+    hosts.sessions[0][2].code = 0  # node 0 ended; node 1 waits on a peer that will never answer
+    assert runner.states([handle])[handle].state == "RUNNING"
+    now[0] += NODE_END_GRACE_S - 1
+    assert runner.states([handle])[handle].state == "RUNNING"  # within the grace: nodes end a little apart
+    now[0] += 1
+    state = runner.states([handle])[handle]
+    assert hosts.sessions[1][2].code == 143 and (state.state, state.node) == ("FAILED", "gpu02")
+    assert state.reason == (f"node 1 (gpu02) still ran {NODE_END_GRACE_S:.0f} s after node 0 (release@gpu01:2222) "
+                            "ended (a peer lost in a collective); stopped")
 
 
 def test_cancel_stops_every_hosts_job(tmp_path: Path) -> None:

@@ -26,6 +26,10 @@ from ngc_paddle.release.fleet.runners.interface import JobState, Placed, Runner,
 
 SSH_FAILED = 255
 STOP_WAIT_S = 60
+# After one node of a job ended well, how long the others may still run: they share every benchmark with it, so at
+# most a rendezvous that never completes (the launch's RENDEZVOUS_S, 300 s) and the end of their scripts remain; a
+# peer that died in an all-reduce is not seen by the launcher of another node, so this bounds it.
+NODE_END_GRACE_S = 420.0
 MAX_RESULTS_BYTES = 512 * 1024 * 1024
 
 
@@ -37,6 +41,7 @@ class Started:
     hosts: list[str]
     procs: list[subprocess.Popen]
     failed: tuple[int, JobState] | None = None  # the first node that ended badly while others ran (they were stopped)
+    first_end: float | None = None  # when the first node ended well while others still ran
 
 
 class SshRunner(Runner):
@@ -50,6 +55,7 @@ class SshRunner(Runner):
         self.popen = popen
         self.usable = list(place.hosts)
         self.jobs: dict[str, Started] = {}
+        self.clock = time.monotonic
 
     def ssh(self, host: str, command: str) -> list[str]:
         """The ssh command line that runs `command` (one shell string) on `host` ([USER@]HOST[:PORT])."""
@@ -157,11 +163,27 @@ class SshRunner(Runner):
                         self._stop([started])
                         codes = [proc.poll() for proc in started.procs]
                     break
+        if None in codes and started.failed is None and 0 in codes:
+            self._outlived(handle, started, codes)
+            codes = [proc.poll() for proc in started.procs]
         if None in codes:
             return JobState(handle, "RUNNING", ",".join(nodes.host_name(h) for h in started.hosts))
         if started.failed is not None:
             return started.failed[1]
         return JobState(handle, "COMPLETED", started.hosts[0], exit_code="0")
+
+    def _outlived(self, handle: str, started: Started, codes: list[int | None]) -> None:
+        """Nodes still running NODE_END_GRACE_S after another ended well are stopped, the first named."""
+        now = self.clock()
+        started.first_end = started.first_end if started.first_end is not None else now
+        if now - started.first_end < NODE_END_GRACE_S:
+            return
+        rank, done = codes.index(None), codes.index(0)
+        host = started.hosts[rank]
+        started.failed = (rank, JobState(handle, "FAILED", host, f"node {rank} ({host}) still ran "
+                                         f"{NODE_END_GRACE_S:.0f} s after node {done} ({started.hosts[done]}) ended "
+                                         "(a peer lost in a collective); stopped", ""))
+        self._stop([started])
 
     def _node_state(self, handle: str, started: Started, rank: int, code: int) -> JobState:
         host, job = started.hosts[rank], started.job
