@@ -393,14 +393,7 @@ def test_a_two_node_ssh_profile_runs_one_launch_across_its_two_hosts(tmp_path: P
     scaling is in the cell, and nothing is left on the hosts."""
     root = scratch(tmp_path / "repo", built.image.split(":")[0])
     work = tmp_path / "remote-work"
-    place = {"hosts": [sshd["host"], sshd["host"]], "nodes": 2, "known_hosts": sshd["known_hosts"],
-             "work_dir": str(work)}
-    if os.environ.get("DOCKER_HOST"):
-        place["docker_host"] = os.environ["DOCKER_HOST"]
-    lab = fleet(root, "ssh-dp", {"cpu": {"ssh": place, "validate": ["-k", "two_cpu_processes"],
-                                         "bench": {"bench-rn50": DP_SMOKE}}})
-    for name, value in sshd["env"].items():
-        monkeypatch.setenv(name, value)
+    lab = two_node_fleet(root, sshd, work, DP_SMOKE, monkeypatch)
     started = time.monotonic()
     proc = gates(root, lab, timeout=600)
     cell = cells(root)["cpu"]
@@ -418,14 +411,7 @@ def test_ctrl_c_stops_both_nodes_of_a_two_node_ssh_job(tmp_path: Path, built, ss
     their containers removed, the cell NOT RUN, the gates command ends 130."""
     root = scratch(tmp_path / "repo", built.image.split(":")[0])
     work = tmp_path / "remote-work"
-    place = {"hosts": [sshd["host"], sshd["host"]], "nodes": 2, "known_hosts": sshd["known_hosts"],
-             "work_dir": str(work)}
-    if os.environ.get("DOCKER_HOST"):
-        place["docker_host"] = os.environ["DOCKER_HOST"]
-    lab = fleet(root, "ssh-dp-stop", {"cpu": {"ssh": place, "validate": ["-k", "two_cpu_processes"],
-                                              "bench": {"bench-rn50": [*DP_SMOKE, "--steps", "2000"]}}})
-    for name, value in sshd["env"].items():
-        monkeypatch.setenv(name, value)
+    lab = two_node_fleet(root, sshd, work, [*DP_SMOKE, "--steps", "2000"], monkeypatch)
     proc, seen = run_until(root, lab, ["cpu@cpu: ssh "])
     names: list[str] = []
     deadline = time.monotonic() + 300
@@ -440,6 +426,19 @@ def test_ctrl_c_stops_both_nodes_of_a_two_node_ssh_job(tmp_path: Path, built, ss
     outcomes = [path.read_text() for path in sorted(work.glob("*/attempt-1/outcome"))]
     assert outcomes == ["interrupted: SIGTERM\n"] * 2, outcomes  # each node's script stopped, not left to end
     assert cells(root)["cpu"]["status"] == "NOT RUN"
+
+
+def two_node_fleet(root: Path, sshd: dict, work: Path, bench_args: list[str], monkeypatch) -> Path:
+    """A fleet of one two-node SSH profile whose two hosts are the test's sshd (each node its own folder in `work`),
+    running the gloo check and bench-rn50 with `bench_args`; the agent's key is this process's from here on."""
+    place = {"hosts": [sshd["host"], sshd["host"]], "nodes": 2, "known_hosts": sshd["known_hosts"],
+             "work_dir": str(work)}
+    if os.environ.get("DOCKER_HOST"):
+        place["docker_host"] = os.environ["DOCKER_HOST"]
+    for name, value in sshd["env"].items():
+        monkeypatch.setenv(name, value)
+    return fleet(root, "ssh-dp", {"cpu": {"ssh": place, "validate": ["-k", "two_cpu_processes"],
+                                          "bench": {"bench-rn50": bench_args}}})
 
 
 def running(part: str) -> list[str]:
