@@ -7,7 +7,8 @@ session's default bench-rn50 run on this host (same verdicts, same configuration
 on an empty partition (NOT PROVEN, nothing submitted) and a GPU profile on a node without GPUs (N/A), a job killed
 mid-run (requeued once, then NOT RUN, its container removed by the Epilog), Ctrl-C during the run (jobs cancelled,
 squeue empty, the rerun keeps what passed), a bad fleet file (exit 2, nothing submitted), and the SSH runner with a
-key that only an ssh-agent holds, and a release through the fleet whose Slurm job runs the A/B against the previous
+key that only an ssh-agent holds (and a two-node SSH profile whose two hosts are that sshd: one launch across two
+containers), and a release through the fleet whose Slurm job runs the A/B against the previous
 release's image on its node (its verdict in the cell, the notes' section per profile). The validation runs its
 `fast` checks (the whole suite runs in test_validation.py); the Slurm job's benchmark runs for real so that its
 figures can be compared with the session's run here (conftest.rn50_default).
@@ -373,6 +374,88 @@ def test_a_two_task_profile_runs_two_containers_in_one_slurm_step(tmp_path: Path
     assert cell["runner"] == "slurm" and cell["validation"] == "PASS", out[-3000:] + proc.stderr
     host = socket.gethostname()
     assert cell["nodes"] == [host] and cell["facts"]["tasks"] == "2", cell
+    folder = root / cell["folder"] / "attempt-1"
+    two_ranks_joined(cell, folder, host)
+    steps = (folder / "steps.tsv").read_text().splitlines()
+    assert [line.split("\t")[0] for line in steps] == ["validate", "bench-rn50"]  # the validation once per job
+    tasks = [line.split("\t") for line in (folder / "bench" / "bench-rn50" / "tasks.tsv").read_text().splitlines()]
+    assert sorted(t[0] for t in tasks) == ["0", "1"] and {t[3] for t in tasks} == {f"{job}.0"}, tasks  # one step
+    assert our_jobs() == [] and containers_of(job) == []
+
+
+@pytest.mark.alone
+def test_a_two_node_ssh_profile_runs_one_launch_across_its_two_hosts(tmp_path: Path, built, sshd: dict,
+                                                                     monkeypatch) -> None:
+    """An SSH profile of two nodes whose two hosts are the test's sshd (each node its own folder in the work dir):
+    the runner asks the first host for a port, starts the job script on both, and bench-rn50 runs as two containers
+    on the host network, joined through gloo as the two nodes of one launch with the master on the first host. The
+    verdict names both hosts, both tasks and both ranks, rank 0's report holds equal parameters on both ranks, the
+    scaling is in the cell, and nothing is left on the hosts."""
+    root = scratch(tmp_path / "repo", built.image.split(":")[0])
+    work = tmp_path / "remote-work"
+    lab = two_node_fleet(root, sshd, work, DP_SMOKE, monkeypatch)
+    started = time.monotonic()
+    proc = gates(root, lab, timeout=600)
+    cell = cells(root)["cpu"]
+    print(f"\ntwo-node ssh job: {time.monotonic() - started:.0f} s; {cell['status']}: {cell['detail'][:600]}")
+    assert cell["runner"] == "ssh" and cell["validation"] == "PASS", proc.stdout[-3000:] + proc.stderr
+    assert cell["job"].startswith(f"ssh {sshd['host']} pid ") and cell["job"].endswith("(+1 node(s))"), cell["job"]
+    assert cell["nodes"] == ["127.0.0.1", "127.0.0.1"] and cell["facts"]["tasks"] == "2", cell
+    two_ranks_joined(cell, root / cell["folder"] / "attempt-1", socket.gethostname())
+    assert (root / cell["folder"] / "nodes" / "1" / "attempt-1" / "facts.txt").is_file()  # node 1's folder came back
+    assert list(work.iterdir()) == []  # both nodes' folders removed on the hosts
+
+
+def test_ctrl_c_stops_both_nodes_of_a_two_node_ssh_job(tmp_path: Path, built, sshd: dict, monkeypatch) -> None:
+    """Ctrl-C while a two-node SSH job's benchmark runs as its two containers: both hosts' job scripts are stopped,
+    their containers removed, the cell NOT RUN, the gates command ends 130."""
+    root = scratch(tmp_path / "repo", built.image.split(":")[0])
+    work = tmp_path / "remote-work"
+    lab = two_node_fleet(root, sshd, work, [*DP_SMOKE, "--steps", "2000"], monkeypatch)
+    proc, seen = run_until(root, lab, ["cpu@cpu: ssh "])
+    names: list[str] = []
+    deadline = time.monotonic() + 300
+    while len(names) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(1)
+        names = [n for n in running("-bench-rn50-task") if mounts(n).startswith(str(work))]  # this test's job
+    assert len(names) == 2, "".join(seen)  # both nodes' containers of one launch
+    os.killpg(proc.pid, signal.SIGINT)
+    rest, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 130, ("".join(seen) + rest)[-3000:]
+    assert [n for n in running("-bench-rn50-task") if n in names] == []  # both removed by their job's trap
+    outcomes = [path.read_text() for path in sorted(work.glob("*/attempt-1/outcome"))]
+    assert outcomes == ["interrupted: SIGTERM\n"] * 2, outcomes  # each node's script stopped, not left to end
+    assert cells(root)["cpu"]["status"] == "NOT RUN"
+
+
+def two_node_fleet(root: Path, sshd: dict, work: Path, bench_args: list[str], monkeypatch) -> Path:
+    """A fleet of one two-node SSH profile whose two hosts are the test's sshd (each node its own folder in `work`),
+    running the gloo check and bench-rn50 with `bench_args`; the agent's key is this process's from here on."""
+    place = {"hosts": [sshd["host"], sshd["host"]], "nodes": 2, "known_hosts": sshd["known_hosts"],
+             "work_dir": str(work)}
+    if os.environ.get("DOCKER_HOST"):
+        place["docker_host"] = os.environ["DOCKER_HOST"]
+    for name, value in sshd["env"].items():
+        monkeypatch.setenv(name, value)
+    return fleet(root, "ssh-dp", {"cpu": {"ssh": place, "validate": ["-k", "two_cpu_processes"],
+                                          "bench": {"bench-rn50": bench_args}}})
+
+
+def running(part: str) -> list[str]:
+    """The containers whose name holds `part` (running or not)."""
+    return subprocess.run(["docker", "ps", "-a", "--format", "{{.Names}}", "--filter", f"name={part}"],
+                          capture_output=True, text=True, check=True).stdout.split()
+
+
+def mounts(name: str) -> str:
+    return subprocess.run(["docker", "inspect", "-f", "{{range .Mounts}}{{.Source}} {{end}}", name],
+                          capture_output=True, text=True).stdout.strip()
+
+
+def two_ranks_joined(cell: dict, folder: Path, host: str) -> None:
+    """A two-task (or two-node) bench-rn50 on this host, read back: the master on the loopback, both tasks and both
+    ranks named, the scaling in the cell, no data missing, and one report (rank 0's, whichever task held it) whose
+    ranks ended every step with equal parameters: a real all-reduce."""
     assert cell["facts"]["master"].startswith("127.0.0.1:"), cell["facts"]
     named = [t.split(" exit ")[0] for t in cell["tasks"] if " task " in t]
     assert named == [f"bench-rn50 task 0 on {host}", f"bench-rn50 task 1 on {host}"], cell["tasks"]
@@ -381,15 +464,9 @@ def test_a_two_task_profile_runs_two_containers_in_one_slurm_step(tmp_path: Path
     assert "bench-rn50 fp32" in cell["scaling"] and cell["scaling"]["bench-rn50 fp32"] > 0, cell
     assert cell["bench"]["bench-rn50"] in ("PASS", "NOT PROVEN"), cell["detail"]
     assert "NOT PROVEN: " not in cell["detail"].split("bench-rn50 on 2 task(s)")[-1], cell["detail"]  # no data missing
-    folder = root / cell["folder"] / "attempt-1"
     results = sorted(folder.glob("bench/bench-rn50/task-*/*/result.json"))
     assert len(results) == 1, results  # rank 0's task writes the report
     dp = json.loads(results[0].read_text())["results"]["data_parallel"]["fp32"]
     assert [(r["rank"], r["node_rank"]) for r in dp["ranks"]] == [(0, 0), (1, 1)], dp
     sums = [r["param_checksums"] for r in dp["ranks"]]
-    assert sums[0] == sums[1] and len(sums[0]) == 3, sums  # a real all-reduce: equal parameters after every step
-    steps = (folder / "steps.tsv").read_text().splitlines()
-    assert [line.split("\t")[0] for line in steps] == ["validate", "bench-rn50"]  # the validation once per job
-    tasks = [line.split("\t") for line in (folder / "bench" / "bench-rn50" / "tasks.tsv").read_text().splitlines()]
-    assert sorted(t[0] for t in tasks) == ["0", "1"] and {t[3] for t in tasks} == {f"{job}.0"}, tasks  # one step
-    assert our_jobs() == [] and containers_of(job) == []
+    assert sums[0] == sums[1] and len(sums[0]) == 3, sums

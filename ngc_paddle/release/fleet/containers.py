@@ -53,6 +53,10 @@ ngc_run_tasks() {{
   shift 2
   ngc_flags 0
   NGC_CONTAINER="ngc-gates-$NGC_TAG-$step"
+  if [ -n "${{NGC_NODE_RANK:-}}" ]; then  # SSH: this host is one node of the launch (the runner starts the others)
+    ngc_run_node "$record" "$@"
+    return
+  fi
   [ -n "${{SLURM_CPUS_PER_TASK:-}}" ] && srun_flags+=(--cpus-per-task="$SLURM_CPUS_PER_TASK")
   srun --nodes="$NGC_NODES" --ntasks-per-node="$NGC_TASKS_PER_NODE" --ntasks="$(( NGC_NODES * NGC_TASKS_PER_NODE ))" \\
     "${{srun_flags[@]}}" --kill-on-bad-exit=0 --export=ALL bash -c '
@@ -65,6 +69,21 @@ ngc_run_tasks() {{
     -e NGC_PADDLE_QUIET=1 -e NGC_OWNER="$NGC_OWNER" -v "$NGC_OUT:/workspace/out" "$NGC_IMAGE" "$@" &
   NGC_CHILD=$!
   wait "$NGC_CHILD"
+}}
+# ngc_run_node RECORD COMMAND...: this host's task of an SSH job of several nodes: one container, STEP-taskRANK, on the
+# host network, `@TASK@` the node's rank; it appends "rank, host, exit code, ssh node RANK" to RECORD as it ends.
+ngc_run_node() {{
+  local record=$1 name="$NGC_CONTAINER-task$NGC_NODE_RANK" rc
+  shift
+  docker rm -f "$name" >/dev/null 2>&1
+  docker run --rm --name "$name" --label "{LABEL}=$NGC_LABEL" "${{NGC_FLAGS[@]}}" --network host \\
+    -e NGC_PADDLE_QUIET=1 -e NGC_OWNER="$NGC_OWNER" -v "$NGC_OUT:/workspace/out" "$NGC_IMAGE" \\
+    "${{@//@TASK@/$NGC_NODE_RANK}}" &
+  NGC_CHILD=$!
+  wait "$NGC_CHILD"
+  rc=$?
+  printf "%s\\t%s\\t%s\\t%s\\n" "$NGC_NODE_RANK" "$(hostname -s)" "$rc" "ssh node $NGC_NODE_RANK" >> "$record"
+  return $rc
 }}
 ngc_stop() {{
   [ -n "${{NGC_CONTAINER:-}}" ] && docker rm -f "$NGC_CONTAINER" >/dev/null 2>&1

@@ -333,7 +333,8 @@ class FanOut:
                     hardware=spec.hardware, runner=track.runner.kind, job=track.runner.describe(track.handle),  # type: ignore[arg-type]
                     node=node, facts=facts, validation=reading.validate if reading else None,
                     bench=reading.bench if reading else {}, ab=reading.ab if reading else None,
-                    nodes=[n for n in facts.get("slurm_nodes", "").split(",") if n] if spec.tasks > 1 else None,
+                    nodes=[n for n in (facts.get("slurm_nodes") or facts.get("nodes", "")).split(",") if n]
+                    if spec.tasks > 1 else None,
                     tasks=reading.tasks if reading and spec.tasks > 1 else None,
                     scaling=reading.scaling if reading and spec.tasks > 1 else None,
                     attempts=track.attempts,

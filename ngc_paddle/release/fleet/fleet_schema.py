@@ -31,6 +31,7 @@ GRES_RE = re.compile(r"gpu(?::([A-Za-z0-9_.-]{1,64}))?:([1-9][0-9]{0,2})")
 TIME_RE = re.compile(r"(?:[0-9]{1,3}-)?[0-9]{1,3}(?::[0-5][0-9]){0,2}")  # [D-]HH[:MM[:SS]], or minutes
 MEM_RE = re.compile(r"[1-9][0-9]{0,6}[KMGT]?")
 PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"  # 1-65535
+MASTER_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
 HOST_RE = re.compile(r"(?:[a-z_][a-z0-9_.-]{0,31}@)?[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::" + PORT + ")?")
 DOCKER_HOST_RE = re.compile(r"(?:unix://)?/[A-Za-z0-9._/-]{1,200}|tcp://[A-Za-z0-9.-]{1,253}:" + PORT)
 ARG_RE = re.compile(r"[^\x00-\x1f\x7f]{1,200}")  # an argument passed to a command in the image: one line
@@ -132,15 +133,28 @@ class SshPlace(Strict):
     known_hosts: AbsPath | None = None  # default: the user's own known_hosts (StrictHostKeyChecking stays on)
     docker_host: DockerHost | None = None  # the engine on the host, when not its default one
     allow_http: bool = False
+    # Data parallel: a job of N nodes runs on the N hosts listed, the first one the master of one Paddle launch
+    # (docs/fleets.md, "Several nodes and tasks"); `master_addr` is the first host as the others reach it.
     nodes: Annotated[int, Field(ge=1, le=64)] = 1
+    master_addr: Annotated[str, _matches(MASTER_RE, "a host name or IP address (e.g. 10.0.0.1)")] | None = None
 
     @model_validator(mode="after")
-    def _one_node(self) -> "SshPlace":
-        if self.nodes > 1:
-            raise ValueError(f"nodes: {self.nodes}: a multi-node profile over SSH is not supported yet (the SSH "
-                             "runner starts each job on one host, so it would run on one host only); fix: run it "
-                             "through slurm: with nodes:, or nodes: 1")
+    def _nodes_are_the_hosts(self) -> "SshPlace":
+        if self.nodes > 1 and len(self.hosts) != self.nodes:
+            raise ValueError(f"nodes: {self.nodes} with {len(self.hosts)} host(s): a job of several nodes runs on "
+                             "the hosts the profile lists, one node each; fix: list exactly nodes: hosts")
+        if self.nodes > 1 and self.container != "docker":
+            raise ValueError(f"nodes: {self.nodes} starts one docker container per host; container "
+                             f"{self.container!r} is not supported for several nodes yet; fix: container: docker, "
+                             "or nodes: 1")
+        if self.master_addr is not None and self.nodes == 1:
+            raise ValueError("master_addr: is the first host's address for a job of several nodes; fix: drop it, "
+                             "or ask for nodes: above 1")
         return self
+
+    @property
+    def tasks(self) -> int:
+        return self.nodes
 
 
 class LocalPlace(Strict):
@@ -170,18 +184,18 @@ class Profile(Strict):
 
     @model_validator(mode="after")
     def _launch_is_ours(self) -> "Profile":
-        if self.slurm is None or self.slurm.tasks == 1:
+        if self.tasks == 1:
             return self
         for command, args in (self.bench or {}).items():
             ours = [a for a in args if a.split("=")[0] in LAUNCH_OPTIONS]
             if ours:
-                raise ValueError(f"bench.{command}: {ours[0]!r} is set by the job across its {self.slurm.tasks} "
-                                 "tasks (--nnodes, --master); fix: drop it, or use nodes/tasks_per_node")
+                raise ValueError(f"bench.{command}: {ours[0]!r} is set by the job across its {self.tasks} "
+                                 "tasks (--nnodes, --master); fix: drop it, or use nodes (and tasks_per_node)")
         return self
 
     @property
     def tasks(self) -> int:
-        return self.slurm.tasks if self.slurm else 1
+        return self.slurm.tasks if self.slurm else self.ssh.tasks if self.ssh else 1
 
     @property
     def place(self) -> SlurmPlace | SshPlace | LocalPlace:

@@ -34,6 +34,39 @@ NGC_CONTAINER=""
 NGC_CHILD=""
 [ -n "${NGC_DOCKER_HOST:-}" ] && export DOCKER_HOST="$NGC_DOCKER_HOST"
 
+# Several tasks (NGC_NODES x NGC_TASKS_PER_NODE > 1): each benchmark runs as one container per task, all in one srun
+# step, joined as the nodes of one Paddle launch. The master is the first node of the job's node list at a port
+# derived from the job id; when the job has one node every task is on it, and the loopback keeps the ranks there.
+# The port is the first from there that no socket of this host (the batch script runs on the job's first node, the
+# master) listens on: two jobs whose ids meet modulo NGC_PORTS, or a service on the port, would otherwise meet at one
+# master (a launcher joining another job's rendezvous). bench/<command>/task-N/ is each task's output (rank 0's task
+# holds the report), bench/<command>/tasks.tsv the tasks (task, host, exit code).
+# Over SSH (NGC_NODE_RANK set) the runner starts this script on each of the profile's hosts, one node each, and
+# hands every node the master (NGC_SSH_MASTER, the first host) and the hosts (NGC_SSH_NODES); it asks the first host
+# for the port first: `bash job.sh --master-port` prints it and exits (or exits 75 when none is free), before the
+# job's folder is touched. NGC_PORT_SEED (the runner's number for the job) stands in for the Slurm job id.
+NGC_PORT_BASE=20000
+NGC_PORTS=20000
+NGC_PORT_TRIES=64
+ngc_port_listened() {  # ngc_port_listened PORT: a TCP socket of this host listens on PORT (/proc/net/tcp*, state 0A)
+  local hex
+  hex=$(printf '%04X' "$1")
+  cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -Eq "^ *[0-9]+: [0-9A-F]+:$hex [0-9A-F]+:[0-9A-F]+ 0A "
+}
+ngc_master_port() {  # the job id's port, or the next one no socket here listens on; none in NGC_PORT_TRIES: exit 1
+  local port=$(( NGC_PORT_BASE + NGC_PORT_SEED % NGC_PORTS )) try
+  for (( try = 0; try < NGC_PORT_TRIES; try++ )); do
+    ngc_port_listened "$port" || { echo "$port"; return 0; }
+    port=$(( NGC_PORT_BASE + (port - NGC_PORT_BASE + 1) % NGC_PORTS ))
+  done
+  return 1
+}
+NGC_PORT_SEED=${NGC_PORT_SEED:-${SLURM_JOB_ID:-$$}}
+if [ "${1:-}" = --master-port ]; then
+  ngc_master_port || exit 75
+  exit 0
+fi
+
 mkdir -p "$NGC_DIR/validation" "$NGC_DIR/bench" || { echo "error: cannot write $NGC_DIR" >&2; exit 75; }
 echo $$ > "$NGC_DIR/pid"
 : > "$NGC_DIR/steps.tsv"
@@ -60,7 +93,12 @@ ngc_facts() {
   echo "slurm_job=${SLURM_JOB_ID:+$NGC_JOB_ID}"
   echo "slurm_node=${SLURMD_NODENAME:-}"
   if [ "$NGC_TASKS" -gt 1 ]; then  # a data-parallel job: its node list, tasks and master
-    echo "slurm_nodes=$(scontrol show hostnames "${SLURM_JOB_NODELIST:-}" 2>/dev/null | paste -sd, -)"
+    if [ -n "${NGC_NODE_RANK:-}" ]; then
+      echo "nodes=$NGC_SSH_NODES"
+      echo "node_rank=$NGC_NODE_RANK"
+    else
+      echo "slurm_nodes=$(scontrol show hostnames "${SLURM_JOB_NODELIST:-}" 2>/dev/null | paste -sd, -)"
+    fi
     echo "tasks=$NGC_TASKS"
     echo "master=$NGC_MASTER"
   fi
@@ -92,36 +130,15 @@ ngc_step() {  # ngc_step NAME ROOT COMMAND...: run one command of the image, rec
   printf '%s\t%s\t%s\n' "$name" "$rc" "$(( $(date +%s) - start ))" >> "$NGC_DIR/steps.tsv"
 }
 
-# Several tasks (NGC_NODES x NGC_TASKS_PER_NODE > 1): each benchmark runs as one container per task, all in one srun
-# step, joined as the nodes of one Paddle launch. The master is the first node of the job's node list at a port
-# derived from the job id; when the job has one node every task is on it, and the loopback keeps the ranks there.
-# The port is the first from there that no socket of this host (the batch script runs on the job's first node, the
-# master) listens on: two jobs whose ids meet modulo NGC_PORTS, or a service on the port, would otherwise meet at one
-# master (a launcher joining another job's rendezvous). bench/<command>/task-N/ is each task's output (rank 0's task
-# holds the report), bench/<command>/tasks.tsv the tasks (task, host, exit code).
-NGC_PORT_BASE=20000
-NGC_PORTS=20000
-NGC_PORT_TRIES=64
-ngc_port_listened() {  # ngc_port_listened PORT: a TCP socket of this host listens on PORT (/proc/net/tcp*, state 0A)
-  local hex
-  hex=$(printf '%04X' "$1")
-  cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -Eq "^ *[0-9]+: [0-9A-F]+:$hex [0-9A-F]+:[0-9A-F]+ 0A "
-}
-ngc_master_port() {  # the job id's port, or the next one no socket here listens on; none in NGC_PORT_TRIES: exit 1
-  local port=$(( NGC_PORT_BASE + ${SLURM_JOB_ID:-$$} % NGC_PORTS )) try
-  for (( try = 0; try < NGC_PORT_TRIES; try++ )); do
-    ngc_port_listened "$port" || { echo "$port"; return 0; }
-    port=$(( NGC_PORT_BASE + (port - NGC_PORT_BASE + 1) % NGC_PORTS ))
-  done
-  return 1
-}
 NGC_TASKS=$(( NGC_NODES * NGC_TASKS_PER_NODE ))
 NGC_MASTER=""
-if [ "$NGC_TASKS" -gt 1 ]; then
+if [ "$NGC_TASKS" -gt 1 ] && [ -n "${NGC_NODE_RANK:-}" ]; then  # SSH: the runner chose the master and its port
+  NGC_MASTER=$NGC_SSH_MASTER
+elif [ "$NGC_TASKS" -gt 1 ]; then
   NGC_MASTER_HOST=$(scontrol show hostnames "${SLURM_JOB_NODELIST:-}" 2>/dev/null | head -n1)
   [ "${SLURM_JOB_NUM_NODES:-1}" = 1 ] && NGC_MASTER_HOST=127.0.0.1
   if ! NGC_MASTER_PORT=$(ngc_master_port); then
-    NGC_PORT_FIRST=$(( NGC_PORT_BASE + ${SLURM_JOB_ID:-$$} % NGC_PORTS ))
+    NGC_PORT_FIRST=$(( NGC_PORT_BASE + NGC_PORT_SEED % NGC_PORTS ))
     ngc_outcome "start-failed: no free port for the data-parallel master on $(hostname -s): $NGC_PORT_FIRST and" \
       "the $(( NGC_PORT_TRIES - 1 )) ports after it are listened on; fix: free one, or submit the job again"
     cat "$NGC_DIR/outcome" >&2
