@@ -7,11 +7,9 @@ it loads, use_device once the run is resolved).
 """
 
 import contextlib
-import io
 import os
-import sys
 
-from benchmarks.harness import cpus
+from benchmarks.harness import cpus, library_noise
 from benchmarks.harness.run_config import Hardware, RunConfig
 
 
@@ -28,9 +26,6 @@ def visible_gpus() -> int:
         return 0
 
 
-PADDLE_THREAD_WARNING = ("WARNING: OMP_NUM_THREADS set to", "PLEASE USE OMP_NUM_THREADS WISELY.")
-
-
 def set_threads(requested: int | None) -> tuple[int, str]:
     """Fix the CPU thread count, then import Paddle (OpenMP reads OMP_NUM_THREADS once, at load).
     Returns (threads, why that many).
@@ -40,17 +35,13 @@ def set_threads(requested: int | None) -> tuple[int, str]:
     """
     threads, threads_from = cpus.threads_to_use(requested)
     os.environ["OMP_NUM_THREADS"] = str(threads)
-    captured = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(captured):
-            import paddle  # noqa: F401
-    except ImportError:
-        pass  # reported where Paddle is used, with the reason
-    finally:
-        kept = [line for line in captured.getvalue().splitlines() if not line.startswith(PADDLE_THREAD_WARNING)]
-        if kept:
-            print("\n".join(kept), file=sys.stderr)
+    library_noise.filtered_stderr(_import_paddle, library_noise.without_thread_note)
     return threads, threads_from
+
+
+def _import_paddle() -> None:
+    with contextlib.suppress(ImportError):  # reported where Paddle is used, with the reason
+        import paddle  # noqa: F401
 
 
 def detect(threads: tuple[int, str], wants_bf16: bool = False) -> Hardware:

@@ -192,6 +192,25 @@ def test_paddles_modified_flags_block_is_dropped_and_every_other_line_passes(cap
     assert capsys.readouterr().err == "the rendezvous failed\n"  # an error is never hidden
 
 
+def test_paddles_thread_note_at_import_is_dropped_and_every_other_line_passes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    from benchmarks.harness import hardware
+
+    fake = tmp_path / "paddle"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        "import sys, os\n"
+        "sys.stderr.write('WARNING: OMP_NUM_THREADS set to ' + os.environ['OMP_NUM_THREADS'] + ', not 1.\\n'\n"
+        "                 'I1207 a note of its own\\n'\n"
+        "                 'PLEASE USE OMP_NUM_THREADS WISELY.\\n')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "paddle", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # restored after: set_threads sets it
+    assert hardware.set_threads(1)[0] == 1
+    assert capsys.readouterr().err == "I1207 a note of its own\n"
+    monkeypatch.delitem(sys.modules, "paddle", raising=False)
+
+
 def test_batchnorms_training_note_is_dropped_and_other_warnings_stay() -> None:
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
