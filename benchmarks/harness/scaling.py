@@ -7,7 +7,7 @@ gated, and its report says why (docs/benchmarks.md, section "Data-parallel runs"
 """
 
 NOT_GATED = "reported, not gated: "
-PUBLISHED_ON = frozenset({"cpu", "relative"})  # profiles that hold no published multi-device figure
+NO_PUBLISHED_FIGURES = frozenset({"cpu", "relative"})  # profiles that hold no published multi-device figure
 
 
 def metric(precision: str) -> str:
@@ -19,7 +19,7 @@ def published(table: dict, name: str) -> list[str]:
     """Where a model's gates (gates.yaml models.<model>) hold a reference for the metric `name`: 'PROFILE (k=v, ...)'
     each."""
     return [f"{profile} ({', '.join(f'{k}={v}' for k, v in gate.get('when', {}).items())})"
-            for profile, gates in table.items() if profile not in PUBLISHED_ON
+            for profile, gates in table.items() if profile not in NO_PUBLISHED_FIGURES
             for gate in gates if gate["metric"] == name]
 
 
