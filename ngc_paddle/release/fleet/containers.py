@@ -45,45 +45,39 @@ ngc_run() {{
   NGC_CHILD=$!
   wait "$NGC_CHILD"
 }}
-# ngc_run_tasks STEP RECORD COMMAND...: one container per task of the job, all started by one srun (one Slurm step),
-# on the host network (the tasks reach the master and each other); each task's container is STEP-taskN, `@TASK@` in
-# COMMAND becomes the task's number, and each task appends "task, host, exit code, step" to RECORD as it ends.
+# ngc_task STEP TASK STEP_ID RECORD DOCKER_RUN_ARGS...: one task's container, STEP-taskTASK (`@TASK@` in the arguments
+# becomes TASK); it appends "task, host, exit code, STEP_ID" to RECORD as it ends. Exported: srun's tasks run it too.
+ngc_task() {{
+  local name="$1-task$2" task=$2 step_id=$3 record=$4 rc
+  shift 4
+  docker rm -f "$name" >/dev/null 2>&1
+  docker run --rm --name "$name" "${{@//@TASK@/$task}}"
+  rc=$?
+  printf "%s\\t%s\\t%s\\t%s\\n" "$task" "$(hostname -s)" "$rc" "$step_id" >> "$record"
+  return $rc
+}}
+export -f ngc_task
+# ngc_run_tasks STEP RECORD COMMAND...: one container per task of the job (ngc_task), on the host network (the tasks
+# reach the master and each other): on Slurm all started by one srun (one Slurm step), a task's number its
+# SLURM_PROCID; over SSH (NGC_NODE_RANK set) this host's one task of the launch (the runner starts the other nodes).
 ngc_run_tasks() {{
-  local step=$1 record=$2 srun_flags=()
+  local step=$1 record=$2 srun_flags=() args
   shift 2
   ngc_flags 0
   NGC_CONTAINER="ngc-gates-$NGC_TAG-$step"
-  if [ -n "${{NGC_NODE_RANK:-}}" ]; then  # SSH: this host is one node of the launch (the runner starts the others)
-    ngc_run_node "$record" "$@"
-    return
+  args=(--label "{LABEL}=$NGC_LABEL" "${{NGC_FLAGS[@]}}" --network host -e NGC_PADDLE_QUIET=1 -e NGC_OWNER="$NGC_OWNER"
+        -v "$NGC_OUT:/workspace/out" "$NGC_IMAGE" "$@")
+  if [ -n "${{NGC_NODE_RANK:-}}" ]; then
+    ngc_task "$NGC_CONTAINER" "$NGC_NODE_RANK" "ssh node $NGC_NODE_RANK" "$record" "${{args[@]}}" &
+  else
+    [ -n "${{SLURM_CPUS_PER_TASK:-}}" ] && srun_flags+=(--cpus-per-task="$SLURM_CPUS_PER_TASK")
+    srun --nodes="$NGC_NODES" --ntasks-per-node="$NGC_TASKS_PER_NODE" \\
+      --ntasks="$(( NGC_NODES * NGC_TASKS_PER_NODE ))" "${{srun_flags[@]}}" --kill-on-bad-exit=0 --export=ALL \\
+      bash -c 'ngc_task "$1" "$SLURM_PROCID" "$SLURM_JOB_ID.$SLURM_STEP_ID" "${{@:2}}"' ngc-task "$NGC_CONTAINER" \\
+      "$record" "${{args[@]}}" &
   fi
-  [ -n "${{SLURM_CPUS_PER_TASK:-}}" ] && srun_flags+=(--cpus-per-task="$SLURM_CPUS_PER_TASK")
-  srun --nodes="$NGC_NODES" --ntasks-per-node="$NGC_TASKS_PER_NODE" --ntasks="$(( NGC_NODES * NGC_TASKS_PER_NODE ))" \\
-    "${{srun_flags[@]}}" --kill-on-bad-exit=0 --export=ALL bash -c '
-      name="$1-task$SLURM_PROCID" record=$2; shift 2
-      docker rm -f "$name" >/dev/null 2>&1
-      docker run --rm --name "$name" "${{@//@TASK@/$SLURM_PROCID}}"
-      rc=$?
-      printf "%s\\t%s\\t%s\\t%s\\n" "$SLURM_PROCID" "$(hostname -s)" "$rc" "$SLURM_JOB_ID.$SLURM_STEP_ID" >> "$record"
-      exit $rc' ngc-task "$NGC_CONTAINER" "$record" --label "{LABEL}=$NGC_LABEL" "${{NGC_FLAGS[@]}}" --network host \\
-    -e NGC_PADDLE_QUIET=1 -e NGC_OWNER="$NGC_OWNER" -v "$NGC_OUT:/workspace/out" "$NGC_IMAGE" "$@" &
   NGC_CHILD=$!
   wait "$NGC_CHILD"
-}}
-# ngc_run_node RECORD COMMAND...: this host's task of an SSH job of several nodes: one container, STEP-taskRANK, on the
-# host network, `@TASK@` the node's rank; it appends "rank, host, exit code, ssh node RANK" to RECORD as it ends.
-ngc_run_node() {{
-  local record=$1 name="$NGC_CONTAINER-task$NGC_NODE_RANK" rc
-  shift
-  docker rm -f "$name" >/dev/null 2>&1
-  docker run --rm --name "$name" --label "{LABEL}=$NGC_LABEL" "${{NGC_FLAGS[@]}}" --network host \\
-    -e NGC_PADDLE_QUIET=1 -e NGC_OWNER="$NGC_OWNER" -v "$NGC_OUT:/workspace/out" "$NGC_IMAGE" \\
-    "${{@//@TASK@/$NGC_NODE_RANK}}" &
-  NGC_CHILD=$!
-  wait "$NGC_CHILD"
-  rc=$?
-  printf "%s\\t%s\\t%s\\t%s\\n" "$NGC_NODE_RANK" "$(hostname -s)" "$rc" "ssh node $NGC_NODE_RANK" >> "$record"
-  return $rc
 }}
 ngc_stop() {{
   [ -n "${{NGC_CONTAINER:-}}" ] && docker rm -f "$NGC_CONTAINER" >/dev/null 2>&1
