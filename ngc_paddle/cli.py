@@ -21,7 +21,7 @@ from ngc_common.exit_codes import ExitCode
 from ngc_paddle import fields, image_ref
 from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.host_errors import NgcPaddleError
-from ngc_paddle.image_build import build_flavor
+from ngc_paddle.image_build import build_flavor, image_index
 from ngc_paddle.image_build.bakefile import OVERRIDE, write_build_inputs, write_override
 from ngc_paddle.manifest.loader import latest_release
 from ngc_paddle.manifest.resolve import platform_differences
@@ -83,10 +83,15 @@ def _ab_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_build(args: argparse.Namespace) -> int:
     release = ResolvedRelease.load(Path(args.root), args.release, _source_overrides(args.source))
-    flavors = [release.flavor(args.flavor, platform) for platform in args.platform or [None]]  # all checked first
+    platforms = args.platform or release.platforms(args.flavor)  # default: every platform the flavor is built for
+    flavors = [release.flavor(args.flavor, platform) for platform in platforms]  # all checked first
     for flavor in flavors:
         build_flavor.build(flavor, force=args.force, say=lambda line: print(line, flush=True),
                            cache_registry=args.cache_registry or os.environ.get("NGC_PADDLE_CACHE_REGISTRY") or None)
+    first = release.flavor(args.flavor)
+    if len(flavors) > 1 and set(platforms) == set(release.platforms(args.flavor)):  # all of them: one tag
+        image_index.fold({f.platform: f.tags[0] for f in flavors}, first.tags, first.reports_dir,
+                         say=lambda line: print(line, flush=True))
     return 0
 
 
@@ -297,8 +302,8 @@ def _build_command(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--source", action="append", default=[], metavar="NAME=URL|PATH",
                    help="point a manifest source at a mirror or wheel folder for this build")
     b.add_argument("--platform", action="append", default=[],
-                   help="build the flavor for this platform, e.g. linux/arm64, tagged RELEASE-FLAVOR-ARCH (repeatable; "
-                        "default: its first platform, linux/amd64)")
+                   help="build the flavor for this platform only, e.g. linux/amd64 (repeatable; default: every "
+                        "platform the flavor is built for, then RELEASE-FLAVOR tags them as one image index)")
     b.add_argument("--force", action="store_true",
                    help="build even when every image's inputs digest label says nothing changed")
     b.add_argument("--cache-registry", metavar="HOST[:PORT]",

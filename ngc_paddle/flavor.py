@@ -103,6 +103,11 @@ class ResolvedFlavor:
         return build_name(self.name, self.platform)
 
     @property
+    def reports_dir(self) -> Path:
+        """Where its builds write their reports (build.json, the provenance, the index record)."""
+        return self.root / "build" / "reports" / f"{self.release}-{self.build_name}"
+
+    @property
     def foreign(self) -> bool:
         """Built for another platform than the default one: its pip layers install on the build platform."""
         return self.platform != DEFAULT_PLATFORM

@@ -74,7 +74,7 @@ def build(resolved: ResolvedFlavor, force: bool = False, say: Callable[[str], No
     bake = _bake_inputs(resolved, answer, cache_registry, say)
 
     report = BuildReport(manifest.release, flavor_name, bake.base, started_at, inputs_digest=bake.inputs.image)
-    reports_dir = root / "build" / "reports" / f"{manifest.release}-{flavor_name}"
+    reports_dir = resolved.reports_dir
     started = time.monotonic()
     try:
         metadata = _build_layers(resolved, bake, report, no_cache, say)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ngc_paddle import engine
 from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.host_errors import ToolchainError
-from ngc_paddle.image_build import provenance
+from ngc_paddle.image_build import image_index, provenance
 from ngc_paddle.image_build.build_report import BuildReport, LayerResult, human
 from ngc_paddle.image_build.inputs import LABEL, FlavorInputs, flavor_inputs, short
 from ngc_paddle.layers import bake_target
@@ -118,7 +118,9 @@ def _unchanged_report(flavor: ResolvedFlavor, base: tuple[str, str], inputs: Fla
     if not same:
         say("==> inputs differ from the images' labels: building")
         return None
-    if not provenance.recorded(root / "build" / "reports" / f"{flavor.release}-{flavor_name}", found[tags[0]]["Id"]):
+    reports_dir = flavor.reports_dir
+    top_id = image_index.platform_image(found[tags[0]]["Id"], flavor.platform, reports_dir)  # the index's entry
+    if not provenance.recorded(reports_dir, top_id):
         say(f"==> no BuildKit provenance of {tags[0]} recorded here (the release signs it): building (from the cache)")
         return None
     report = BuildReport(flavor.release, flavor_name, base[0], started, status="unchanged",
@@ -127,7 +129,8 @@ def _unchanged_report(flavor: ResolvedFlavor, base: tuple[str, str], inputs: Fla
     for want in expected:
         info = found[want.tag]
         result = LayerResult(
-            want.layer, bake_target(want.layer, flavor_name), want.tag, image_id=info["Id"], cached=True,
+            want.layer, bake_target(want.layer, flavor_name), want.tag, cached=True,
+            image_id=top_id if want.tag == tags[0] else info["Id"],
             size_bytes=info.get("Size", 0), size_added_bytes=info.get("Size", 0) - below, status="unchanged",
             inputs_digest=want.digest)
         result.record_image(info)
@@ -135,8 +138,8 @@ def _unchanged_report(flavor: ResolvedFlavor, base: tuple[str, str], inputs: Fla
         below = info.get("Size", 0)
     report.image_size_bytes = report.layers[-1].size_bytes
     report.duration_s = round(time.monotonic() - t0, 1)
-    json_path, _ = report.write(root / "build" / "reports" / f"{flavor.release}-{flavor_name}")
-    say(f"==> unchanged {', '.join(tags)} (image {found[tags[0]]['Id'].removeprefix('sha256:')[:12]}, "
+    json_path, _ = report.write(reports_dir)
+    say(f"==> unchanged {', '.join(tags)} (image {top_id.removeprefix('sha256:')[:12]}, "
         f"{human(report.image_size_bytes)}, inputs {short(inputs.image)}): nothing built, checked or retagged, "
         f"{time.monotonic() - t0:.2f}s; report: {json_path.relative_to(root)} (FORCE=1 / --force rebuilds)")
     return report
