@@ -23,10 +23,14 @@ import yaml
 from ngc_paddle.image_build.scratch import scratch_copy
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.manifest.loader import latest_release
+from ngc_paddle.platforms import DEFAULT_PLATFORM
 from perf.suite_times import TIMES
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "ngc_paddle.cli"]
+# A scratch copy's build of the default platform alone: the tests of build mechanics (caches, locks, layer checks,
+# failures) that the other platforms do not change; `built` builds every platform, as `make image` does.
+AMD64 = ("--platform", DEFAULT_PLATFORM)
 SHARED_CACHES = ("cache",)  # build/cache: the freshness check's verified Debian indexes, shared with scratch copies
 
 

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from ngc_paddle import engine
-from tests.integration.conftest import own_registry, run_cli, scratch
+from tests.integration.conftest import AMD64, own_registry, run_cli, scratch
 
 SECOND = "itest-cache2"
 
@@ -25,13 +25,13 @@ def test_a_second_build_host_takes_every_step_from_the_registry_cache(tmp_path: 
 def _build_on_two_hosts(tmp_path: Path, registry: str) -> tuple[list[dict], str | None, str | None]:
     """Build on this engine (writing the cache), then on a fresh engine instance (reading it): B's layers."""
     root = scratch(tmp_path / "repo", "ngc-paddle-itest-cache")
-    first = run_cli("build", "--force", "--cache-registry", registry, root=root)
+    first = run_cli("build", *AMD64, "--force", "--cache-registry", registry, root=root)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr
     digest_a = engine.image_id(report(root)["image"])
     try:
         with engine.using(engine.instance_host(SECOND)):
             assert engine.images("ngc-paddle-itest-cache") == []  # a host that never built it
-            second = run_cli("build", "--force", "--cache-registry", registry, root=root)
+            second = run_cli("build", *AMD64, "--force", "--cache-registry", registry, root=root)
             assert second.returncode == 0, second.stdout[-2000:] + second.stderr
             layers = report(root)["layers"]
             digest_b = engine.image_id(report(root)["image"])

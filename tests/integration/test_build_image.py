@@ -3,10 +3,13 @@
 import json
 import re
 import subprocess
+import urllib.request
 import uuid
 from pathlib import Path
 
-from tests.integration.conftest import REPO, Built, docker, one_worker_at_a_time, run_cli
+from ngc_paddle import engine
+from ngc_paddle.scan.source.layer_source import DEFAULT_REGISTRY, MANIFEST_TYPES
+from tests.integration.conftest import AMD64, REPO, Built, docker, one_worker_at_a_time, run_cli
 
 KEY = ["paddle", "dali", "paddle2onnx", "onnxruntime"]
 
@@ -114,7 +117,8 @@ def assert_unchanged(proc: subprocess.CompletedProcess[str], root: Path, built: 
         assert f"[{n}/{len(layers)}] {layer}: unchanged (inputs sha256:" in proc.stdout
     assert ": building " not in proc.stdout and "[internal] load build definition" not in proc.stdout
     assert "checks" not in proc.stdout and "smoke test" not in proc.stdout
-    assert proc.stdout.splitlines()[-1].startswith("==> unchanged ")
+    summaries = [line for line in proc.stdout.splitlines() if line.startswith(("==> unchanged ", "==> success"))]
+    assert summaries and all(line.startswith("==> unchanged ") for line in summaries)  # each platform's build
     report = json.loads((root / "build/reports" / f"{built.release}-{built.flavor}/build.json").read_text())
     assert report["status"] == "unchanged" and [x["status"] for x in report["layers"]] == ["unchanged"] * len(layers)
     return report
@@ -127,15 +131,15 @@ def test_rebuild_without_changes_answers_from_labels(built: Built) -> None:
 
 
 def test_suite_change_rebuilds_only_the_top_layer(built: Built, scratch_repo: Path) -> None:
-    assert run_cli("build", root=scratch_repo).returncode == 0
-    assert_unchanged(run_cli("build", root=scratch_repo), scratch_repo, built)  # built twice: nothing to do
+    assert run_cli("build", *AMD64, root=scratch_repo).returncode == 0
+    assert_unchanged(run_cli("build", *AMD64, root=scratch_repo), scratch_repo, built)  # built twice: nothing to do
     # A change no earlier run made (BuildKit's cache outlives a test run and would take the same change from it).
     nonce = uuid.uuid4().hex
     banner = scratch_repo / "image" / "lib" / "banner.py"
     banner.write_text(banner.read_text() + f"\n# a change to the suite's own files {nonce}\n")
     check = scratch_repo / "validation" / "checks" / "test_contract.py"
     check.write_text(check.read_text() + f"\n# a change to a check the suite layer copies {nonce}\n")
-    proc = run_cli("build", root=scratch_repo)
+    proc = run_cli("build", *AMD64, root=scratch_repo)
     assert proc.returncode == 0, proc.stderr
     top = len(built.manifest.flavors[built.flavor].layers)
     assert f"[{top}/{top}] suite: inputs changed" in proc.stdout
@@ -145,7 +149,7 @@ def test_suite_change_rebuilds_only_the_top_layer(built: Built, scratch_repo: Pa
 
 
 def test_missing_version_fails_and_previous_image_keeps_its_tag(built: Built, scratch_repo: Path) -> None:
-    assert run_cli("build", root=scratch_repo).returncode == 0
+    assert run_cli("build", *AMD64, root=scratch_repo).returncode == 0
     image = f"ngc-paddle-itest:{built.release}-{built.flavor}"
     good = docker("image", "inspect", "--format", "{{.Id}}", image).stdout.strip()
     manifest = scratch_repo / "releases" / f"{built.release}.yaml"
@@ -154,7 +158,7 @@ def test_missing_version_fails_and_previous_image_keeps_its_tag(built: Built, sc
     pinned = f"package: paddle2onnx, version: {version}"
     assert pinned in text
     manifest.write_text(text.replace(pinned, "package: paddle2onnx, version: 0.0.1"))
-    stale = run_cli("build", root=scratch_repo)  # the manifest moved, the lock did not: nothing is built
+    stale = run_cli("build", *AMD64, root=scratch_repo)  # the manifest moved, the lock did not: nothing is built
     assert stale.returncode == 2 and stale.stderr.count("\n") == 1
     assert f"{built.release}-{built.flavor}.lock.json: inputs.components.paddle2onnx.version" in stale.stderr
     manifest.write_text(text)
@@ -165,7 +169,7 @@ def test_missing_version_fails_and_previous_image_keeps_its_tag(built: Built, sc
     entry = next(e for e in lock["pip"] if e["name"] == "onnxoptimizer")
     entry["version"] = "0.0.1"
     lock_file.write_text(json.dumps(lock, indent=1))
-    proc = run_cli("build", root=scratch_repo)
+    proc = run_cli("build", *AMD64, root=scratch_repo)
     assert proc.returncode == 1
     error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(error) == 1
@@ -209,3 +213,36 @@ def test_bake_file_parses_on_its_own_and_with_the_manifest(built: Built) -> None
     targets = json.loads(merged.stdout)["target"]
     assert targets["cuda-gpu"]["args"]["NVIDIA_REQUIRE_CUDA"] == "driver>=525.60.13"  # minor-version compat
     assert targets["tensorrt-gpu"]["contexts"] == {"ngc-layer-below": "target:dali-gpu"}  # chained by bake itself
+
+
+def test_one_tag_holds_every_platform_each_as_its_own_build_made_it(built: Built) -> None:
+    """`make image` folds the flavor's platforms into one image index under its tags: docker runs the host's entry,
+    or --platform's, and each entry is that platform's own image (its manifest, same digest, as a registry reads it)."""
+    platforms = built.manifest.flavors[built.flavor].platforms
+    assert platforms == ["linux/amd64", "linux/arm64"]
+    tags = [built.image, f"{built.manifest.image}:{built.release}"]
+    assert f"==> tagged {', '.join(tags)}: image index " in built.output
+    with one_worker_at_a_time("build-default"):  # another worker's `built` may fold (the same index) meanwhile
+        folder = REPO / "build" / "reports" / f"{built.release}-{built.flavor}"
+        record = json.loads((folder / "index.json").read_text())
+        top = json.loads((folder / "build.json").read_text())["layers"][-1]["image_id"]
+        arm64 = engine.image_id(f"{built.image}-arm64")
+    assert record["index"] == engine.image_id(tags[0]) == engine.image_id(tags[1])
+    assert record["platforms"] == {"linux/amd64": top, "linux/arm64": arm64} and top != arm64
+    for platform, machine in (("linux/amd64", "x86_64"), ("linux/arm64", "aarch64")):
+        run = docker("run", "--rm", "--network", "none", "--platform", platform, "--entrypoint", "uname", built.image,
+                     "-m")
+        assert run.stdout.strip() == machine
+    engine.ensure_registry(DEFAULT_REGISTRY)
+    pushed = f"{DEFAULT_REGISTRY}/ngc-paddle-itest-index:{record['index'].removeprefix('sha256:')[:16]}"
+    engine.tag(built.image, pushed)
+    try:
+        assert engine.push(pushed).returncode == 0
+    finally:
+        engine.untag(pushed)
+    request = urllib.request.Request(f"http://{DEFAULT_REGISTRY}/v2/ngc-paddle-itest-index/manifests/{record['index']}",
+                                     headers={"Accept": ", ".join(MANIFEST_TYPES)})
+    with urllib.request.urlopen(request, timeout=60) as resp:
+        index = json.loads(resp.read())
+    entries = {f"{m['platform']['os']}/{m['platform']['architecture']}": m["digest"] for m in index["manifests"]}
+    assert entries == record["platforms"]  # nothing else in it: no provenance or SBOM entries

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 from ngc_paddle.manifest import load_manifest
-from tests.integration.conftest import Built, docker, run_cli, scratch
+from tests.integration.conftest import AMD64, Built, docker, run_cli, scratch
 
 
 def test_each_layer_image_validates_from_the_host(built: Built, tmp_path: Path) -> None:
@@ -45,7 +45,7 @@ def test_broken_dali_layer_stops_the_build_at_that_layer(tmp_path: Path) -> None
     install.write_text(install.read_text() + 'rm "$(python -c \'import nvidia.dali, os; '
                        'print(os.path.dirname(nvidia.dali.__file__))\')"/.libs/libcfitsio-*.so*\n')
     try:
-        proc = run_cli("build", root=scratch_repo)
+        proc = run_cli("build", *AMD64, root=scratch_repo)
         assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr
         assert proc.stderr.startswith("error: layer dali: check link.dali failed: ") and proc.stderr.count("\n") == 1
         assert "libcfitsio" in proc.stderr and "layers above were not built" in proc.stderr

@@ -6,7 +6,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from ngc_paddle.lock.lock_file import read_lock
-from tests.integration.conftest import docker, run_cli, scratch
+from tests.integration.conftest import AMD64, docker, run_cli, scratch
 
 IMAGE = "ngc-paddle-h13l-itest"  # this file's own scratch name: no other file moves its tags
 # A small suite-layer wheel: the layers below it stay as they are.
@@ -33,7 +33,7 @@ def expected_set(lock_file: Path) -> set[tuple[str, str]]:
 
 def test_build_refuses_a_wheel_whose_hash_differs_from_the_lock(tmp_path: Path) -> None:
     repo = scratch(tmp_path / "repo", IMAGE)
-    first = run_cli("build", root=repo)
+    first = run_cli("build", *AMD64, root=repo)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr
     release = json.loads((repo / "build/reports/26.12-cpu/build.json").read_text())
     image = f"{IMAGE}:26.12-cpu"
@@ -50,7 +50,7 @@ def test_build_refuses_a_wheel_whose_hash_differs_from_the_lock(tmp_path: Path) 
     entry["sha256"] = wrong
     lock_file.write_text(json.dumps(data, indent=1))
 
-    proc = run_cli("build", root=repo)
+    proc = run_cli("build", *AMD64, root=repo)
     assert proc.returncode == 1, proc.stdout[-2000:]
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, proc.stderr
