@@ -1,5 +1,6 @@
 """Time the arm64 build of a flavor on this (x86-64) host: cold, warm (every step from BuildKit's cache, new tags,
-checks and smoke test run again) and a no-change rebuild, and record them in docs/measurements.md.
+checks and smoke test run again) and a no-change rebuild, then each natively installed pip layer's locked wheels
+installed both ways side by side (foreign_pip: natively vs under qemu), and record them in docs/measurements.md.
 
 Why: the arm64 build runs its os and suite layers under qemu and installs its wheels natively for the target
 (docs/building.md, "Another platform"); whether CI can afford it depends on these figures, above all on the warm
@@ -23,7 +24,9 @@ from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.image_build import build_flavor
 from ngc_paddle.image_build.build_report import BuildReport, human
 from ngc_paddle.image_build.scratch import scratch_copy
+from ngc_paddle.layers import FOREIGN_PIP_DOCKERFILE, dockerfile_for
 from ngc_paddle.manifest.loader import latest_release
+from perf.image_build import foreign_pip
 from perf.measurements import REPO, record
 
 PLATFORM = "linux/arm64"
@@ -52,6 +55,23 @@ def native_pip_seconds(root: Path, report: dict) -> dict[str, float]:
             for name, seconds in NATIVE_PIP.findall(log.read_text(errors="replace")):
                 found[name] = found.get(name, 0.0) + float(seconds)
     return found
+
+
+def install_both_ways(root: Path, release: str, flavor: str, warm: BuildReport, folder: Path) -> list[dict]:
+    """Each pip layer's locked arm64 wheels installed natively and under qemu, side by side (foreign_pip)."""
+    resolved = ResolvedRelease.load(root, release)
+    native_os = resolved.flavor(flavor).layer_tags["os"]  # the default platform's os layer: the build's pip runs there
+    if engine.image_id(native_os) is None:
+        raise SystemExit(f"error: {native_os}: not built; fix: make image PLATFORMS=linux/amd64 first")
+    foreign = resolved.flavor(flavor, PLATFORM)
+    folder.mkdir(parents=True, exist_ok=True)
+    results = []
+    for layer in foreign.spec.layers:
+        if dockerfile_for(layer, foreign=True) == FOREIGN_PIP_DOCKERFILE:  # installed natively by the build
+            print(f"{layer}: its locked wheels installed natively, then under qemu ...", flush=True)
+            results.append(foreign_pip.compare(foreign.lock_file, layer, native_os, warm.layers[0].tag,
+                                               folder / layer, str(Path(sys.executable).with_name("pip"))))
+    return results
 
 
 def cold_from_report(path: Path) -> dict:
@@ -88,6 +108,7 @@ def main() -> int:
         warm_s, warm = timed(root, release, args.flavor)
         print("no-change rebuild ...", flush=True)
         same_s, same = timed(root, release, args.flavor)
+        installs = install_both_ways(root, release, args.flavor, warm, Path(tmp) / "wheels")
         remove_scratch_images(warm)
 
     rows = [("cold" + ("" if args.cold else " (an earlier build's report)"), cold_s,
@@ -107,6 +128,11 @@ def main() -> int:
         *layer_rows, "",
         "Native install of the target's wheels in the cold build (`pip install --platform ... --target` on the "
         "build platform): " + (", ".join(f"{name} {s:.1f} s" for name, s in pip.items()) or "none (cached)") + ".",
+        "", "The same locked arm64 wheels installed both ways in this run, offline from one folder (pip --platform "
+        "--target in the amd64 os layer, as the build does, vs pip in the arm64 os layer under qemu):", "",
+        "| layer | wheels | native s | under qemu s | qemu / native |", "| --- | ---: | ---: | ---: | ---: |",
+        *[f"| {i['layer']} | {i['wheels']} | {i['native_s']:.1f} | {i['emulated_s']:.1f} | "
+          f"{i['emulated_over_native']:.1f}x |" for i in installs],
     ])
     print("\n" + body)
     record("perf-arm64-build", "arm64 build under emulation (cold, warm, no change)", body)
@@ -114,7 +140,7 @@ def main() -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"release": release, "flavor": args.flavor, "cold_s": round(cold_s, 1),
                                "warm_s": round(warm_s, 1), "no_change_s": round(same_s, 2),
-                               "native_pip_s": pip}, indent=2) + "\n")
+                               "native_pip_s": pip, "install_both_ways": installs}, indent=2) + "\n")
     print(f"results: {out.relative_to(REPO)}; docs/measurements.md section perf-arm64-build")
     return 0
 
