@@ -1,5 +1,5 @@
 # ngc-paddle: build, test and lint the monthly PaddlePaddle containers.
-#   make image [RELEASE=YY.MM] [FLAVOR=cpu|gpu] [PLATFORMS=linux/arm64] [SOURCES="pypi=URL nvidia=URL ..."] [FORCE=1] [CACHE_REGISTRY=host:port]
+#   make image [RELEASE=YY.MM] [FLAVOR=cpu|gpu] [PLATFORMS=linux/amd64 (default: all of the flavor's, one index)] [SOURCES="pypi=URL nvidia=URL ..."] [FORCE=1] [CACHE_REGISTRY=host:port]
 #   make lock [RELEASE=YY.MM] [FLAVOR=...] [PLATFORMS=linux/arm64] [SOURCES=...]   (resolve and write each platform's lock)
 #   make test | make lint | make clean
 # RELEASE defaults to the newest manifest in releases/, FLAVOR to that manifest's default_flavor.
@@ -37,7 +37,8 @@ fleet-toolchain:
 	bash toolchain/ensure-slurm.sh
 	bash toolchain/ensure-sshd.sh
 
-## Build RELEASE/FLAVOR layer by layer; the release tag moves only after a smoke test.
+## Build RELEASE/FLAVOR layer by layer, each of its platforms (or PLATFORMS), then tag them as one image index; the
+## release tag moves only after a smoke test.
 ## Nothing changed (the images' inputs-digest labels equal today's inputs): answers from the labels; FORCE=1 builds.
 image: $(BIN)/.installed toolchain
 	$(BIN)/ngc-paddle build $(build_args) $(foreach p,$(PLATFORMS),--platform $(p)) $(if $(FORCE),--force) $(if $(CACHE_REGISTRY),--cache-registry $(CACHE_REGISTRY))
