@@ -45,6 +45,13 @@ def host_platform() -> Platform | None:
     return next((p for p in PLATFORMS.values() if p.machine == machine or p.debian_arch == machine), None)
 
 
+def host_or_default() -> str:
+    """The name of this machine's platform, or of the default one on a machine no image is built for: what a job run
+    on this host itself (no fleet file, bench-compare) runs."""
+    native = host_platform()
+    return native.name if native else DEFAULT_PLATFORM
+
+
 def foreign(name: str) -> bool:
     """Whether running a program of this platform here needs emulation (qemu, toolchain/ensure-qemu.sh)."""
     native = host_platform()

@@ -118,7 +118,8 @@ def test_rounds_alternate_after_a_warm_up_and_both_images_are_recorded(tmp_path:
     steps = [line.split("\t") for line in (ab_folder(tmp_path) / "rounds.tsv").read_text().splitlines()]
     assert len(steps) == 8 and all(s[3] == "0" and int(s[5]) >= 0 for s in steps)
     pulls = [line for line in (tmp_path / "calls.log").read_text().splitlines() if line.startswith("docker pull")]
-    assert pulls == [f"docker pull --quiet {CANDIDATE}", f"docker pull --quiet {REFERENCE}"]
+    assert pulls == [f"docker pull --quiet --platform linux/amd64 {CANDIDATE}",
+                     f"docker pull --quiet --platform linux/amd64 {REFERENCE}"]
 
 
 def test_validation_time_and_a_candidate_only_environment(tmp_path: Path, docker: Path) -> None:

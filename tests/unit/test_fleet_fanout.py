@@ -115,7 +115,8 @@ def run(tmp_path: Path, repo: Path, monkeypatch):
                      store=lambda f, p, c: store.__setitem__((f, p), c.model_dump(mode="json")),
                      stored=lambda f, p: (stored or {}).get((f, p)), poll_s=0)
         fan.root, fan.sleep = tmp_path, sleep  # job folders below the test's folder
-        fan.start([Target(f, gpu, IMAGE, tmp_path / "release" / f / "gates") for f, gpu in flavors], background)
+        fan.start([Target(f, gpu, IMAGE, tmp_path / "release" / f / "gates", *built) for f, gpu, *built in flavors],
+                  background)
         if background:
             said.append(f"watched in the background: {fan.watcher is not None and fan.watcher.is_alive()}")
         return fan.wait()
@@ -281,3 +282,32 @@ def test_jobs_watched_in_the_background_while_the_caller_works(run) -> None:
     with pytest.raises(KeyboardInterrupt):  # the background watcher's interrupt reaches the caller, jobs cancelled
         run(CPU, {"cpu": slow}, background=True, interrupt_after=5)
     assert slow.cancelled == ["100"] and run.store[("cpu", "cpu")]["status"] == "NOT RUN"
+
+
+ARM64 = {"grace": {"hardware": "cpu", "platform": "linux/arm64", "slurm": {"partition": "gh200"}}}
+PENDING = {"linux/arm64": "the sbsa wheels are not reachable"}
+
+
+def test_a_flavor_not_built_for_the_profiles_platform_is_not_sent_there(run) -> None:
+    amd64_only, both = FakePlace("grace", {}), FakePlace("grace", {"cpu": [[("COMPLETED", {})]]})
+    cells = run({**ARM64, **CPU}, {"grace": amd64_only, "cpu": FakePlace("cpu", {"cpu": [[("COMPLETED", {})]]})},
+                flavors=(("cpu", False, ("linux/amd64",), PENDING),))
+    cell = cells["cpu@grace"]
+    assert amd64_only.submitted == [] and cell.status == "N/A" and cell.off_platform and cell.runner == "-"
+    assert cell.detail == ("cpu is built for linux/amd64, not linux/arm64 (the profile's platform): the sbsa wheels "
+                           "are not reachable; nothing was sent")
+    assert "cpu@grace: N/A: cpu is built for linux/amd64, not linux/arm64" in "\n".join(run.said)
+    # the flavor claims no arm64 image: the cell is shown, and its verdict is the amd64 profile's
+    _, outcome = gates_stage.outcome({"grace": cell, "cpu": cells["cpu@cpu"]})
+    assert outcome.status == "passed" and "grace: N/A: cpu is built for linux/amd64" in outcome.detail
+    cells = run(ARM64, {"grace": both}, flavors=(("cpu", False, ("linux/amd64", "linux/arm64")),))
+    assert both.submitted == ["cpu@grace"] and cells["cpu@grace"].status == "PASS"
+    assert both.jobs["100"].spec.platform == "linux/arm64"  # the job refuses a node of another machine
+
+
+def test_a_flavor_whose_only_profiles_are_off_platform_is_not_proven(run) -> None:
+    cells = run(ARM64, {"grace": FakePlace("grace", {})}, flavors=(("cpu", False, ("linux/amd64",)),))
+    assert cells["cpu@grace"].status == "N/A" and cells["cpu@-"].status == "NOT PROVEN"
+    assert "no profile of the fleet proves cpu (a cpu flavor) on its platforms (linux/amd64)" in cells["cpu@-"].detail
+    _, outcome = gates_stage.outcome({"grace": cells["cpu@grace"]})
+    assert outcome.status == "not proven"

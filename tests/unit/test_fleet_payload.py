@@ -40,6 +40,11 @@ esac
 exit 0
 """)
         (bin_dir / tool).chmod(0o755)
+    (bin_dir / "uname").write_text("""#!/bin/bash
+[ "${1:-}" = -m ] && [ -n "${FAKE_MACHINE:-}" ] && { echo "$FAKE_MACHINE"; exit 0; }
+PATH=/usr/bin:/bin exec uname "$@"
+""")  # FAKE_MACHINE: the node's machine as `uname -m` says it (an arm64 node here)
+    (bin_dir / "uname").chmod(0o755)
     return bin_dir
 
 
@@ -84,7 +89,7 @@ def test_docker_pulls_by_digest_and_runs_each_gate(tmp_path: Path, fakes: Path) 
                                                     "SLURM_CPUS_PER_TASK": "2"})
     assert proc.returncode == 0, proc.stderr
     made = calls(tmp_path)
-    assert made[0] == ["docker", "pull", "--quiet", IMAGE]
+    assert made[0] == ["docker", "pull", "--quiet", "--platform", "linux/amd64", IMAGE]
     runs = [c for c in made if c[:2] == ["docker", "run"]]
     assert len(runs) == 3
     validate, rn50, hgnet = runs
@@ -181,7 +186,8 @@ def test_enroot_imports_creates_starts_and_removes(tmp_path: Path, fakes: Path) 
                                         "TMPDIR": str(tmp_path)}).returncode == 0
     made = [c for c in calls(tmp_path) if c[0] == "enroot" and c[1] != "version"]
     sqsh = f"{tmp_path}/ngc-gates-8-1.sqsh"
-    assert made[0] == ["enroot", "import", "--output", sqsh, f"docker://127.0.0.1:5019#ngc-paddle:{DIGEST}"]
+    assert made[0] == ["enroot", "import", "--arch", "amd64", "--output", sqsh,
+                       f"docker://127.0.0.1:5019#ngc-paddle:{DIGEST}"]
     assert made[1] == ["enroot", "create", "--force", "--name", "ngc-gates-8-1", sqsh]
     validate, rn50 = made[2], made[3]
     assert validate[:2] == ["enroot", "start"] and "--root" in validate and "--root" not in rn50
@@ -195,8 +201,8 @@ def test_apptainer_pulls_by_digest_and_executes_with_the_gpus(tmp_path: Path, fa
     job = spec(tmp_path, runtime="apptainer", gpus=1, hardware="V100", allow_http=True, benches=())
     assert run(tmp_path, fakes, [job], {"TMPDIR": str(tmp_path)}).returncode == 0
     made = [c for c in calls(tmp_path) if c[0] == "apptainer" and c[1] != "--version"]
-    sif = made[0][3]
-    assert made[0] == ["apptainer", "pull", "--no-https", sif, f"docker://{IMAGE}"]  # a digest, plain HTTP allowed
+    sif = made[0][5]
+    assert made[0] == ["apptainer", "pull", "--arch", "amd64", "--no-https", sif, f"docker://{IMAGE}"]  # plain HTTP
     assert sif.startswith(f"{tmp_path}/ngc-gates-") and sif.endswith("-1.sif")
     assert made[1][:2] == ["apptainer", "exec"] and "--nv" in made[1]
     assert ["--bind", f"{tmp_path}/job:/workspace/out"] == made[1][5:7]
@@ -212,9 +218,62 @@ def test_a_job_array_runs_the_flavor_of_its_task(tmp_path: Path, fakes: Path) ->
     assert "  1) NGC_CELL=cpu2@cpu " in render(jobs)
     assert run(tmp_path, fakes, jobs, {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_JOB_ID": "40",
                                        "SLURM_JOB_ID": "42"}).returncode == 0
-    assert calls(tmp_path)[0] == ["docker", "pull", "--quiet", other]
+    assert calls(tmp_path)[0] == ["docker", "pull", "--quiet", "--platform", "linux/amd64", other]
     assert (tmp_path / "job2" / "attempt-1" / "outcome").exists() and not (tmp_path / "job").exists()
     assert "slurm_job=40_1\n" in (tmp_path / "job2" / "attempt-1" / "facts.txt").read_text()
     assert run(tmp_path, fakes, jobs, {"SLURM_ARRAY_TASK_ID": "7"}).returncode == 75
     with pytest.raises(ValueError, match="share their profile"):
         render([spec(tmp_path), spec(tmp_path, gpus=1)])
+
+
+ARM64_NODE = {"FAKE_MACHINE": "aarch64", "SLURM_JOB_ID": "6", "TMPDIR": "."}
+
+
+def test_docker_takes_the_profiles_platform_from_the_index(tmp_path: Path, fakes: Path) -> None:
+    job = spec(tmp_path, platform="linux/arm64", benches=(("bench-rn50", ()),))
+    assert run(tmp_path, fakes, [job], ARM64_NODE).returncode == 0
+    made = calls(tmp_path)
+    assert made[0] == ["docker", "pull", "--quiet", "--platform", "linux/arm64", IMAGE]  # the index, by digest
+    runs = [c for c in made if c[:2] == ["docker", "run"]]
+    assert len(runs) == 2 and all(c[c.index("--platform") + 1] == "linux/arm64" for c in runs)
+    assert "machine=aarch64\n" in (attempt(tmp_path) / "facts.txt").read_text()
+    assert (attempt(tmp_path) / "outcome").read_text() == "done\n"
+
+
+def test_the_tasks_of_a_data_parallel_step_take_the_platform_too(tmp_path: Path, fakes: Path) -> None:
+    job = spec(tmp_path, platform="linux/arm64", benches=(("bench-rn50", ()),), validate=False, nodes=1,
+               tasks_per_node=2)
+    assert run(tmp_path, fakes, [job], {**ARM64_NODE, "SLURM_JOB_NODELIST": "n1"}).returncode == 0
+    step = next(c for c in calls(tmp_path) if c[0] == "srun")
+    assert step[step.index("--platform") + 1] == "linux/arm64"  # each task's docker run gets it (ngc_task)
+
+
+def test_enroot_and_apptainer_import_the_platforms_architecture(tmp_path: Path, fakes: Path) -> None:
+    job = spec(tmp_path, runtime="enroot", platform="linux/arm64", benches=())
+    assert run(tmp_path, fakes, [job], {**ARM64_NODE, "TMPDIR": str(tmp_path)}).returncode == 0
+    imported = next(c for c in calls(tmp_path) if c[:2] == ["enroot", "import"])
+    assert imported[2:4] == ["--arch", "arm64"]  # the OCI index's architecture, not the host's default
+    (tmp_path / "calls.log").unlink()
+    job = spec(tmp_path, runtime="apptainer", platform="linux/arm64", benches=(), folder=tmp_path / "job2")
+    assert run(tmp_path, fakes, [job], {**ARM64_NODE, "TMPDIR": str(tmp_path)}).returncode == 0
+    pulled = next(c for c in calls(tmp_path) if c[:2] == ["apptainer", "pull"])
+    assert pulled[2:4] == ["--arch", "arm64"]
+
+
+def test_pyxis_imports_for_the_nodes_own_architecture(tmp_path: Path, fakes: Path) -> None:
+    job = spec(tmp_path, runtime="pyxis", platform="linux/arm64", benches=())
+    assert run(tmp_path, fakes, [job], ARM64_NODE).returncode == 0
+    step = next(c for c in calls(tmp_path) if c[0] == "srun" and "--version" not in c)
+    assert not [a for a in step if "platform" in a or "arch" in a]  # no such option: the machine check stands for it
+    assert (attempt(tmp_path) / "outcome").read_text() == "done\n"
+
+
+@pytest.mark.parametrize("runtime", ["docker", "pyxis", "enroot", "apptainer"])
+def test_a_node_of_another_machine_runs_nothing(tmp_path: Path, fakes: Path, runtime: str) -> None:
+    job = spec(tmp_path, runtime=runtime, platform="linux/amd64")
+    proc = run(tmp_path, fakes, [job], {**ARM64_NODE, "TMPDIR": str(tmp_path)})
+    assert proc.returncode == 0 and calls(tmp_path) == []  # no pull, no import, nothing emulated
+    outcome = (attempt(tmp_path) / "outcome").read_text()
+    assert outcome.startswith("wrong-machine: ") and outcome.count("\n") == 1
+    assert "is aarch64, the profile's platform linux/amd64 runs on x86_64; fix: " in outcome
+    assert "machine=aarch64\n" in (attempt(tmp_path) / "facts.txt").read_text()

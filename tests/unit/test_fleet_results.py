@@ -185,3 +185,11 @@ def test_a_job_without_validation_or_without_a_reference_has_neither_verdict(tmp
     reading = results.read(job, DONE, "")
     assert (reading.status, reading.validate, reading.ab) == ("PASS", None, None)
     assert not reading.detail.startswith("validate")
+
+
+def test_a_node_of_another_machine_is_not_run_and_not_requeued(tmp_path: Path) -> None:
+    """payload.sh's machine check: nothing ran, so no verdict; the same place would send the job there again."""
+    why = ("gh01 is aarch64, the profile's platform linux/amd64 runs on x86_64; fix: send the profile to x86_64 nodes "
+           "(partition, constraint or hosts), or set its platform:")
+    reading = results.read(_job(tmp_path, outcome=f"wrong-machine: {why}"), DONE, "")
+    assert (reading.status, reading.detail, reading.ran) == ("NOT RUN", why, True)

@@ -80,7 +80,7 @@ def test_the_local_runner_runs_the_job_script_to_a_verdict(tmp_path: Path, repo:
     assert cell.runner == "local" and cell.job.startswith("local pid ") and cell.facts["image_digest"] == DIGEST
     assert cell.bench == {"bench-rn50": "PASS"} and cell.validation == "PASS"
     commands = [shlex.split(line) for line in fake_docker.read_text().splitlines()]
-    assert commands[0] == ["docker", "pull", "--quiet", IMAGE]
+    assert commands[0] == ["docker", "pull", "--quiet", "--platform", "linux/amd64", IMAGE]
     assert [c[c.index(IMAGE) + 1] for c in commands if c[1] == "run"] == ["bash", "bench-rn50"]
     assert (tmp_path / cell.folder / "attempt-1" / "outcome").read_text() == "done\n"
 

@@ -55,6 +55,10 @@ def test_the_shipped_fleet_files_load(repo: Path) -> None:
     ({"profiles": {}}, "profiles", "at least 1"),
     ({"profile": {}}, "profiles", "required key is missing"),
     ([1, 2], "(top level)", "valid dictionary"),
+    ({"profiles": {"cpu": {"local": {}, "platform": "linux/s390x"}}}, "profiles.cpu.platform",
+     "'linux/s390x' is not a known platform (linux/amd64, linux/arm64)"),
+    ({"profiles": {"cpu": {"local": {}, "platform": "arm64"}}}, "profiles.cpu.platform",
+     "'arm64' is not a known platform (linux/amd64, linux/arm64)"),
 ])
 def test_a_bad_fleet_file_is_one_line_naming_the_field(tmp_path: Path, repo: Path, data, where: str, what: str) -> None:
     with pytest.raises(fleet_schema.FleetError) as caught:
@@ -86,8 +90,9 @@ def test_which_profiles_prove_which_flavor(tmp_path: Path, repo: Path) -> None:
     fleet = fleet_schema.load(repo / "fleets" / "example-gpu-site.yaml", repo)
     cpu = Target("cpu", False, "r/x@sha256:" + "a" * 64, tmp_path)
     gpu = Target("gpu", True, "r/x@sha256:" + "a" * 64, tmp_path)
-    assert [n for n, p in fleet.profiles.items() if applies(n, p, cpu)] == ["cpu"]
-    assert [n for n, p in fleet.profiles.items() if applies(n, p, gpu)] == ["A100-80GB", "H100-SXM", "A10", "V100"]
+    assert [n for n, p in fleet.profiles.items() if applies(n, p, cpu)] == ["cpu-grace", "cpu"]
+    assert [n for n, p in fleet.profiles.items() if applies(n, p, gpu)] == ["A100-80GB", "H100-SXM", "GH200", "A10",
+                                                                             "V100"]
     named = load(tmp_path, repo, {"profiles": {"A10": {"local": {"gpus": 1}, "flavors": ["cpu"]}}})
     assert applies("A10", named.profiles["A10"], cpu) and not applies("A10", named.profiles["A10"], gpu)
 
@@ -123,3 +128,14 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_with_exit_143(monkeypatch, capsys) -
         signal.signal(signal.SIGTERM, previous)
     assert capsys.readouterr().err == ("error: terminated (SIGTERM); the release tag was not moved; rerun the same "
                                        "command to resume\n")
+
+
+def test_a_profile_names_its_platform(tmp_path: Path, repo: Path) -> None:
+    fleet = load(tmp_path, repo, {"profiles": {"grace": {"hardware": "cpu", "platform": "linux/arm64",
+                                                         "slurm": {"partition": "gh200"}},
+                                               "cpu": {"slurm": {"partition": "cpu"}}}})
+    assert fleet.profiles["grace"].platform == "linux/arm64"
+    assert fleet.profiles["cpu"].platform == "linux/amd64"  # the default: the nodes every release so far ran on
+    site = fleet_schema.load(repo / "fleets" / "example-gpu-site.yaml", repo)
+    assert site.profiles["GH200"].platform == "linux/arm64" and site.profiles["GH200"].gpus == 1
+    assert site.profiles["cpu-grace"].platform == "linux/arm64"

@@ -364,7 +364,7 @@ def gates_edited(tmp_path: Path, old: str, new: str) -> str:
      "when.image_sizes: unknown key"),
     ("    A30:\n", "    A30x:\n", "models.rn50.A30x: no profile of that name"),
     ("max_regression_pct: 5", "max_regression_pct: 5\nmax_regression_pct: 50", "(file): not valid YAML"),
-    ('match: "H200"', 'match: "H200("', "profiles.0.match: 'H200(' is not a regular expression"),
+    ('match: "GH200"', 'match: "GH200("', "profiles.0.match: 'GH200(' is not a regular expression"),
     # found by the long fuzz run: an explicit null where a key may only be left out crashed the gate evaluation
     ("when: {infer_image_size: 224}, source: \"DLE 17364", "when: null, source: \"DLE 17364",
      "models.rn50.A100-80GB.3.when: Input should be a valid dictionary"),

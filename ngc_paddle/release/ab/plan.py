@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.platforms import host_or_default
 from ngc_paddle.release.ab import verdict
 from ngc_paddle.release.fleet.payload import JobSpec
 
@@ -72,5 +73,5 @@ def compare_job(candidate: str, reference: str, folder: Path, commands: tuple[st
     """A job that runs only the A/B (no validation gate, no absolute benchmark runs): bench-compare's, on this host."""
     spec = JobSpec(flavor="compare", profile="this-host", hardware="gpu" if gpus else "cpu", image=candidate,
                    folder=folder, benches=tuple((c, ()) for c in commands), gpus=gpus, validate=False, pull=pull,
-                   candidate_env=candidate_env)
+                   candidate_env=candidate_env, platform=host_or_default())
     return replace(with_ab(spec, reference, rounds, smoke, time_validation, warmup), benches=())

@@ -46,6 +46,10 @@ class Cell(Strict):
     tasks: list[Short] | None = None
     scaling: dict[Short, float] | None = None
     attempts: list[Attempt] = Field(default_factory=list)
+    # N/A because the flavor has no image for the profile's platform: shown in the table, not part of the flavor's
+    # verdict (the flavor claims no such platform, as a profile that does not apply to it); None: any other cell, so
+    # that it reads as before
+    off_platform: bool | None = None
     folder: Short | None = None  # the job's folder, relative to the repository root
     seconds: Annotated[float, Field(ge=0)] | None = None  # submitted to done
     finished: Short

@@ -1,5 +1,8 @@
 """How a gate job starts the image on its node: docker, pyxis (srun --container-image), enroot or apptainer.
 
+Each takes the image of the profile's platform from the release's index where it can be told (docker pull/run
+--platform, enroot import --arch, apptainer pull --arch); pyxis imports for the node's own architecture.
+
 The long form: docs/design-notes.md, section `ngc_paddle/release/fleet/containers.py`.
 """
 
@@ -15,7 +18,7 @@ _DOCKER = f"""
 NGC_GPU_FLAGS=({shlex.join(GPU_FLAGS[2:])})
 ngc_prepare() {{
   if [ "${{NGC_PULL:-1}}" = 1 ] || ! docker image inspect "$NGC_IMAGE" >/dev/null 2>&1; then
-    docker pull --quiet "$NGC_IMAGE" >/dev/null || return 1
+    docker pull --quiet --platform "$NGC_PLATFORM" "$NGC_IMAGE" >/dev/null || return 1
   fi
   NGC_RUNTIME_VERSION="docker $(docker version -f '{{{{.Server.Version}}}}' 2>/dev/null)"
   NGC_IMAGE_ID=$(docker image inspect --format '{{{{.Id}}}}' "$NGC_IMAGE" 2>/dev/null)
@@ -39,7 +42,8 @@ ngc_run() {{
   ngc_flags "$root"
   NGC_CONTAINER="ngc-gates-$NGC_TAG-$step"
   docker rm -f "$NGC_CONTAINER" >/dev/null 2>&1
-  docker run --rm --name "$NGC_CONTAINER" --label "{LABEL}=$NGC_LABEL" "${{NGC_FLAGS[@]}}" --network none \\
+  docker run --rm --name "$NGC_CONTAINER" --platform "$NGC_PLATFORM" --label "{LABEL}=$NGC_LABEL" "${{NGC_FLAGS[@]}}" \\
+    --network none \\
     --hostname {CONTAINER_HOSTNAME} --add-host {CONTAINER_HOSTNAME}:127.0.0.1 -e NGC_PADDLE_QUIET=1 \\
     -e NGC_OWNER="$NGC_OWNER" -v "$NGC_OUT:/workspace/out" "$NGC_IMAGE" "$@" &
   NGC_CHILD=$!
@@ -65,8 +69,8 @@ ngc_run_tasks() {{
   shift 2
   ngc_flags 0
   NGC_CONTAINER="ngc-gates-$NGC_TAG-$step"
-  args=(--label "{LABEL}=$NGC_LABEL" "${{NGC_FLAGS[@]}}" --network host -e NGC_PADDLE_QUIET=1 -e NGC_OWNER="$NGC_OWNER"
-        -v "$NGC_OUT:/workspace/out" "$NGC_IMAGE" "$@")
+  args=(--platform "$NGC_PLATFORM" --label "{LABEL}=$NGC_LABEL" "${{NGC_FLAGS[@]}}" --network host -e NGC_PADDLE_QUIET=1
+        -e NGC_OWNER="$NGC_OWNER" -v "$NGC_OUT:/workspace/out" "$NGC_IMAGE" "$@")
   if [ -n "${{NGC_NODE_RANK:-}}" ]; then
     ngc_task "$NGC_CONTAINER" "$NGC_NODE_RANK" "ssh node $NGC_NODE_RANK" "$record" "${{args[@]}}" &
   else
@@ -92,6 +96,8 @@ ngc_stop() {{
 }}
 """
 
+# pyxis takes no platform: it imports the image with enroot for the node's own architecture, which the job checked
+# (uname -m) against the profile's platform before this runs.
 _PYXIS = f"""
 ngc_prepare() {{
   command -v srun >/dev/null || {{ echo "srun not found: pyxis runs inside a Slurm job" >&2; return 1; }}
@@ -121,7 +127,7 @@ ngc_prepare() {{
   [ "$NGC_ALLOW_HTTP" = 1 ] && export ENROOT_ALLOW_HTTP=yes
   NGC_SQSH="${{TMPDIR:-/tmp}}/ngc-gates-$NGC_TAG.sqsh"
   rm -f "$NGC_SQSH"
-  enroot import --output "$NGC_SQSH" "docker://$NGC_ENROOT_URI" || return 1
+  enroot import --arch "$NGC_ARCH" --output "$NGC_SQSH" "docker://$NGC_ENROOT_URI" || return 1
   enroot create --force --name "ngc-gates-$NGC_TAG" "$NGC_SQSH" || return 1
   NGC_RUNTIME_VERSION="enroot $(enroot version 2>/dev/null)"
   NGC_IMAGE_ID=$NGC_IMAGE
@@ -153,7 +159,7 @@ ngc_prepare() {{
   [ "$NGC_ALLOW_HTTP" = 1 ] && flags+=(--no-https)
   NGC_SIF="${{TMPDIR:-/tmp}}/ngc-gates-$NGC_TAG.sif"
   rm -f "$NGC_SIF"
-  apptainer pull "${{flags[@]}}" "$NGC_SIF" "docker://$NGC_IMAGE" || return 1
+  apptainer pull --arch "$NGC_ARCH" "${{flags[@]}}" "$NGC_SIF" "docker://$NGC_IMAGE" || return 1
   NGC_RUNTIME_VERSION=$(apptainer --version 2>/dev/null)
   NGC_IMAGE_ID=$NGC_IMAGE
   NGC_IMAGE_SIZE=$(stat -c %s "$NGC_SIF" 2>/dev/null || :)

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.platforms import DEFAULT_PLATFORM
 from ngc_paddle.release.ab import plan as ab_plan
 from ngc_paddle.release.ab import verdict as ab_verdict
 from ngc_paddle.release.ab.reference import Reference
@@ -38,6 +39,8 @@ class Target:
     gpu_flavor: bool  # the flavor carries CUDA: GPU profiles apply to it, the cpu profile does not
     image: str  # REGISTRY/REPO@sha256:HEX
     folder: Path  # build/release/<release>/<flavor>/gates
+    platforms: tuple[str, ...] = (DEFAULT_PLATFORM,)  # what the flavor is built for (the manifest's `platforms:`)
+    pending: dict[str, str] = field(default_factory=dict)  # platform -> why the flavor is not built for it yet
 
 
 @dataclass
@@ -63,6 +66,15 @@ def applies(name: str, profile: Profile, target: Target) -> bool:
         return target.flavor in profile.flavors
     on_gpus = (profile.hardware or name) != hardware_profiles.CPU
     return on_gpus == target.gpu_flavor
+
+
+def off_platform(profile: Profile, target: Target) -> str | None:
+    """Why the flavor has no image for the profile's platform (None when it has one): the job is not sent."""
+    if profile.platform in target.platforms:
+        return None
+    pending = target.pending.get(profile.platform)
+    return (f"{target.flavor} is built for {', '.join(target.platforms)}, not {profile.platform} (the profile's "
+            f"platform)" + (f": {pending}" if pending else "") + "; nothing was sent")
 
 
 def benches_of(profile: Profile, benchmarks: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -124,12 +136,21 @@ class FanOut:
         waiting: dict[str, list[tuple[Placed, str, str]]] = {}
         for target in targets:
             names = [n for n, p in self.fleet.profiles.items() if applies(n, p, target)]
+            for name in list(names):  # a flavor without an image for the profile's platform: N/A, nothing sent
+                profile = self.fleet.profiles[name]
+                why = off_platform(profile, target)
+                if why:
+                    names.remove(name)
+                    self._finish(target.flavor, name, Cell(
+                        key="", status="N/A", detail=why, profile=name, hardware=profile.hardware or name, runner="-",
+                        finished=now(), off_platform=True))
             if not names:
                 kind = "GPU" if target.gpu_flavor else "cpu"
                 self._finish(target.flavor, "-", Cell(
                     key="", status="NOT PROVEN", profile="-", hardware="-", runner="-", finished=now(),
-                    detail=f"no profile of the fleet proves {target.flavor} (a {kind} flavor); fix: add one, or name "
-                           "the flavor in a profile's flavors:"))
+                    detail=f"no profile of the fleet proves {target.flavor} (a {kind} flavor) on its platforms "
+                           f"({', '.join(target.platforms)}); fix: add one, or name the flavor in a profile's "
+                           "flavors:"))
                 continue
             for name in names:
                 planned = self._plan(target, name, self.fleet.profiles[name])
@@ -195,7 +216,7 @@ class FanOut:
         spec = JobSpec(target.flavor, name, hw, target.image, runner.node_folder(local), tuple(profile.validate_args),
                        benches, profile.gpus, place.container, place.allow_http,
                        getattr(place, "docker_host", None), getattr(place, "gres", None),
-                       getattr(place, "nodes", 1), getattr(place, "tasks_per_node", 1))
+                       getattr(place, "nodes", 1), getattr(place, "tasks_per_node", 1), profile.platform)
         if reference is not None:  # the A/B on the job's own node(s): both images on the same nodes (and GPUs)
             size = self.ab_size
             spec = ab_plan.with_ab(spec, reference.image, size.rounds, size.smoke, size.validation_time)

@@ -19,6 +19,7 @@ from ngc_common.error_line import one_line
 from ngc_common.strict_model import Strict
 from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.platforms import DEFAULT_PLATFORM, host_or_default, platform_named
 from ngc_paddle.release.fleet import hardware_profiles
 from ngc_paddle.release.options import BENCHMARKS
 
@@ -77,6 +78,8 @@ def _bench(value: str) -> str:
 
 
 Bench = Annotated[str, AfterValidator(_bench)]
+# The platform of the profile's nodes (ngc_paddle/platforms.py names them): the image of that platform is what runs.
+PlatformName = Annotated[str, AfterValidator(lambda name: platform_named(name).name)]
 
 
 
@@ -167,6 +170,9 @@ class LocalPlace(Strict):
 
 class Profile(Strict):
     hardware: Name | None = None  # the gates.yaml profile this entry proves (default: the entry's name)
+    # The nodes' platform: a flavor built for it runs its image of that platform there (pulled from the release's
+    # index by the node's runtime); a flavor not built for it is N/A there, never sent (docs/fleets.md, "Platforms").
+    platform: PlatformName = DEFAULT_PLATFORM
     flavors: Annotated[list[Name], Field(min_length=1)] | None = None
     slurm: SlurmPlace | None = None
     ssh: SshPlace | None = None
@@ -218,7 +224,8 @@ class FleetError(NgcPaddleError):
     """The fleet file cannot be used (bad input: exit 2)."""
 
 
-LOCAL = Fleet(profiles={hardware_profiles.CPU: Profile(local=LocalPlace())})  # no fleet file: this host, as a node
+# No fleet file: this host, as a node, on its own platform.
+LOCAL = Fleet(profiles={hardware_profiles.CPU: Profile(local=LocalPlace(), platform=host_or_default())})
 
 
 def load(path: Path, root: Path, release: ResolvedRelease | None = None) -> Fleet:

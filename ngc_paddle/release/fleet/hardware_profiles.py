@@ -20,8 +20,7 @@ from ngc_paddle.host_errors import NgcPaddleError
 CPU = "cpu"  # the profile of runs without a GPU (gates.yaml's `cpu` gates)
 GATES_FILE = Path("benchmarks") / "gates.yaml"
 FACT_KEYS = ("hostname", "slurm_job", "slurm_node", "gpu_names", "gpu_count", "driver", "cuda", "cpu_model", "cpus",
-             "image", "image_digest", "runtime", "slurm_nodes", "nodes", "node_rank", "tasks",
-             "master")
+             "machine", "image", "image_digest", "runtime", "slurm_nodes", "nodes", "node_rank", "tasks", "master")
 MAX_FACT = 300
 
 

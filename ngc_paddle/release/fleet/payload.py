@@ -11,6 +11,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngc_paddle.platforms import DEFAULT_PLATFORM, platform_named
 from ngc_paddle.release.fleet import containers
 
 BODY = Path(__file__).with_name("payload.sh")
@@ -34,6 +35,7 @@ class JobSpec:
     gres: str | None = None
     nodes: int = 1  # Slurm: the job's nodes and tasks on each; more than one task runs each benchmark data-parallel
     tasks_per_node: int = 1
+    platform: str = DEFAULT_PLATFORM  # the nodes' platform: the job refuses a node of another machine (uname -m)
     validate: bool = True  # run the validation suite (an A/B alone, bench-compare's, runs only its rounds)
     pull: bool = True  # pull the image even when the node has it (False: bench-compare of images built here)
     # The A/B part (ngc_paddle.release.ab): the reference image (by digest on a fleet) run interleaved with the
@@ -61,8 +63,8 @@ def _array(name: str, values: tuple[str, ...] | list[str]) -> str:
 
 
 def _shared(job: JobSpec) -> tuple:
-    return (job.profile, job.validate_args, job.benches, job.gpus, job.runtime, job.allow_http, job.docker_host,
-            job.gres, job.nodes, job.tasks_per_node, job.validate, job.pull,
+    return (job.profile, job.validate_args, job.benches, job.gpus, job.platform, job.runtime, job.allow_http,
+            job.docker_host, job.gres, job.nodes, job.tasks_per_node, job.validate, job.pull,
             job.ab_rounds, job.ab_warmup, job.ab_benches, job.ab_validate_args,
             job.candidate_env)
 
@@ -78,6 +80,10 @@ def render(jobs: list[JobSpec]) -> str:
              f"# ngc-paddle gate job: {', '.join(j.cell for j in jobs)} (written by ngc_paddle.release.fleet.payload)",
              f"NGC_PROFILE={shlex.quote(first.hardware)}",
              f"NGC_GPUS={first.gpus}",
+             # The platform as docker names it, its architecture as an OCI index (enroot, apptainer) and uname -m do
+             f"NGC_PLATFORM={shlex.quote(first.platform)}",
+             f"NGC_ARCH={shlex.quote(first.platform.partition('/')[2])}",
+             f"NGC_MACHINE={shlex.quote(platform_named(first.platform).machine)}",
              f"NGC_GRES={shlex.quote(first.gres or '')}",
              f"NGC_NODES={first.nodes}",
              f"NGC_TASKS_PER_NODE={first.tasks_per_node}",

@@ -5,7 +5,7 @@
 # Folder ($NGC_OUT, seen by the node and by the release's host): inputs/ (baselines), attempt-N/ per start of
 # the job (a Slurm requeue starts it again: SLURM_RESTART_COUNT): pid, facts.txt, steps.tsv (step, exit code,
 # seconds), validation/, bench/<command>/<run>/, bench-ab/ (the A/B part, below), outcome (one line: done |
-# no-gpu: WHY | start-failed: WHY | interrupted: SIGNAL).
+# no-gpu: WHY | wrong-machine: WHY | start-failed: WHY | interrupted: SIGNAL).
 # The A/B part (NGC_REFERENCE_IMAGE set, NGC_AB_ROUNDS > 0; ngc_paddle.release.ab reads it): the reference image is got like
 # the candidate, then both run on this node in rounds, order alternated (round-01 candidate then reference, round-02
 # reference then candidate, ...), each round each image running the validation suite (NGC_AB_VALIDATE: its wall time
@@ -16,8 +16,8 @@
 # discards its warm-up steps, the first batches after each switch of image. bench-ab/: facts.txt (both images: name,
 # digest, id, size), rounds.tsv (round, image, step, exit code, start epoch, milliseconds), round-NN/{candidate,reference}/
 # (validation/, <command>/<run>/result.json), outcome (done | reference-failed: WHY | interrupted: SIGNAL). Exit: 0 when the gates ran (their verdicts are in the folder, not in this code) or the
-# node has no GPU for a GPU profile; 75 when the image could not be started (the release counts the job NOT RUN
-# and requeues it once); 143/130 when stopped by SIGTERM/SIGINT (scancel, a time limit, Ctrl-C), after stopping
+# node has no GPU for a GPU profile or is another machine than the profile's platform; 75 when the image could not
+# be started (the release counts the job NOT RUN and requeues it once); 143/130 when stopped by SIGTERM/SIGINT (scancel, a time limit, Ctrl-C), after stopping
 # the container. Only bash, coreutils and the container runtime are needed on the node (and nvidia-smi on GPU
 # nodes, which the NVIDIA driver installs).
 set -u
@@ -252,6 +252,15 @@ ngc_ab() {
 }
 
 ngc_facts > "$NGC_DIR/facts.txt"
+# The node's own machine before anything runs: a node of another architecture would pull the index's other entry, or
+# run this platform's image under emulation (binfmt_misc), and an emulated run is no verdict. NOT RUN, not requeued.
+NGC_NODE_MACHINE=$(uname -m)
+echo "machine=$NGC_NODE_MACHINE" >> "$NGC_DIR/facts.txt"
+if [ "$NGC_NODE_MACHINE" != "$NGC_MACHINE" ]; then
+  ngc_outcome "wrong-machine: $(hostname -s) is $NGC_NODE_MACHINE, the profile's platform $NGC_PLATFORM runs on" \
+    "$NGC_MACHINE; fix: send the profile to $NGC_MACHINE nodes (partition, constraint or hosts), or set its platform:"
+  exit 0
+fi
 gpus_seen=$(sed -n 's/^gpu_count=//p' "$NGC_DIR/facts.txt")
 if [ "$NGC_GPUS" -gt 0 ] && [ "${gpus_seen:-0}" -lt "$NGC_GPUS" ]; then
   ngc_outcome "no-gpu: $(hostname -s) gave the job ${gpus_seen:-0} NVIDIA GPU(s), the profile asks for $NGC_GPUS"

@@ -4,6 +4,7 @@ Why: what a job leaves (payload.sh: outcome, facts.txt, steps.tsv, validation/va
 bench/<command>/<run>/result.json) is read the way the release reads its local gates, with the same readers,
 plus what only a fleet can get wrong: a job that never produced a verdict (a dead node, a time limit, an
 image that would not start: NOT RUN, never PASS), a node without the profile's GPU (N/A, with what it has), a
+node of another machine than the profile's platform (NOT RUN: nothing ran, and an emulated run would be no verdict), a
 node that ran another image than the candidate's digest (NOT RUN). A benchmark NOT PROVEN only because the node's
 CPU kind has no floor takes the verdict of its metrics in the job's A/B
 (ngc_paddle.release.ab.gate_without_floor, the rule this host's release applies too). The worst verdict of the
@@ -25,6 +26,7 @@ from ngc_paddle.release.stages.ab import NOT_RUN
 
 ORDER = ("FAIL", "NOT RUN", "N/A", "NOT PROVEN", "PASS")  # worst first
 VERDICT_OF = {ExitCode.PASS: "PASS", ExitCode.FAIL: "FAIL", ExitCode.NOT_PROVEN: "NOT PROVEN"}  # validate's, a bench's
+WRONG_MACHINE = "wrong-machine:"  # payload.sh: the node is not of the profile's platform (uname -m)
 BENCH_VERDICT = {"PASS": "PASS", "FAIL": "FAIL", "NOT PROVEN": "NOT PROVEN", "SMOKE": "NOT PROVEN"}
 
 
@@ -74,6 +76,8 @@ def read(job: Placed, state: JobState, pattern: str, threshold_pct: float = 5.0,
     said = outcome(job)
     if said.startswith("no-gpu:"):
         return Reading("N/A", said.removeprefix("no-gpu:").strip(), facts=facts)
+    if said.startswith(WRONG_MACHINE):  # a verdict of where the job was sent: requeued it would land there again
+        return Reading("NOT RUN", said.removeprefix(WRONG_MACHINE).strip(), facts=facts)
     if state.state != "COMPLETED" or said != "done":
         why = said.removeprefix("start-failed: ") if said.startswith("start-failed") else (
             f"the job ended without a verdict ({said or 'no outcome written'})" if state.state == "COMPLETED" else
