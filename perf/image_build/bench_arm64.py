@@ -57,13 +57,18 @@ def native_pip_seconds(root: Path, report: dict) -> dict[str, float]:
     return found
 
 
-def install_both_ways(root: Path, release: str, flavor: str, warm: BuildReport, folder: Path) -> list[dict]:
-    """Each pip layer's locked arm64 wheels installed natively and under qemu, side by side (foreign_pip)."""
-    resolved = ResolvedRelease.load(root, release)
-    native_os = resolved.flavor(flavor).layer_tags["os"]  # the default platform's os layer: the build's pip runs there
+def native_os_layer(release: str, flavor: str) -> str:
+    """The checkout's default-platform os layer, where the build's native pip runs (the scratch copy builds none)."""
+    native_os = ResolvedRelease.load(REPO, release).flavor(flavor).layer_tags["os"]
     if engine.image_id(native_os) is None:
         raise SystemExit(f"error: {native_os}: not built; fix: make image PLATFORMS=linux/amd64 first")
-    foreign = resolved.flavor(flavor, PLATFORM)
+    return native_os
+
+
+def install_both_ways(root: Path, release: str, flavor: str, native_os: str, warm: BuildReport,
+                      folder: Path) -> list[dict]:
+    """Each pip layer's locked arm64 wheels installed natively and under qemu, side by side (foreign_pip)."""
+    foreign = ResolvedRelease.load(root, release).flavor(flavor, PLATFORM)
     folder.mkdir(parents=True, exist_ok=True)
     results = []
     for layer in foreign.spec.layers:
@@ -92,6 +97,7 @@ def main() -> int:
     cold.add_argument("--cold-report", type=Path, help="build.json of an earlier cold arm64 build (every layer built)")
     args = parser.parse_args()
     release = args.release or latest_release(REPO / "releases")
+    native_os = native_os_layer(release, args.flavor)  # checked before the long builds
 
     with tempfile.TemporaryDirectory(prefix="ngc-bench-arm64-") as tmp:
         root = scratch_copy(REPO, Path(tmp) / "repo", args.image)
@@ -108,7 +114,7 @@ def main() -> int:
         warm_s, warm = timed(root, release, args.flavor)
         print("no-change rebuild ...", flush=True)
         same_s, same = timed(root, release, args.flavor)
-        installs = install_both_ways(root, release, args.flavor, warm, Path(tmp) / "wheels")
+        installs = install_both_ways(root, release, args.flavor, native_os, warm, Path(tmp) / "wheels")
         remove_scratch_images(warm)
 
     rows = [("cold" + ("" if args.cold else " (an earlier build's report)"), cold_s,
