@@ -48,12 +48,15 @@ def run_args(work: Path, name: str | None = None) -> list[str]:
     return [*named, *engine.run_flags(writes_mounts=True), "-e", "NGC_PADDLE_QUIET=1", "-v", f"{work}:/workspace"]
 
 
-def start_until(image: str, work: Path, command: tuple[str, ...], until: tuple[str, ...]) -> tuple[str, list[str]]:
-    """A detached container running COMMAND, returned once its output has a line starting with one of `until`:
-    (its name, the lines so far). Raises RuntimeError (container removed) when it ends before that line."""
+def start_until(image: str, work: Path, command: tuple[str, ...], until: tuple[str, ...],
+                platform: str | None = None) -> tuple[str, list[str]]:
+    """A detached container running COMMAND (of `platform`'s image, default the host's), returned once its output has
+    a line starting with one of `until`: (its name, the lines so far). Raises RuntimeError (container removed) when
+    it ends before that line."""
     work.mkdir(parents=True, exist_ok=True)
     name = f"ngc-stop-{uuid.uuid4().hex[:10]}"
-    proc = engine.docker("run", "-d", *run_args(work, name), image, *command, check=False)
+    platform_args = ["--platform", platform] if platform else []
+    proc = engine.docker("run", "-d", *platform_args, *run_args(work, name), image, *command, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"docker run {' '.join(command)}: {proc.stderr.strip()}")
     lines: list[str] = []

@@ -33,6 +33,7 @@ def test_a_name_counts_only_where_the_loader_would_find_it(linking, monkeypatch)
                "paddle2onnx": ["/sp/paddle2onnx/ext.so"], "tensorrt": ["/sp/trt/tensorrt.so"]}
     monkeypatch.setattr(linking, "ldd", lambda path: ldd[path])
     monkeypatch.setattr(linking, "shared_objects", lambda target: (targets[target], []))
+    monkeypatch.setattr(linking, "machine", lambda path: "x86-64")
     shipped = {"libpaddle.so": "paddlepaddle", "libquadmath-1.so": "numpy", "libnvinfer.so.10": "tensorrt-cu12-libs"}
     numpy = linking.resolve("numpy", shipped)
     assert numpy["unresolved"] == {} and numpy["preloaded"] == {
@@ -41,6 +42,24 @@ def test_a_name_counts_only_where_the_loader_would_find_it(linking, monkeypatch)
     assert onnx["unresolved"] == {} and onnx["preloaded"]["/sp/paddle2onnx/ext.so"] == [
         "libpaddle.so (shipped by paddlepaddle, loaded by its import)"]
     assert linking.resolve("tensorrt", shipped)["unresolved"] == {"/sp/trt/tensorrt.so": ["libnvinfer.so.8"]}
+
+
+def elf(path: Path, e_machine: int) -> str:
+    """A little-endian ELF header for `e_machine` (all the machine check reads)."""
+    path.write_bytes(b"\x7fELF\x02\x01" + bytes(12) + e_machine.to_bytes(2, "little") + bytes(44))
+    return str(path)
+
+
+def test_a_file_built_for_another_machine_is_foreign_though_ldd_lists_nothing(linking, monkeypatch, tmp_path) -> None:
+    # Paddle's aarch64 wheel ships x86-64 builds of liblapack.so.3 and its kin: ldd prints no map for them
+    own, lapack = elf(tmp_path / "python3", 183), elf(tmp_path / "liblapack.so.3", 62)
+    phi = elf(tmp_path / "libphi_core.so", 183)
+    monkeypatch.setattr(linking.sys, "executable", own)
+    monkeypatch.setattr(linking, "shared_objects", lambda target: ([lapack, phi], []))
+    monkeypatch.setattr(linking, "ldd", lambda path: (set(), set()))
+    result = linking.resolve("paddlepaddle", {})
+    assert result["foreign"] == {lapack: "x86-64"} and result["unresolved"] == {}
+    assert linking.machine(elf(tmp_path / "odd.so", 4242)) == "e_machine 4242"
 
 
 def test_dlopen_opens_by_the_exact_name_and_reports_the_file(tmp_path: Path) -> None:
@@ -63,3 +82,28 @@ def test_the_runtime_check_opens_paddles_names_for_its_build() -> None:
     assert names.paddle_opens(cu126, "cublas") == ("libcublas.so.12", "libcublasLt.so.12")
     assert names.paddle_opens(cu126, "tensorrt") == ("libnvinfer.so", "libnvinfer_plugin.so")
     assert names.paddle_opens(cu126, "cuda-nvrtc") == ("libnvrtc.so",)
+
+
+def test_the_link_check_fails_a_foreign_file_unless_the_manifest_waives_it(request) -> None:
+    for marker in ("fast", "check", "needs", "gpu", "slow", "exclusive"):  # the suite's (validation/pytest.ini)
+        request.config.addinivalue_line("markers", f"{marker}: validation suite marker")
+    check = load("validation/layers/test_linking.py", "test_linking_check").test_shared_objects_resolve
+    libs = "/sp/paddle/libs/"
+    probe = {"paddlepaddle": {"installed": True, "checked": 3, "absent": [], "preloaded": {},
+                              "unresolved": {libs + "libopenblas.so.0": ["libgfortran.so.4"]},
+                              "foreign": {libs + "liblapack.so.3": "x86-64", libs + "libblas.so.3": "x86-64"}}}
+    paddle = {"package": "paddlepaddle", "kind": "pip",
+              "known_unresolved": {"libopenblas.so.0": "nothing loads it"}}
+    with pytest.raises(AssertionError, match=r"found 2 that do not, e\.g\. libblas\.so\.3 needs a build for this "
+                                             r"platform \(it is x86-64 code\)"):
+        try:
+            check("paddle", {"paddle": paddle}, probe, lambda *_: None)
+        except pytest.skip.Exception as skipped:  # a skip would hide the failure
+            pytest.fail(f"expected the unwaived foreign files to fail the check, found it skipped: {skipped}")
+    paddle["known_unresolved"].update({"liblapack.so.3": "x86-64 LAPACK", "libblas.so.3": "x86-64 LAPACK"})
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        check("paddle", {"paddle": paddle}, probe, lambda *_: None)
+    assert str(skipped.value) == (
+        "waived by the manifest on this platform: libblas.so.3 needs a build for this platform (it is x86-64 code), "
+        "liblapack.so.3 needs a build for this platform (it is x86-64 code): x86-64 LAPACK; "
+        "libopenblas.so.0 needs libgfortran.so.4: nothing loads it")

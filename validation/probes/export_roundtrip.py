@@ -1,5 +1,10 @@
-"""paddle.jit.save -> Paddle Inference, and -> paddle2onnx -> ONNX Runtime: outputs must agree (JSON)."""
+"""paddle.jit.save -> Paddle Inference, and -> paddle2onnx -> ONNX Runtime: outputs must agree (JSON).
 
+Paddle Inference reads the program as Paddle saves it by default; paddle2onnx reads the program format its major
+version parses (`exporter_input`, docs/validation.md "Functional checks").
+"""
+
+import importlib.metadata as md
 import json
 import os
 import re
@@ -24,11 +29,28 @@ class Net(paddle.nn.Layer):
         return self.fc(paddle.flatten(x, 1))
 
 
+INPUT_SPEC = [paddle.static.InputSpec([None, 3, 32, 32], "float32", "x")]
+# The first paddle2onnx major that parses Paddle 3's PIR programs (.json); 1.x parses only ProgramDesc (.pdmodel).
+FIRST_PIR_EXPORTER = 2
+
+
 def model_files(prefix: Path) -> tuple[Path, Path]:
     for suffix in (".json", ".pdmodel"):  # PIR programs are JSON; older Paddle writes .pdmodel
         if prefix.with_suffix(suffix).exists():
             return prefix.with_suffix(suffix), prefix.with_suffix(".pdiparams")
     raise FileNotFoundError(f"paddle.jit.save wrote no model file at {prefix}")
+
+
+def exporter_input(net: paddle.nn.Layer, saved: tuple[Path, Path], prefix: Path) -> tuple[Path, Path]:
+    """The saved model the installed paddle2onnx parses: `saved` itself, or for paddle2onnx 1.x under Paddle 3 the
+    layer saved again as a ProgramDesc, under paddle.pir_utils.DygraphOldIrGuard (the switch 1.x's own dygraph2onnx,
+    behind paddle.onnx.export, saves with). Given a PIR program, 1.x writes an ONNX model without a graph."""
+    major = int(md.version("paddle2onnx").split(".")[0])
+    if major >= FIRST_PIR_EXPORTER or saved[0].suffix == ".pdmodel":
+        return saved
+    with paddle.pir_utils.DygraphOldIrGuard():
+        paddle.jit.save(net, str(prefix), input_spec=INPUT_SPEC)
+    return model_files(prefix)
 
 
 class CapturedOutput:
@@ -69,7 +91,7 @@ def main() -> None:
     reference = net(paddle.to_tensor(x)).numpy()
     with tempfile.TemporaryDirectory() as tmp:
         prefix = Path(tmp) / "net"
-        paddle.jit.save(net, str(prefix), input_spec=[paddle.static.InputSpec([None, 3, 32, 32], "float32", "x")])
+        paddle.jit.save(net, str(prefix), input_spec=INPUT_SPEC)
         model_file, params_file = model_files(prefix)
 
         from paddle import inference
@@ -84,8 +106,9 @@ def main() -> None:
         import onnxruntime
         import paddle2onnx
         onnx_file = Path(tmp) / "net.onnx"
+        onnx_model, onnx_params = exporter_input(net, (model_file, params_file), Path(tmp) / "net-programdesc")
         with CapturedOutput() as captured:
-            paddle2onnx.export(model_filename=str(model_file), params_filename=str(params_file),
+            paddle2onnx.export(model_filename=str(onnx_model), params_filename=str(onnx_params),
                                save_file=str(onnx_file))
         install = RUNTIME_INSTALL.search(captured.text)
         session = onnxruntime.InferenceSession(str(onnx_file), providers=["CPUExecutionProvider"])
@@ -94,6 +117,7 @@ def main() -> None:
         "shape": list(reference.shape),
         "inference_vs_dygraph": rel_diff(reference, paddle_inference),
         "onnxruntime_vs_dygraph": rel_diff(reference, onnx_out),
+        "exported_from": onnx_model.suffix,  # the program format paddle2onnx read: .json (PIR) or .pdmodel
         "runtime_install": captured.text[install.start():].splitlines()[0] if install else None,
     }))
 

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+# ELF e_machine values by the names the platforms use; a file of another machine is reported by its number otherwise.
+MACHINES = {3: "i386", 40: "arm", 62: "x86-64", 183: "aarch64", 243: "riscv64"}
 DRIVER_LIBS = {"libcuda.so.1", "libnvidia-ml.so.1", "libnvidia-ptxjitcompiler.so.1", "libnvcuvid.so.1",
                "libnvidia-encode.so.1", "libnvidia-opticalflow.so.1"}
 
@@ -23,6 +25,14 @@ def is_elf(path: str) -> bool:
             return fh.read(4) == b"\x7fELF"
     except OSError:
         return False
+
+
+def machine(path: str) -> str:
+    """The ELF file's machine (e_machine, read in the byte order its header names)."""
+    with open(path, "rb") as fh:
+        header = fh.read(20)
+    number = int.from_bytes(header[18:20], "little" if header[5] == 1 else "big")
+    return MACHINES.get(number, f"e_machine {number}")
 
 
 def shared_objects(target: str) -> tuple[list[str], list[str]]:
@@ -66,9 +76,12 @@ def resolve(target: str, shipped: dict[str, str]) -> dict:
     try:
         files, absent = shared_objects(target)
     except (md.PackageNotFoundError, FileNotFoundError):
-        return {"installed": False, "checked": 0, "absent": [], "unresolved": {}, "preloaded": {}}
+        return {"installed": False, "checked": 0, "absent": [], "unresolved": {}, "preloaded": {}, "foreign": {}}
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = dict(zip(files, pool.map(ldd, files), strict=True))
+    # ldd lists nothing for a file of another machine (the loader refuses it), so it would count as resolved
+    own = machine(os.path.realpath(sys.executable))
+    foreign = {path: arch for path in files if (arch := machine(path)) != own}
     unresolved, preloaded = {}, {}
     for path, (_found, missing) in results.items():
         for name in sorted(missing - DRIVER_LIBS):
@@ -80,7 +93,7 @@ def resolve(target: str, shipped: dict[str, str]) -> dict:
             else:
                 unresolved.setdefault(path, []).append(name)
     return {"installed": True, "checked": len(files), "absent": absent, "unresolved": unresolved,
-            "preloaded": preloaded}
+            "preloaded": preloaded, "foreign": foreign}
 
 
 def main() -> None:
