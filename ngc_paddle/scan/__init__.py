@@ -1,2 +1,2 @@
 """The security scan gate: the image read (source/), checked (checks/, vulnerabilities/), judged and reported here.
-Here: per_platform.py (an index's platforms, each by gate.py, which imports every stage), sbom, findings, policy."""
+Here: gate.py (imports every stage), sbom.py, and findings.py and policy.py, which every stage may import."""

@@ -13,7 +13,7 @@ from ngc_common.exit_codes import ExitCode
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.stages import scan as scan_stage
 from ngc_paddle.scan import gate, per_platform
-from ngc_paddle.scan.source import layer_source, platform_choice, saved_image
+from ngc_paddle.scan.source import layer_source, platform_choice
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = REPO / "security" / "policy.yaml"
@@ -53,10 +53,11 @@ class FakeIndex:
 # ---- which platforms ------------------------------------------------------------------------------
 
 def test_an_index_names_its_images_by_platform_and_leaves_out_attestations() -> None:
-    index = {"manifests": [{"digest": "sha256:a", "platform": {"os": "linux", "architecture": "amd64"}},
-                           {"digest": "sha256:b", "platform": {"os": "linux", "architecture": "arm64", "variant": "v8"}},
+    linux = {"os": "linux"}
+    index = {"manifests": [{"digest": "sha256:a", "platform": {**linux, "architecture": "amd64"}},
+                           {"digest": "sha256:b", "platform": {**linux, "architecture": "arm64", "variant": "v8"}},
                            {"digest": "sha256:c", "platform": {"os": "unknown", "architecture": "unknown"}},
-                           {"digest": "sha256:d", "platform": {"os": "linux", "architecture": "arm", "variant": "v7"}}]}
+                           {"digest": "sha256:d", "platform": {**linux, "architecture": "arm", "variant": "v7"}}]}
     assert platform_choice.index_platforms(index) == {"linux/amd64": "sha256:a", "linux/arm64": "sha256:b",
                                                       "linux/arm/v7": "sha256:d"}
 
@@ -127,7 +128,7 @@ def test_an_index_is_pushed_once_and_each_platform_scanned_into_its_own_folder(m
     per_platform.scan(IMAGE, tmp_path, POLICY, None, [], say=lines.append, platforms=["linux/arm64"])
     assert [r[0] for r in runs] == ["linux/arm64"]
     runs.clear()
-    with pytest.raises(NgcPaddleError, match="has no linux/riscv64 image .it is an index of linux/amd64, linux/arm64"):
+    with pytest.raises(NgcPaddleError, match=r"no linux/riscv64 image \(it is an index of linux/amd64, linux/arm64"):
         per_platform.scan(IMAGE, tmp_path, POLICY, None, [], say=lines.append, platforms=["linux/riscv64"])
     assert runs == []
 
@@ -188,7 +189,7 @@ def test_a_saved_index_is_refused_with_the_fix_and_a_saved_image_is_read(monkeyp
     platforms[1:] = []
     source, how = layer_source.open_image(IMAGE, tmp_path, lambda line: None)
     assert how == "docker save" and source.config["architecture"] == "amd64"
-    assert saved_image.saved_platforms(tmp_path / "image.tar") == ["linux/amd64"]
+    assert platform_choice.saved_platforms(tmp_path / "image.tar") == ["linux/amd64"]
 
 
 def test_the_release_scans_the_image_of_its_flavors_platform(monkeypatch, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from ngc_paddle.host_errors import NgcPaddleError, ToolchainError
 from ngc_paddle.scan.source import platform_choice
 from ngc_paddle.scan.source.image_release import image_platform
 from ngc_paddle.scan.source.layer_tar import layer_tar
-from ngc_paddle.scan.source.saved_image import ImageConfig, Layer, SavedImage, image_layers, refuse_index, save
+from ngc_paddle.scan.source.saved_image import ImageConfig, Layer, SavedImage, image_layers, save
 
 REGISTRY_ENV = "NGC_PADDLE_SCAN_REGISTRY"
 DEFAULT_REGISTRY = "127.0.0.1:5000"
@@ -206,7 +206,7 @@ def open_image(image: str, work: Path, say=print, platform: str | None = None
                ) -> tuple[RegistryImage | SavedImage, str]:
     """The image to scan, read through the registry where one answers or can be started, else saved; with how. An
     index needs `platform` (the one of its images to read; AnIndex without it): none is picked silently. A saved
-    archive of an index is refused (saved_image.refuse_index)."""
+    archive of an index is refused (platform_choice.refuse_index)."""
     registry = registry_for_scan()
     if registry is not None:
         try:
@@ -222,6 +222,6 @@ def open_image(image: str, work: Path, say=print, platform: str | None = None
             OpenedImage(image, how, single=single).one(platform)  # a single image of another platform: bad input
             return single, how
     saved = SavedImage(save(image, work / "image.tar"))
-    refuse_index(saved.path, image, REGISTRY_ENV)
+    platform_choice.refuse_index(saved.path, image, REGISTRY_ENV)
     OpenedImage(image, "docker save", single=saved).one(platform)
     return saved, "docker save"

@@ -5,7 +5,10 @@ image of its own, with its own layers, packages and lock, so each is scanned on 
 The long form: docs/scanning.md, "Several platforms".
 """
 
+import json
+import tarfile
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from ngc_paddle.host_errors import NgcPaddleError
 
@@ -44,3 +47,28 @@ def choose(image: str, available: list[str], wanted: Sequence[str], index: bool)
         raise NgcPaddleError(f"--platform {missing[0]}: {image} has no {missing[0]} image (it is {what}); fix: name "
                              "one of its platforms, or leave --platform out to scan each")
     return [p for p in available if not wanted or p in wanted]
+
+
+def saved_platforms(tar_path: Path) -> list[str]:
+    """The platforms of the image a `docker save` archive holds: an index's several (the containerd image store saves
+    an index whole, as an OCI layout, though its manifest.json names the host's platform only), else []."""
+    try:
+        with tarfile.open(tar_path) as outer:
+            names = set(outer.getnames())
+            layout = json.load(outer.extractfile("index.json")) if "index.json" in names else {}
+            top = (layout.get("manifests") or [{}])[0]
+            blob = f"blobs/sha256/{str(top.get('digest', '')).removeprefix('sha256:')}"
+            document = json.load(outer.extractfile(blob)) if blob in names else {}
+    except (tarfile.TarError, KeyError, ValueError, TypeError, AttributeError):
+        return []
+    return list(index_platforms(document)) if isinstance(document, dict) else []
+
+
+def refuse_index(tar_path: Path, image: str, registry_env: str) -> None:
+    """An index is never scanned from a saved archive: trivy reads the archive's manifest.json, which names one
+    platform, so the others would be judged by half the gate. One line with the fix."""
+    platforms = saved_platforms(tar_path)
+    if len(platforms) > 1:
+        raise NgcPaddleError(f"{image}: is an index of {', '.join(platforms)}, and a docker save archive gives trivy "
+                             f"one platform of it; fix: scan it through a registry (unset {registry_env}, or set it to "
+                             "HOST:PORT), or scan a single-platform image (e.g. ngc-paddle:26.12-cpu-arm64)")

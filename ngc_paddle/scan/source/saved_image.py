@@ -21,7 +21,6 @@ from typing import IO
 from ngc_paddle import engine
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.layers import BASE_LAYER, LAYER_PATTERN, TOP_LAYER
-from ngc_paddle.scan.source import platform_choice
 from ngc_paddle.scan.source.layer_tar import layer_tar
 
 BASE = "base"  # the name layer_names gives an image's imported first layer
@@ -244,31 +243,6 @@ class SavedImage(ImageConfig):
             with self.open_layer(layer) as inner:
                 for item in inner:
                     yield entry_of(layer, inner, item, content_limit, want_content)
-
-
-def saved_platforms(tar_path: Path) -> list[str]:
-    """The platforms of the image a `docker save` archive holds: an index's several (the containerd image store saves
-    an index whole, as an OCI layout, though its manifest.json names the host's platform only), else []."""
-    try:
-        with tarfile.open(tar_path) as outer:
-            names = set(outer.getnames())
-            layout = json.load(outer.extractfile("index.json")) if "index.json" in names else {}
-            top = (layout.get("manifests") or [{}])[0]
-            blob = f"blobs/sha256/{str(top.get('digest', '')).removeprefix('sha256:')}"
-            document = json.load(outer.extractfile(blob)) if blob in names else {}
-    except (tarfile.TarError, KeyError, ValueError, TypeError, AttributeError):
-        return []
-    return list(platform_choice.index_platforms(document)) if isinstance(document, dict) else []
-
-
-def refuse_index(tar_path: Path, image: str, registry_env: str) -> None:
-    """An index is never scanned from a saved archive: trivy reads the archive's manifest.json, which names one
-    platform, so the others would be judged by half the gate. One line with the fix."""
-    platforms = saved_platforms(tar_path)
-    if len(platforms) > 1:
-        raise NgcPaddleError(f"{image}: is an index of {', '.join(platforms)}, and a docker save archive gives trivy "
-                             f"one platform of it; fix: scan it through a registry (unset {registry_env}, or set it to "
-                             "HOST:PORT), or scan a single-platform image (e.g. ngc-paddle:26.12-cpu-arm64)")
 
 
 def entry_of(layer: Layer, inner: tarfile.TarFile, item: tarfile.TarInfo, limit: int = 256 * 1024,
