@@ -337,7 +337,8 @@ def _say_outcome(report: dict, decision, verdict, output: Path, say: Callable[[s
         say("    " + line)
     if verdict.status == "waived":
         say("    " + waiver_line(report))
-    say(f"==> {headline(report)}: {len(decision.blocking)} blocking, "
+    platform = f"{report['platform']}: " if report.get("platform") else ""
+    say(f"==> {platform}{headline(report)}: {len(decision.blocking)} blocking, "
         f"{len(decision.suppressed)} allowlisted, {len(decision.informational)} informational; "
         f"report: {output / 'scan.md'}")
     for f in sorted(decision.blocking, key=lambda f: -severity_rank(f.severity)):

@@ -139,7 +139,7 @@ def recorded_chains(flavor: ResolvedFlavor, root: Path, inspect: Inspect | None 
 def _flavor(labels: Mapping[str, str], release: ImageRelease) -> tuple[ResolvedFlavor | None, str | None, str]:
     """(the flavor whose recorded chains are compared, what the image claims to be, why there is none)."""
     if release.flavor is not None:
-        return release.flavor, f"{release.flavor.release} {release.flavor.name}", ""
+        return release.flavor, f"{release.flavor.release} {release.flavor.build_name}", ""  # cpu, cpu-arm64
     if not labels.get(RELEASE_LABEL):
         return None, None, "the image names no release of ours"
     claims = f"{labels.get(RELEASE_LABEL)} {labels.get(FLAVOR_LABEL, '?')}"
