@@ -2,9 +2,7 @@
 one summary line each and the worst verdict as the exit; a platform the index lacks, and a saved index, refused."""
 
 import hashlib
-import io
 import json
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.stages import scan as scan_stage
 from ngc_paddle.scan import gate, per_platform
 from ngc_paddle.scan.source import layer_source, platform_choice
+from tests.unit.layer_tars import Member, layer_tar
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = REPO / "security" / "policy.yaml"
@@ -170,11 +169,7 @@ def _saved(path: Path, platforms: list[str]) -> Path:
     members = {f"blobs/sha256/{_digest(config)[7:]}": config, f"blobs/sha256/{_digest(index)[7:]}": index,
                "index.json": layout,
                "manifest.json": json.dumps([{"Config": f"blobs/sha256/{_digest(config)[7:]}", "Layers": []}]).encode()}
-    with tarfile.open(path, "w") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
+    path.write_bytes(layer_tar([Member(name, data) for name, data in members.items()]))
     return path
 
 
