@@ -96,11 +96,12 @@ IMAGE_REF = $(BIN)/python -m ngc_paddle.image_ref --image "$(IMAGE)" --release "
 validate: $(BIN)/.installed toolchain
 	img=$$($(IMAGE_REF)) && $(BIN)/ngc-paddle validate "$$img"
 
-## Security scan gate + CycloneDX SBOM of IMAGE (default: RELEASE/FLAVOR, else the newest default flavor)
+## Security scan gate + CycloneDX SBOM of IMAGE (default: RELEASE/FLAVOR, else the newest default flavor); an image
+## index: each platform (PLATFORMS=linux/arm64: those only), the worst verdict the exit.
 ## Exit 1: blocked; 3: vulnerabilities NOT RUN (no vulnerability source for an ecosystem, no waiver).
 ## OSV_DIR=folder of OSV records, DB_REPOSITORY=trivy DB mirror, POLICY=policy file.
 scan: $(BIN)/.installed toolchain
-	img=$$($(IMAGE_REF)) && $(BIN)/ngc-paddle scan "$$img" $(if $(OSV_DIR),--osv-dir $(OSV_DIR))$(if $(DB_REPOSITORY), --db-repository $(DB_REPOSITORY))$(if $(POLICY), --policy $(POLICY))
+	img=$$($(IMAGE_REF)) && $(BIN)/ngc-paddle scan "$$img" $(if $(OSV_DIR),--osv-dir $(OSV_DIR))$(if $(DB_REPOSITORY), --db-repository $(DB_REPOSITORY))$(if $(POLICY), --policy $(POLICY))$(foreach p,$(PLATFORMS), --platform $(p))
 
 ## Scan gate on IMAGE (default: RELEASE/FLAVOR, else the newest default flavor): cold scan, rescan after a top-layer
 ## change and trivy alone, alternating, REPEATS times; figures into docs/measurements.md

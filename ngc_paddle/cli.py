@@ -176,7 +176,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_scan(args: argparse.Namespace) -> int:
     from datetime import date
 
-    from ngc_paddle.scan import gate
+    from ngc_paddle.scan import per_platform
     from ngc_paddle.scan.vulnerabilities import sources
 
     root = Path(args.root).resolve()
@@ -189,21 +189,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
     except ValueError:
         raise NgcPaddleError(f"--today {args.today[:40]!r}: (argument): not a date; fix: write YYYY-MM-DD") from None
     overrides = _source_overrides(args.source)
-    report = gate.run(image, output, Path(args.policy), osv, reports, args.db_repository, today, root,
-                      source_overrides=overrides)
-    if report["blocked"]:
-        raise gate.Blocked(f"the scan gate blocks {image}: {report['counts']['blocking']} finding(s); "
-                           f"see {output / 'scan.md'}")
-    if gate.headline(report) == "NOT RUN":
-        fixes = []
-        if report["vulnerabilities"]["status"] == "NOT RUN":
-            fixes.append(f"give trivy its database (--db-repository MIRROR, or a pre-populated "
-                         f"{sources.trivy_cache() / 'db'}), fill the OSV folder (ngc-paddle osv import), or put a "
-                         "vulnerability_waiver with reason and expiry in the policy")
-        if report["freshness"]["not_run"]:
-            fixes.append("point the manifest's sources at a reachable mirror (or --source NAME=URL)")
-        raise gate.VulnerabilitiesNotRun(f"{'; '.join(gate.not_run_parts(report))}; fix: {' and '.join(fixes)}; "
-                                         f"see {output / 'scan.md'}")
+    scans = per_platform.scan(image, output, Path(args.policy), osv, reports, args.db_repository, today, root,
+                              source_overrides=overrides, platforms=args.platform)
+    failure = per_platform.verdict(image, scans)
+    if failure is not None:
+        raise failure
     return 0
 
 
@@ -342,7 +332,10 @@ def _scan_command(sub: argparse._SubParsersAction) -> None:
     sc.add_argument("--trivy-report", action="append", default=[], metavar="FILE", help="read a trivy JSON report")
     sc.add_argument("--grype-report", action="append", default=[], metavar="FILE", help="read a grype JSON report")
     sc.add_argument("--db-repository", help="trivy vulnerability DB mirror (OCI reference)")
-    sc.add_argument("--output", help="report folder (default: build/scan/<image>)")
+    sc.add_argument("--output", help="report folder (default: build/scan/<image>; an index's other platforms in "
+                                     "a folder below it each: <output>/arm64)")
+    sc.add_argument("--platform", action="append", default=[],
+                    help="scan only this platform of an image index, e.g. linux/arm64 (default: each platform)")
     sc.add_argument("--source", action="append", default=[], metavar="NAME=URL",
                     help="ask this mirror instead of a manifest source in the freshness check (as build --source)")
     sc.add_argument("--today", help="evaluate allowlist expiry as of this date (YYYY-MM-DD)")

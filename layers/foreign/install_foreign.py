@@ -52,11 +52,32 @@ def main() -> None:
         for source_name, entries in groups.items():
             print(f"[{spec['layer']}] for {flags[flags.index('--platform') + 1]}:", flush=True)
             pip_layer.install_source(spec, source_name, entries)
-    # pip --target puts console scripts in site-packages/bin: the venv's bin is where they run from. `pip check` is
-    # the layer checks' job, in the target image.
-    scripts = os.path.join(target, "site-packages", "bin")
+    move_scripts(target)  # `pip check` is the layer checks' job, in the target image
+
+
+VENV_BIN = "../../../bin/"  # the venv's bin seen from its site-packages (lib/pythonX.Y/site-packages)
+
+
+def move_scripts(target: str) -> None:
+    """pip --target puts console scripts in site-packages/bin, and its RECORDs name them where its temporary install
+    had them (../../bin/NAME); the venv's bin is where they run from. Move them there and name them there in each
+    RECORD (same bytes, same hash), so the scan's integrity check finds each one installed by its package."""
+    site = os.path.join(target, "site-packages")
+    scripts = os.path.join(site, "bin")
     os.makedirs(scripts, exist_ok=True)
+    names = set(os.listdir(scripts))
     os.rename(scripts, os.path.join(target, "bin"))
+    for record in sorted(Path(site).glob("*.dist-info/RECORD")):
+        lines = record.read_text().splitlines(keepends=True)
+        moved = []
+        for line in lines:
+            path, sep, rest = line.partition(",")
+            folder, _, name = path.rpartition("/")
+            if path.startswith("../") and folder.endswith("/bin") and name in names:
+                line = f"{VENV_BIN}{name}{sep}{rest}"
+            moved.append(line)
+        if moved != lines:
+            record.write_text("".join(moved))
 
 
 if __name__ == "__main__":

@@ -229,13 +229,26 @@ def _osv_findings(judged: ImageJudgement, advisories: list, say: Callable[[str],
     return findings
 
 
+def _open(image: str, work: Path, say: Callable[[str], None], platform: str | None,
+          opened: layer_source.OpenedImage | None):
+    """The image's source and how it was read: `platform`'s image of the opened image, else the image opened here."""
+    if opened is not None:
+        return opened.source(opened.one(platform), say), opened.how
+    if platform is None:
+        return layer_source.open_image(image, work, say)
+    return layer_source.open_image(image, work, say, platform)
+
+
 def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, reports: list[tuple[str, Path]],
         db_repository: str | None = None, today: date | None = None, root: Path = Path("."),
         say: Callable[[str], None] = print, source_overrides: dict[str, str] | None = None,
-        resolved: ResolvedFlavor | None = None) -> dict:
+        resolved: ResolvedFlavor | None = None, platform: str | None = None,
+        opened: layer_source.OpenedImage | None = None) -> dict:
     """Scan IMAGE into OUTPUT (scan.json, scan.md, the SBOM); `resolved`: the image's flavor as a release run
     resolved it. Without it, the image's release is resolved here, once, from its labels (with the mirrors
-    `source_overrides`), and the same resolution feeds the image-against-its-lock check and freshness."""
+    `source_overrides`), and the same resolution feeds the image-against-its-lock check and freshness.
+    `platform`: the image of an index to scan (an index without it is refused), or the platform a single image must
+    be; `opened`: the image already pushed once for all its platforms (per_platform.scan)."""
     if not IMAGE_REF_RE.fullmatch(image):  # it reaches docker and grype as an argument
         raise NgcPaddleError(f"image {image[:80]!r}: (argument): not an image reference; "
                              "fix: name an image like ngc-paddle:26.12-cpu")
@@ -249,8 +262,11 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
         # nothing replaces the previous outputs unless the whole run succeeds
         hadolint_job = pool.submit(clock.call, "hadolint", hadolint_findings, root)
         with tempfile.TemporaryDirectory(prefix="ngc-scan-") as tmp:
-            say(f"==> scan {image}")
-            source, how = clock.call("fetch", layer_source.open_image, image, Path(tmp), say)
+            if opened is None or opened.index:  # a single image opened by per_platform.scan: it said this line
+                say(f"==> scan {image}" + (f" ({platform})" if platform else ""))
+            source, how = clock.call("fetch", _open, image, Path(tmp), say, platform, opened)
+            if opened is not None and not opened.index:  # opened before this run's clock started
+                clock.seconds["fetch"] += opened.seconds
             # the image's release, resolved once from its labels (or handed in by the release run), names the
             # layers that are our build's (their diff ids, as this host recorded them); an image without labels
             # may still name it in its baked manifest, read by _judge_image
@@ -277,6 +293,8 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
             decision = policy.decide(rules, dedupe(findings), today)
             report = _report(image, policy_path, rules, today, decision, verdict, looked, judged, scanned, how,
                              attribution, layer_report)
+        if platform is not None:
+            report["platform"] = platform
         report["timings_s"] = clock.as_dict()
         stage.write_text(output / "scan.json", json.dumps(report, indent=2) + "\n")
         stage.write_text(output / "scan.md", markdown(report))
@@ -319,7 +337,8 @@ def _say_outcome(report: dict, decision, verdict, output: Path, say: Callable[[s
         say("    " + line)
     if verdict.status == "waived":
         say("    " + waiver_line(report))
-    say(f"==> {headline(report)}: {len(decision.blocking)} blocking, "
+    platform = f"{report['platform']}: " if report.get("platform") else ""
+    say(f"==> {platform}{headline(report)}: {len(decision.blocking)} blocking, "
         f"{len(decision.suppressed)} allowlisted, {len(decision.informational)} informational; "
         f"report: {output / 'scan.md'}")
     for f in sorted(decision.blocking, key=lambda f: -severity_rank(f.severity)):
@@ -383,7 +402,8 @@ def _sources_markdown(report: dict) -> list[str]:
 
 
 def markdown(report: dict) -> str:
-    lines = [f"# Scan gate: {report['image']}: {headline(report)}", "",
+    platform = f" ({report['platform']})" if report.get("platform") else ""
+    lines = [f"# Scan gate: {report['image']}{platform}: {headline(report)}", "",
              f"Policy `{report['policy']}` (threshold {report['severity_threshold']}), scanned {report['scanned']}; "
              f"SBOM `{report['sbom']}`.", ""]
     lines += _sources_markdown(report)

@@ -62,13 +62,16 @@ def planted(built: Built) -> dict[str, str]:
 
 
 def test_scan_without_a_vulnerability_source_is_not_run_and_the_sbom_is_valid(built: Built, tmp_path: Path) -> None:
+    """The built tag is an index of amd64 and arm64: each platform scanned (the arm64 one below), NOT RUN (3)."""
     (tmp_path / "empty-osv").mkdir()
     proc, report = scan(built.image, tmp_path, "--osv-dir", str(tmp_path / "empty-osv"))
     assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr
     assert "vulnerabilities: NOT RUN (debian: no source; pypi: no source; looked for: trivy DB at " in proc.stdout
-    assert "OSV folder (Debian:12) at" in proc.stdout and proc.stderr.startswith("error: vulnerabilities: NOT RUN")
+    assert "OSV folder (Debian:12) at" in proc.stdout
+    assert proc.stderr.startswith("error: linux/amd64: vulnerabilities: NOT RUN") and proc.stderr.count("\n") == 1
     assert report["vulnerabilities"]["status"] == "NOT RUN" and report["distro"] == "Debian:12"
-    assert "# Scan gate: " + built.image + ": NOT RUN" in (tmp_path / "scan.md").read_text()
+    assert f"# Scan gate: {built.image} (linux/amd64): NOT RUN" in (tmp_path / "scan.md").read_text()
+    assert_arm64_scanned_against_its_own_lock(built, tmp_path, proc.stdout)
     text = (tmp_path / "sbom.cdx.json").read_text()
     assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(text) is None
     sbom = json.loads(text)
@@ -89,13 +92,37 @@ def test_scan_without_a_vulnerability_source_is_not_run_and_the_sbom_is_valid(bu
     assert in_sbom == installed
 
 
+def assert_arm64_scanned_against_its_own_lock(built: Built, out: Path, stdout: str) -> None:
+    """The index's arm64 image, scanned by its own digest into OUT/arm64: its lock, its packages (Paddle at the
+    arm64 pin, Debian's arm64 builds), its build's layers, its package records checked (no integrity finding)."""
+    index = json.loads((REPO / "build" / "reports" / f"{built.release}-{built.flavor}" / "index.json").read_text())
+    assert f"linux/arm64 image {index['platforms']['linux/arm64'][:19]})" in stdout
+    assert f"==> {built.image}: linux/amd64 NOT RUN, linux/arm64 NOT RUN" in stdout
+    assert "    linux/arm64: NOT RUN: 0 blocking, " in stdout and f"report {out / 'arm64' / 'scan.md'}" in stdout
+    amd64, arm64 = (json.loads((folder / "scan.json").read_text()) for folder in (out, out / "arm64"))
+    assert (amd64["platform"], arm64["platform"]) == ("linux/amd64", "linux/arm64")
+    lock = f"{built.release}-{built.flavor}.arm64.lock.json"
+    assert arm64["lock"]["status"] == "compared" and arm64["lock"]["detail"].endswith(lock), arm64["lock"]
+    assert amd64["lock"]["detail"].endswith(f"{built.release}-{built.flavor}.lock.json"), amd64["lock"]
+    own = arm64["own_layers"]
+    assert own["ours"] == own["layers"] and own["claims"] == f"{built.release} {built.flavor}-arm64", own
+    assert f"build/reports/{built.release}-{built.flavor}-arm64/build.json" in own["source"], own
+    assert arm64["blocking"] == [] and [f for f in arm64["informational"] if f["kind"].startswith("integrity")] == []
+    assert arm64["own_files"]["status"] == "checked" and arm64["config_record"]["status"] == "compared", arm64
+    sbom = json.loads((out / "arm64" / "sbom.cdx.json").read_text())
+    paddle = next(e for e in read_lock(REPO / "releases" / lock).pip if e.name == "paddlepaddle")
+    assert {c["version"] for c in sbom["components"] if c["name"] == "paddlepaddle"} == {paddle.version}
+    arches = {c["purl"].split("arch=")[1].split("&")[0] for c in sbom["components"] if "arch=" in c.get("purl", "")}
+    assert "arm64" in arches and "amd64" not in arches, arches  # Debian's arm64 builds (and arch: all)
+
+
 def test_real_advisories_match_only_what_the_image_holds(built: Built, tmp_path: Path) -> None:
     """CVE-2024-6345 hit the venv's setuptools 66.1.1 that came unlocked from Debian's wheel; the venv's tools are
     locked now, at a release past the fix, so the advisory no longer matches. Debian's records match by release."""
     setuptools = next(e for e in read_lock(REPO / "releases" / f"{built.release}-{built.flavor}.lock.json").pip
                       if e.name == "setuptools")
     assert Version(setuptools.version) >= Version("70.0.0")
-    proc, report = scan(built.image, tmp_path, "--osv-dir", IMAGE_OSV)
+    proc, report = scan(built.image, tmp_path, "--osv-dir", IMAGE_OSV, "--platform", "linux/amd64")
     found = {f["id"] for key in ("blocking", "suppressed", "informational") for f in report[key]}
     assert "GHSA-cx63-2mw6-8hw5" not in found, proc.stdout[-3000:]
     assert "DEBIAN-CVE-2011-3374" in found  # apt, no fix in any release: matched, informational
@@ -114,7 +141,7 @@ def test_a_waiver_passes_a_scan_without_sources_and_the_report_shows_it(built: B
     (tmp_path / "empty-osv").mkdir()
     expires = (datetime.now(UTC).date() + timedelta(days=30)).isoformat()
     proc, report = scan(built.image, tmp_path / "out", "--osv-dir", str(tmp_path / "empty-osv"),
-                        "--policy", str(policy))
+                        "--policy", str(policy), "--platform", "linux/amd64")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     assert report["vulnerabilities"]["status"] == "waived"
     line = f"vulnerabilities not scanned: no vulnerability feed on the test host, waiver expires {expires}"

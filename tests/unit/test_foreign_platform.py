@@ -191,3 +191,18 @@ def test_a_foreign_install_without_platforms_is_one_line(installer, monkeypatch,
     line = capsys.readouterr().out.strip()
     assert line.startswith("NGC-PADDLE-ERROR layer paddle: installing for another platform needs the PIP_PLATFORMS "
                            "build argument; fix: build another platform's layer through make image PLATFORMS=")
+
+
+def test_console_scripts_move_to_the_venvs_bin_and_their_records_name_them_there(installer, tmp_path: Path) -> None:
+    """The arm64 image's scan found /opt/venv/bin/pip and the rest owned by no package: their RECORDs named them
+    where pip --target's temporary install had them."""
+    site = tmp_path / "site-packages"
+    (site / "bin").mkdir(parents=True)
+    (site / "bin" / "pip").write_text("#!/opt/venv/bin/python\n")
+    (site / "pip-26.3.dist-info").mkdir()
+    record = site / "pip-26.3.dist-info" / "RECORD"
+    record.write_text("../../bin/pip,sha256=abc,23\npip/__init__.py,sha256=def,1\n../../bin/gone,sha256=x,1\n")
+    installer.move_scripts(str(tmp_path))
+    assert (tmp_path / "bin" / "pip").read_text() == "#!/opt/venv/bin/python\n" and not (site / "bin").exists()
+    assert record.read_text().splitlines() == ["../../../bin/pip,sha256=abc,23", "pip/__init__.py,sha256=def,1",
+                                               "../../bin/gone,sha256=x,1"]

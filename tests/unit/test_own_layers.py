@@ -90,6 +90,20 @@ def test_the_layer_images_on_this_engine_record_the_chain_where_no_build_report_
     assert found.ours == 5 and "layer images" in found.source and not found.missing
 
 
+def test_an_arm64_image_is_held_to_its_own_platforms_build_record(tmp_path: Path) -> None:
+    """The arm64 build writes build/reports/26.12-cpu-arm64/ (the amd64 one's is 26.12-cpu): the scan of the index's
+    arm64 image reads that record, and says so."""
+    arm64 = ResolvedRelease.load(REPO, "26.12").flavor("cpu", "linux/arm64")
+    folder = tmp_path / "build" / "reports" / "26.12-cpu-arm64"
+    folder.mkdir(parents=True)
+    folder.joinpath("build.json").write_text(json.dumps({"base_image": arm64.lock.base.image, "layers": [
+        {"layer": layer, "image_id": f"sha256:{layer}-image"} for layer in OURS_BY_LAYER]}))
+    recorded = {arm64.lock.base.image: [BASE], **{f"sha256:{layer}-image": ids for layer, ids in OURS_BY_LAYER.items()}}
+    layers = image_layers(config(OURS_BY_LAYER["suite"]), 6)
+    found = own_layers.attribute(layers, LABELS, tmp_path, ImageRelease(arm64), inspect=inspector(recorded))
+    assert (found.ours, found.claims) == (6, "26.12 cpu-arm64") and "26.12-cpu-arm64/build.json" in found.source
+
+
 def test_without_any_record_of_the_build_nothing_is_ours_and_the_report_says_what_was_missing(tmp_path: Path) -> None:
     layers = image_layers(config(OURS_BY_LAYER["suite"]), 6)
     found = own_layers.attribute(layers, LABELS, tmp_path, ImageRelease(FLAVOR), inspect=inspector({}))

@@ -42,8 +42,10 @@ def scan_key(image_id: str, policy: Path, osv_dir: Path | None, today: date) -> 
 
 def run_scan(image: str, out: Path, policy: Path, osv: Path | None, root: Path,
              source_overrides: dict[str, str] | None = None, resolved: ResolvedFlavor | None = None) -> Outcome:
+    # the flavor's platform: its image of the index the tag may be (a single image must be of that platform)
     report = scan_gate.run(image, out, policy, osv, [], None, None, root, say=lambda _line: None,
-                           source_overrides=source_overrides, resolved=resolved)
+                           source_overrides=source_overrides, resolved=resolved,
+                           platform=resolved.platform if resolved is not None else None)
     counts = report["counts"]
     detail = (f"{counts['blocking']} blocking, {counts['suppressed']} allowlisted, "
               f"{counts['informational']} informational; SBOM {Path(report['sbom']).name}")

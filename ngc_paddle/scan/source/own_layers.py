@@ -18,7 +18,8 @@ from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.scan.source.image_release import FLAVOR_LABEL, RELEASE_LABEL, ImageRelease
 from ngc_paddle.scan.source.saved_image import BASE, Layer, step_text
 
-REPORT = "build/reports/{release}-{flavor}/build.json"  # ngc_paddle/image_build/build_flavor.py writes it
+# ngc_paddle/image_build/build_flavor.py writes it; {flavor}: its name on its platform (cpu, cpu-arm64)
+REPORT = "build/reports/{release}-{flavor}/build.json"
 Inspect = Callable[[list[str]], dict[str, dict]]  # engine.inspect_images: ref -> `docker image inspect` object
 
 
@@ -93,7 +94,7 @@ def _config(info: dict | None) -> dict | None:
 
 
 def _report(root: Path, flavor: ResolvedFlavor) -> tuple[_Report | None, str]:
-    path = root / REPORT.format(release=flavor.release, flavor=flavor.name)
+    path = root / REPORT.format(release=flavor.release, flavor=flavor.build_name)
     if not path.is_file():
         return None, f"no {path.relative_to(root)}"
     try:
@@ -138,7 +139,7 @@ def recorded_chains(flavor: ResolvedFlavor, root: Path, inspect: Inspect | None 
 def _flavor(labels: Mapping[str, str], release: ImageRelease) -> tuple[ResolvedFlavor | None, str | None, str]:
     """(the flavor whose recorded chains are compared, what the image claims to be, why there is none)."""
     if release.flavor is not None:
-        return release.flavor, f"{release.flavor.release} {release.flavor.name}", ""
+        return release.flavor, f"{release.flavor.release} {release.flavor.build_name}", ""  # cpu, cpu-arm64
     if not labels.get(RELEASE_LABEL):
         return None, None, "the image names no release of ours"
     claims = f"{labels.get(RELEASE_LABEL)} {labels.get(FLAVOR_LABEL, '?')}"
