@@ -16,7 +16,7 @@ from ngc_common.error_line import one_line
 from ngc_common.strict_model import Strict
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import driver_sentence, requirement
-from ngc_paddle.flavor import ResolvedRelease, release_tags
+from ngc_paddle.flavor import ResolvedRelease, build_name, release_tags
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.manifest.loader import load_manifest
 from ngc_paddle.manifest.resolve import platform_differences
@@ -57,6 +57,8 @@ class FlavorRecord(Strict):
     bench_md: str | None = None
     ab_md: str | None = None  # this month vs last month: the A/B against the previous release (stages/ab.py)
     digest: str | None = None
+    # a flavor of several platforms: `digest` is its image index, this each platform's manifest digest in it
+    platform_digests: dict[str, str] | None = None
     digest_note: str | None = None  # why the current image has no digest although an earlier one was pushed
     not_built: str | None = None  # the build's one-line reason
 
@@ -253,14 +255,21 @@ def _evidence(flavors: dict[str, dict]) -> list[str]:
 
 
 def _digests(manifest: Manifest, flavors: dict[str, dict]) -> list[str]:
-    """Each image's pushed digest, or why it has none."""
+    """Each image's pushed digest, or why it has none; an image index's, then each of its platforms' (whose gates
+    have their own rows above, under the platform's build name)."""
     out = ["## Image digests", "", "| image | digest |", "| --- | --- |"]
+    platforms_of = {build_name(name, p) for name, info in flavors.items()
+                    for p in info.get("platform_digests") or {} if build_name(name, p) != name}
     for name, info in flavors.items():
+        if name in platforms_of:
+            continue
         digest = info.get("digest") or (f"not built: {info['not_built']}" if info.get("not_built") else
                                          f"not pushed ({info['digest_note']})" if info.get("digest_note") else
                                          "not pushed")
         image = table_cell(info.get("image") or release_tags(manifest, name)[0])
-        out.append(f"| `{image}` | {table_cell(digest)} |")
+        out.append(f"| `{image}` | {table_cell(digest)}{' (image index)' if info.get('platform_digests') else ''} |")
+        out += [f"| `{image}` {platform} | {table_cell(found)} |"
+                for platform, found in (info.get("platform_digests") or {}).items()]
     if not any(info.get("readback") for info in flavors.values()):
         out += ["", "No image of this release was built yet: the contents table shows the manifest only."]
     return out
@@ -387,6 +396,7 @@ def collect(root: Path, release: str, state: dict) -> dict[str, dict]:
         if isinstance(push, dict) and push.get("status") == "passed":
             current = push.get("image_id", build.get("key")) == build.get("key") and "not_built" not in info
             info["digest"] = push.get("digest") if current else None
+            info["platform_digests"] = push.get("platform_digests") if current else None
             if not current:
                 info["digest_note"] = f"the registry keeps an earlier image: {push.get('digest')}"
         merged[name] = {k: v for k, v in info.items() if v is not None}
