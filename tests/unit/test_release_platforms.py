@@ -254,6 +254,13 @@ def test_verify_accepts_the_index_and_each_platform_and_names_a_failing_platform
     assert f"its subject is {AMD}, not {ARM}" in other.error
 
     fake_registry.held[REFS["linux/arm64"]] = arm
+    fewer = Path(built.opts.key).with_name("fewer.json")  # an index attestation that leaves arm64 out
+    fewer.write_text(json.dumps({"platforms": {"linux/amd64": AMD}}))
+    fake_registry.attest(f"{REPO_REF}@{INDEX}", built.opts.key, attestations.INDEX, fewer)
+    left_out = verify_image.verify(f"{REPO_REF}@{INDEX}", public, say)
+    assert left_out.code == ExitCode.FAIL and "\n" not in left_out.error
+    assert f"the index's attestation names {{'linux/amd64': '{AMD}'}}, the registry's index holds" in left_out.error
+
     fake_registry.held[f"{REPO_REF}@{INDEX}"] = []  # the index's own attestation gone
     gone = verify_image.verify(f"{REPO_REF}@{INDEX}", public, say)
     assert gone.code == ExitCode.FAIL and gone.error.startswith(f"{REPO_REF}@{INDEX}: attestation(s) failed: "
