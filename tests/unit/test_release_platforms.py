@@ -55,7 +55,8 @@ def index_entries(platforms: dict[str, str]) -> list[dict]:
 def test_an_index_push_is_verified_by_its_platforms(monkeypatch) -> None:
     served = {f"{REPO_REF}:26.12-cpu": index_entries({"linux/amd64": AMD, "linux/arm64": ARM}),
               f"{REPO_REF}@{INDEX}": index_entries({"linux/amd64": AMD, "linux/arm64": ARM})}
-    monkeypatch.setattr(engine, "push", lambda ref: subprocess.CompletedProcess([], 0, f"26.12-cpu: digest: {INDEX}", ""))
+    pushed = subprocess.CompletedProcess([], 0, f"26.12-cpu: digest: {INDEX} size: 685", "")
+    monkeypatch.setattr(engine, "push", lambda ref: pushed)
     monkeypatch.setattr(engine, "manifest_inspect", lambda ref, insecure=False: inspect_answer(served[ref]))
     assert registry.served_platforms(f"{REPO_REF}:26.12-cpu") == {"linux/amd64": AMD, "linux/arm64": ARM}
     assert registry.served_digest(f"{REPO_REF}:26.12-cpu") is None  # an index has no single manifest digest
@@ -170,6 +171,8 @@ def test_each_platform_is_gated_on_its_digest_and_an_emulated_one_is_not_proven(
     assert f"| `ngc-paddle:26.12-cpu` linux/amd64 | {AMD} |" in notes
     assert f"| `ngc-paddle:26.12-cpu` linux/arm64 | {ARM} |" in notes
     assert "| `ngc-paddle:26.12-cpu-arm64` |" not in notes  # a platform of the index, not an image of its own
+    matrix = (tree / "release-notes" / "support-matrix.md").read_text()
+    assert f"| linux/amd64 {AMD}, linux/arm64 {ARM} |" in matrix
 
 
 def test_an_index_whose_arm64_image_moved_stops_before_its_gates(tree: Path, faked: dict, monkeypatch) -> None:

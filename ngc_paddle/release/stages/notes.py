@@ -5,6 +5,7 @@ The long form: docs/design-notes.md, section `ngc_paddle/release/stages/notes.py
 """
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -303,9 +304,12 @@ def _matrix_cell(flavor: Flavor, column: str) -> str:
     return versions_cell(flavor, column)
 
 
-def support_matrix(manifests: list[Manifest]) -> str:
+def support_matrix(manifests: list[Manifest], pushed: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None) \
+        -> str:
     """Each release's flavors with their main versions; a platforms column once a flavor builds more than the
-    default platform (the matrix of releases before that is as it was)."""
+    default platform (the matrix of releases before that is as it was), each platform with the digest its pushed
+    image index holds for it (`pushed`: release -> flavor -> platform -> digest, from the releases' records)."""
+    pushed = pushed or {}
     platforms = any(f.platforms != [DEFAULT_PLATFORM] for m in manifests for f in m.flavors.values())
     columns = ["os", "python", "cuda-runtime", "cudnn", "nccl", "tensorrt", "dali", "paddle"]
     out = ["# ngc-paddle support matrix", "",
@@ -321,8 +325,20 @@ def support_matrix(manifests: list[Manifest]) -> str:
             req = requirement(flavor.cuda.version) if flavor.cuda else None
             driver = f"{req.minimum} / {req.full}" if req else "-"
             out.append(f"| {m.release} | {name} | {cuda} | {driver} | " + " | ".join(cells) +
-                       (f" | {', '.join(flavor.platforms)} |" if platforms else " |"))
+                       (f" | {_platforms_cell(flavor, pushed.get(m.release, {}).get(name, {}))} |" if platforms
+                        else " |"))
     return "\n".join(out) + "\n"
+
+
+def _platforms_cell(flavor: Flavor, digests: Mapping[str, str]) -> str:
+    """`linux/amd64 sha256:..., linux/arm64 sha256:...` (a platform without a pushed digest: its name alone)."""
+    return ", ".join(f"{p} {digests[p]}" if p in digests else p for p in flavor.platforms)
+
+
+def pushed_platforms(record: dict) -> dict[str, dict[str, str]]:
+    """flavor -> platform -> digest of every image index a release's record says was pushed."""
+    return {name: info["platform_digests"] for name, info in record.get("flavors", {}).items()
+            if info.get("platform_digests")}
 
 
 # ---- the stage ----------------------------------------------------------------------------------------
@@ -429,9 +445,12 @@ def _write(release: ResolvedRelease, data: dict | None = None) -> Path:
     text = notes_text(release, data["flavors"], known_issues(root, release.release))
     # Every release's manifest for the matrix; this release's is the one the run loaded (no second load).
     others = [load_manifest(p) for p in sorted((root / "releases").glob("*.yaml")) if p.stem != release.release]
+    pushed = {m.release: pushed_platforms(load_record(record_path(root, m.release))) for m in others}
+    pushed[release.release] = pushed_platforms(data)
     ensure_folder(path.parent)
     with staged() as out:
         out.write_text(path, record_text(data))
         out.write_text(notes_path(root, release.release), text)
-        out.write_text(root / "release-notes" / "support-matrix.md", support_matrix([*others, release.manifest]))
+        out.write_text(root / "release-notes" / "support-matrix.md",
+                       support_matrix([*others, release.manifest], pushed))
     return notes_path(root, release.release)
