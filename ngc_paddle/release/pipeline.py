@@ -191,7 +191,7 @@ def _build_candidates(resolved: list[ResolvedFlavor], every: bool, opts: Release
         # The gates run this digest; a registry that refuses the push stops the run here (a login: exit 2).
         ref = candidate.push(state, name, built.image, opts.registry, say)
         builts.append(dataclasses.replace(built, resolved=built.resolved.with_digest(ref),
-                                          platform_refs=_platform_refs(state, built, ref)))
+                                          platform_refs=_platform_refs(state, built, ref, say)))
     return builts
 
 
@@ -227,12 +227,16 @@ def _run_gates(builts: list[Built], fleet, release: ResolvedRelease, opts: Relea
             tally.gate(built, Step(gates.NAME, key, lambda result=result: result))
 
 
-def _platform_refs(state: State, built: Built, ref: str) -> dict[str, str]:
+def _platform_refs(state: State, built: Built, ref: str, say: Callable[[str], None]) -> dict[str, str]:
     """Each platform's REGISTRY/REPO@sha256:... in the flavor's candidate index, in the manifest's platform order
-    (checked against the index the build folded); {} for a flavor whose image is not an index the build recorded
-    (one platform), released as one image."""
+    (checked against the index the build folded); {} for a flavor of one platform, or whose image is not the index
+    its build recorded (released as one image, and said so)."""
     record = built.resolved.reports_dir / image_index.RECORD
-    if len(built.spec.platforms) < 2 or image_index.recorded_index(record) != built.image_id:
+    if len(built.spec.platforms) < 2:
+        return {}
+    if image_index.recorded_index(record) != built.image_id:
+        say(f"    note: {built.image} ({built.image_id[:19]}) is not the image index of {built.flavor}'s platforms "
+            f"that {record} records: released as one image")
         return {}
     refs = candidate.platform_refs(state, built.flavor, ref, record)
     return {p: refs[p] for p in built.spec.platforms}
