@@ -8,8 +8,8 @@ Cost: the index is the session's `built` image (both platforms; no build here). 
 asserts: each platform's validation, benchmarks and scan are seeded as passed in the state file, with a minimal SBOM
 and scan report per platform where the scan stage writes them (the arm64 validation and bench-rn50 --smoke under
 qemu take many minutes: docs/releasing.md, "A flavor of several platforms"; test_release_pipeline.py and
-test_attest.py run the amd64 gates and scan for real). Measured (2026-12-07, 2-core Xeon beside other work): see
-docs/releasing.md.
+test_attest.py run the amd64 gates and scan for real). Measured (2026-12-07, 2-core Xeon beside a full test run): 101 s,
+mostly the push of both platforms to the empty registry; the attestations about 6 s, each verify about 1 s.
 """
 
 import json
