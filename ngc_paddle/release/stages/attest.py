@@ -77,24 +77,17 @@ def run(built: Built, state: State, say: Callable[[str], None] = print) -> Outco
     subjects = [(b, lambda b=b: evidence(b, state), attestations.KINDS) for b in built.on_platforms()]
     if built.platform_refs:
         subjects.append((built, lambda: [index_evidence(built)], (attestations.INDEX_KIND,)))
-    keys, done = [], []
+    keys: list[str] = []
+    key_of = lambda: digest(keys) if built.platform_refs else keys[0]  # noqa: E731 (one image: its own key, as before)
+    done = []
     for subject, signed_of, kinds in subjects:
         ref = subject.resolved.reference
-        where = f"{subject.resolved.platform} " if subject.platform_refs == {} and built.platform_refs else ""
+        where = f"{subject.resolved.platform} " if subject is not built else ""
         say(f"--> {NAME} {where}{ref}")
         try:
-            key = signing_key(built.opts)
-            assert key is not None
-            folder = subject.folder / NAME
-            folder.mkdir(parents=True, exist_ok=True)
             signed = signed_of()
             keys.append(digest(ref, [a.predicate for a in signed]))
-            for attestation in signed:
-                predicate = folder / f"{attestation.name}.json"
-                predicate.write_text(json.dumps(attestation.predicate, sort_keys=True) + "\n")
-                cosign.attest(ref, key, attestation.predicate_type, predicate)
-            public = cosign.public_key(key, folder / "cosign.pub")
-            checks = attestations.read_back(ref, public, {a.name: a for a in signed}, kinds)
+            checks = _attach(built.opts, subject.folder / NAME, ref, signed, kinds)
         except NgcPaddleError as exc:
             return _record(state, built, "", Outcome("failed", f"attestations not attached: {where}{exc}"), say)
         for check in checks:
@@ -102,11 +95,24 @@ def run(built: Built, state: State, say: Callable[[str], None] = print) -> Outco
         if attestations.exit_code(checks) != 0:
             detail = attestations.failure_line(ref, checks, f"rerun the release (it attaches them again); if it "
                                                f"fails again, check who else pushes to {ref.split('/', 1)[0]}")
-            return _record(state, built, digest(keys), Outcome("failed", f"{where}{detail}"), say)
+            return _record(state, built, key_of(), Outcome("failed", f"{where}{detail}"), say)
         done.append(f"{len(checks)} signed and verified on {where}{ref.rsplit('@', 1)[1][:19]}: "
                     + ", ".join(c.name for c in checks))
-    return _record(state, built, digest(keys) if built.platform_refs else keys[0],
-                   Outcome("passed", "; ".join(done)), say)
+    return _record(state, built, key_of(), Outcome("passed", "; ".join(done)), say)
+
+
+def _attach(opts: ReleaseOptions, folder: Path, ref: str, signed: list[Attestation],
+            kinds: tuple[attestations.Kind, ...]) -> list[attestations.Check]:
+    """Sign each predicate about REF (kept in `folder`), attach it, and read them all back."""
+    key = signing_key(opts)
+    assert key is not None
+    folder.mkdir(parents=True, exist_ok=True)
+    for attestation in signed:
+        predicate = folder / f"{attestation.name}.json"
+        predicate.write_text(json.dumps(attestation.predicate, sort_keys=True) + "\n")
+        cosign.attest(ref, key, attestation.predicate_type, predicate)
+    public = cosign.public_key(key, folder / "cosign.pub")
+    return attestations.read_back(ref, public, {a.name: a for a in signed}, kinds)
 
 
 def _record(state: State, built: Built, key: str, outcome: Outcome, say: Callable[[str], None]) -> Outcome:
