@@ -24,6 +24,7 @@ CYCLONEDX = "https://cyclonedx.org/bom"
 LOCK = "https://ngc-paddle.dev/attestations/lock/v1"
 SCAN_VERDICT = "https://ngc-paddle.dev/attestations/scan-verdict/v1"
 GATE_VERDICTS = "https://ngc-paddle.dev/attestations/gate-verdicts/v1"
+INDEX = "https://ngc-paddle.dev/attestations/image-index/v1"  # on an image index: its platforms' digests
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class Kind:
 # In the order they are attached and reported. BuildKit writes SLSA v0.2 (BuildKit 0.13) or v1 (newer ones).
 KINDS = (Kind("provenance", (SLSA_V02, SLSA_V1)), Kind("sbom", (CYCLONEDX,)), Kind("lock", (LOCK,)),
          Kind("scan-verdict", (SCAN_VERDICT,)), Kind("gate-verdicts", (GATE_VERDICTS,)))
+# The one attestation of an image index (a flavor of several platforms): each of its platforms' digests carries KINDS.
+INDEX_KIND = Kind("index", (INDEX,))
 
 
 @dataclass(frozen=True)
@@ -129,10 +132,15 @@ def judge(kind: Kind, digest: str, public_key: str, attached: list[dict], verifi
                  "(signed by another key, or altered)")
 
 
+def failures(ref: str, checks: Iterable[Check]) -> str:
+    """`REF: attestation(s) failed: NAME REASON; ...` of every attestation that failed."""
+    bad = [f"{c.name} {c.reason}" for c in checks if not c.ok]
+    return f"{ref}: attestation(s) failed: {'; '.join(bad)}"
+
+
 def failure_line(ref: str, checks: Iterable[Check], fix: str) -> str:
     """One line naming every attestation that failed, and the fix."""
-    bad = [f"{c.name} {c.reason}" for c in checks if not c.ok]
-    return f"{ref}: attestation(s) failed: {'; '.join(bad)}; fix: {fix}"
+    return f"{failures(ref, checks)}; fix: {fix}"
 
 
 def exit_code(checks: Iterable[Check]) -> ExitCode:
@@ -152,3 +160,11 @@ def read_back(ref: str, public_key: Path, expected: dict[str, Attestation] | Non
         verified[predicate_type] = [decode(e) for e in envelopes]
     return [judge(kind, digest, str(public_key), attached, verified,
                   expected[kind.name].predicate if expected and kind.name in expected else None) for kind in kinds]
+
+
+def verified_statements(ref: str, public_key: Path, predicate_type: str) -> list[dict]:
+    """The statements of `predicate_type` on REF whose signature `public_key` verifies and whose subject is REF's
+    digest (what a check may read the predicate of)."""
+    _, digest = split_reference(ref)
+    envelopes, _reason = cosign.verified(ref, public_key, predicate_type)
+    return [s for s in map(decode, envelopes) if digest in subject_digests(s)]

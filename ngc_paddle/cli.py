@@ -244,24 +244,17 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from ngc_paddle import attestations
+    from ngc_paddle.release import verify_image
 
     public_key = Path(args.key)
     attestations.split_reference(args.image)  # a tag, not a digest: exit 2 before any registry call
     if not public_key.is_file() or "-----BEGIN PUBLIC KEY-----" not in public_key.read_text(errors="replace"):
         raise NgcPaddleError(f"{public_key}: not a public key file; fix: pass the release owner's cosign.pub "
                              "(made by `cosign generate-key-pair`) with --key")
-    checks = attestations.read_back(args.image, public_key)
-    print(f"{args.image}: {len(checks)} attestation(s) expected")
-    for check in checks:
-        print(f"  {check.line()}")
-    code = attestations.exit_code(checks)
-    if code != 0:
-        print("error: " + attestations.failure_line(args.image, checks, "ask the release owner to rerun the "
-                                                    "release's attest stage; do not use this image until it verifies"),
-              file=sys.stderr)
-    else:
-        print(f"==> verified: every attestation is signed by {public_key} and names {args.image.rsplit('@', 1)[1]}")
-    return code
+    verdict = verify_image.verify(args.image, public_key)
+    if verdict.code != 0:
+        print(f"error: {verdict.error}", file=sys.stderr)
+    return verdict.code
 
 
 def cmd_gates(args: argparse.Namespace) -> int:

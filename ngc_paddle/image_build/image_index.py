@@ -78,6 +78,15 @@ def _digest(metadata: Path) -> str | None:
         return None
 
 
+def recorded_index(record: Path) -> str | None:
+    """The digest of the index a build recorded in `record` (RECORD), None when there is none."""
+    try:
+        data = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return None
+    return data.get("index") if isinstance(data, dict) and isinstance(data.get("index"), str) else None
+
+
 def platform_image(image_id: str, platform: str, reports_dir: Path) -> str:
     """The image of `platform` that `image_id` means: the platform's entry where `image_id` is the index recorded in
     `reports_dir` (the engine here inspects an index as the host's platform, under the index's digest), else

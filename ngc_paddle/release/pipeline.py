@@ -7,8 +7,10 @@ import dataclasses
 from collections.abc import Callable
 from functools import partial
 
+from ngc_paddle import engine
 from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
 from ngc_paddle.host_errors import Failed, NgcPaddleError, NotProven
+from ngc_paddle.image_build import image_index
 from ngc_paddle.release.fleet import fleet_schema
 from ngc_paddle.release.options import ReleaseOptions
 from ngc_paddle.release.stages import (
@@ -36,6 +38,10 @@ GATES: tuple[Callable[[Built], Step], ...] = (validate.plan, ab.plan, bench.plan
 # With a fleet, validate, bench and ab run as the fan-out (stages/gates.py: each job its A/B on its node); these stay
 # on this host.
 LOCAL_GATES: tuple[Callable[[Built], Step], ...] = (scan.plan, month_over_month.plan)
+# The gates of each further platform of a flavor's index (cpu's linux/arm64), run on that platform's digest and kept
+# under its build name (cpu-arm64): validation, the benchmarks (no baseline or A/B: those are the first platform's)
+# and the scan. Run under emulation, their performance checks are NOT PROVEN, saying `emulated`.
+PLATFORM_GATES: tuple[Callable[[Built], Step], ...] = (validate.plan, bench.plan_platform, scan.plan)
 # Stages that must pass on a flavor's gated digest (built.resolved.reference: REGISTRY/REPO@sha256:...) after its
 # gates and before the release tag moves to it: `attest` (signed provenance, SBOM, lock and verdict attestations,
 # verified by read-back). Each returns an Outcome; anything but passed (or unsigned, with --no-attest) blocks the push.
@@ -84,13 +90,14 @@ class Tally:
         offers a GPU) would be NOT PROVEN again: when a person accepts that, the stored result is taken as it
         is rather than run again, with their reason."""
         state, say, accept_unproven = self.state, self.say, self.accept_unproven
-        stages = self.infos[built.flavor]["stages"]
-        previous = state.done(built.flavor, step.name, step.key)
+        name = built.entry  # the flavor, or one further platform of it (cpu-arm64)
+        stages = self.infos[name]["stages"]
+        previous = state.done(name, step.name, step.key)
         if previous:
             say(f"--> {step.name}: unchanged since {previous['finished']}, skipped ({previous['detail']})")
             stages[step.name] = previous
             return
-        stored = state.unproven(built.flavor, step.name, step.key) if accept_unproven else None
+        stored = state.unproven(name, step.name, step.key) if accept_unproven else None
         if stored:
             say(f"--> {step.name}: NOT PROVEN with the same inputs on {stored['finished']}, not run again")
             status, evidence = "not proven", stored.get("evidence", stored["detail"])
@@ -103,14 +110,14 @@ class Tally:
         detail = evidence
         if status == "not proven" and accept_unproven:
             status, detail = "accepted unproven", f"{evidence}; accepted by a person: {accept_unproven}"
-        entry = state.record(built.flavor, step.name, step.key, status, detail, evidence=evidence, **extra)
+        entry = state.record(name, step.name, step.key, status, detail, evidence=evidence, **extra)
         say(f"    {step.name}: {status}: {detail}")
         if status == "not proven":
-            self.failures.append(f"{built.flavor}: {step.name} gate NOT PROVEN ({detail}; to push anyway: "
+            self.failures.append(f"{name}: {step.name} gate NOT PROVEN ({detail}; to push anyway: "
                                  "--accept-unproven REASON)")
             self.unproven.append(self.failures[-1])
         elif status not in PASSING:
-            self.failures.append(f"{built.flavor}: {step.name} gate ({detail})")
+            self.failures.append(f"{name}: {step.name} gate ({detail})")
         stages[step.name] = entry
 
 
@@ -144,10 +151,12 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
         raise blocked(f"release {manifest.release} blocked by: {'; '.join(tally.failures)}; the registry keeps "
                       "the previous release")
     infos = tally.infos
-    gated = {b.flavor: b.resolved.reference.rsplit("@", 1)[1] for b in builts}
+    gated = {b.flavor: b for b in builts}
     for name in built_names:
+        platforms = {p: ref.rsplit("@", 1)[1] for p, ref in gated[name].platform_refs.items()}
         infos[name]["digest"] = push.push(tally.state, name, infos[name]["image"], opts.registry, say,
-                                          gated=gated[name])
+                                          gated=gated[name].resolved.reference.rsplit("@", 1)[1],
+                                          **({"platforms": platforms} if platforms else {}))
     notes.write(release, tally.state)
     say(f"==> release {manifest.release} pushed to {opts.registry}: "
         + ", ".join(f"{n} {infos[n]['digest'][:19]}" for n in built_names))
@@ -181,7 +190,8 @@ def _build_candidates(resolved: list[ResolvedFlavor], every: bool, opts: Release
             push.ensure_registry(opts.registry)
         # The gates run this digest; a registry that refuses the push stops the run here (a login: exit 2).
         ref = candidate.push(state, name, built.image, opts.registry, say)
-        builts.append(dataclasses.replace(built, resolved=built.resolved.with_digest(ref)))
+        builts.append(dataclasses.replace(built, resolved=built.resolved.with_digest(ref),
+                                          platform_refs=_platform_refs(state, built, ref, say)))
     return builts
 
 
@@ -203,6 +213,8 @@ def _run_gates(builts: list[Built], fleet, release: ResolvedRelease, opts: Relea
             # every key first: the inputs as they were before any gate ran
             for step in [plan(built) for plan in (LOCAL_GATES if fan else GATES)]:
                 tally.gate(built, step)
+            for other in built.on_platforms()[1:]:
+                _platform_gates(other, tally)
         fanned = fan.wait() if fan else {}
     except BaseException as exc:  # Ctrl-C, SIGTERM, a failing stage: the fleet's jobs are cancelled first
         if fan:
@@ -213,6 +225,38 @@ def _run_gates(builts: list[Built], fleet, release: ResolvedRelease, opts: Relea
             key, result = fanned[built.flavor]
             say(f"=== fleet gates of {built.flavor}")
             tally.gate(built, Step(gates.NAME, key, lambda result=result: result))
+
+
+def _platform_refs(state: State, built: Built, ref: str, say: Callable[[str], None]) -> dict[str, str]:
+    """Each platform's REGISTRY/REPO@sha256:... in the flavor's candidate index, in the manifest's platform order
+    (checked against the index the build folded); {} for a flavor of one platform, or whose image is not the index
+    its build recorded (released as one image, and said so)."""
+    record = built.resolved.reports_dir / image_index.RECORD
+    if len(built.spec.platforms) < 2:
+        return {}
+    if image_index.recorded_index(record) != built.image_id:
+        say(f"    note: {built.image} ({built.image_id[:19]}) is not the image index of {built.flavor}'s platforms "
+            f"that {record} records: released as one image")
+        return {}
+    refs = candidate.platform_refs(state, built.flavor, ref, record)
+    return {p: refs[p] for p in built.spec.platforms}
+
+
+def _platform_gates(built: Built, tally: Tally) -> None:
+    """The gates of one further platform of a flavor (PLATFORM_GATES), on its digest: the local image of that
+    platform (its own tag) must be that digest, which the build folded and the registry serves."""
+    say, name = tally.say, built.entry
+    found = engine.image_id(built.image)
+    if found != built.image_id:
+        raise NgcPaddleError(f"{built.image} is {found or 'not there'}, not {built.image_id} of the index gated; "
+                             "fix: rerun the release (another build moved the tag)")
+    say(f"=== gates of {name} ({built.resolved.platform}, {built.resolved.reference})")
+    tally.infos[name] = {"stages": {}, "image": built.image}
+    tally.infos[name]["stages"][build.NAME] = tally.state.record(
+        name, build.NAME, built.image_id, "passed", f"{built.image} {built.image_id[7:19]} ({built.resolved.platform} "
+        f"of {built.flavor}'s index)", image=built.image)
+    for step in [plan(built) for plan in PLATFORM_GATES]:
+        tally.gate(built, step)
 
 
 def _before_release_tag(builts: list[Built], tally: Tally) -> None:

@@ -63,25 +63,61 @@ def push(ref: str) -> str:
     return found[-1]
 
 
-def served_digest(ref: str) -> str | None:
-    """The manifest digest the registry serves for REF (None when it serves none), read with
-    `docker manifest inspect --verbose`. A loopback registry may speak plain HTTP, which the docker CLI
-    only tries with `--insecure` (dockerd treats 127.0.0.0/8 as insecure the same way): TLS is tried first."""
+def _inspect(ref: str) -> dict | list | None:
+    """What `docker manifest inspect --verbose REF` reads from the registry (None when it serves nothing). A loopback
+    registry may speak plain HTTP, which the docker CLI only tries with `--insecure` (dockerd treats 127.0.0.0/8 as
+    insecure the same way): TLS is tried first."""
     attempts = (False, True) if _loopback(host_of(ref)) else (False,)
     for insecure in attempts:
         proc = engine.manifest_inspect(ref, insecure)
         if proc.returncode == 0:
-            data = json.loads(proc.stdout)
-            # A single-platform image gives one object; a manifest list gives its entries, not its own digest.
-            return data.get("Descriptor", {}).get("digest") if isinstance(data, dict) else None
+            return json.loads(proc.stdout)
         _check_login(ref, proc.stderr, "docker manifest inspect")
     return None
 
 
+def served_digest(ref: str) -> str | None:
+    """The manifest digest the registry serves for REF (None when it serves none, or an image index: its entries
+    are read with served_platforms)."""
+    data = _inspect(ref)
+    return data.get("Descriptor", {}).get("digest") if isinstance(data, dict) else None
+
+
+def served_platforms(ref: str) -> dict[str, str] | None:
+    """Each platform's manifest digest in the image index the registry serves for REF (OS/ARCH -> sha256:...);
+    None when REF is a single image or is not there."""
+    data = _inspect(ref)
+    if not isinstance(data, list):
+        return None
+    return platforms_of(data)
+
+
+def platforms_of(entries: list) -> dict[str, str]:
+    """OS/ARCH -> digest of an index's entries as `docker manifest inspect --verbose` prints them."""
+    found = {}
+    for entry in entries:
+        descriptor = entry.get("Descriptor", {}) if isinstance(entry, dict) else {}
+        platform = descriptor.get("platform") or {}
+        if descriptor.get("digest") and platform.get("os") and platform.get("architecture"):
+            found[f"{platform['os']}/{platform['architecture']}"] = descriptor["digest"]
+    return found
+
+
+def repository_of(ref: str) -> str:
+    """REGISTRY/REPO of REGISTRY/REPO:TAG or REGISTRY/REPO@sha256:..."""
+    name = ref.split("@", 1)[0]
+    return name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
+
+
 def push_and_verify(ref: str) -> str:
-    """Push REF and check that the registry serves the digest docker push reported."""
+    """Push REF and check that the registry serves the digest docker push reported; for an image index (docker push
+    of an index tag pushes every platform), that the tag and that digest serve the same platforms' manifests."""
     pushed = push(ref)
     served = served_digest(ref)
+    if served is None:
+        by_tag = served_platforms(ref)
+        if by_tag and by_tag == served_platforms(f"{repository_of(ref)}@{pushed}"):
+            served = pushed
     if served != pushed:
         raise DigestMismatch(f"pushed {ref} as {pushed} but the registry serves {served or 'nothing'}; fix: check "
                              f"that nothing else pushes to {host_of(ref)} at the same time, then push again")

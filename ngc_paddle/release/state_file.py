@@ -50,6 +50,9 @@ class StageEntry(Strict):
     evidence: Annotated[str, Field(max_length=MAX_DETAIL)] | None = None
     finished: Annotated[str, Field(max_length=40), AfterValidator(_timestamp)]
     digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None  # candidate and push only
+    # candidate and push of a flavor of several platforms: `digest` is its image index, this each platform's manifest
+    platform_digests: dict[Annotated[str, Field(pattern=r"^[a-z0-9]+/[a-z0-9]+$")],
+                           Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]] | None = None
     image_id: Annotated[str, Field(max_length=80, pattern=r"^[A-Za-z0-9:]*$")] | None = None  # the image gated
     # build only: the image, its components as read back from it (for the notes), its size in bytes
     image: Annotated[str, Field(max_length=300)] | None = None

@@ -13,11 +13,13 @@ import pytest
 
 from ngc_paddle import engine
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.release import pipeline as release_pipeline
 from ngc_paddle.release.options import ReleaseOptions
-from ngc_paddle.release.registry import LoginRequired, served_digest
+from ngc_paddle.release.registry import LoginRequired, served_digest, served_platforms
 from ngc_paddle.release.stages import Built, release_folder
 from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.release.stages import push as push_stage
+from ngc_paddle.release.stages import scan as scan_stage
 from ngc_paddle.release.stages import validate as validate_stage
 from ngc_paddle.release.state_file import State
 from tests.integration.conftest import CLI, INTERRUPTIBLE, KEY_PASSWORD, REPO, key_pair, scratch
@@ -103,6 +105,24 @@ def seed_passed(root: Path, release: str, plans, **options) -> None:
     for plan in plans:
         step = plan(built)
         state.record("cpu", step.name, step.key, "passed", f"seeded by the test for {image}")
+    seed_platforms(state, built)
+
+
+def seed_platforms(state: State, built: Built) -> None:
+    """Each further platform of the flavor's index (cpu-arm64) as the pipeline gates it (PLATFORM_GATES: validation,
+    benchmarks and scan under qemu, many minutes each here) recorded as passed under its keys, with the SBOM and scan
+    report its scan writes (the attestations sign them): these tests assert on the amd64 gates and the push."""
+    for platform in built.spec.platforms[1:]:
+        resolved = built.release_run.flavor(built.flavor, platform)
+        other = Built(resolved, engine.image_id(resolved.image) or "", 0, built.folder.parent / resolved.build_name,
+                      built.opts, built.gpu_host)
+        for plan in release_pipeline.PLATFORM_GATES:
+            step = plan(other)
+            state.record(other.entry, step.name, step.key, "passed", f"seeded by the test for {resolved.image}")
+        sbom = scan_stage.sbom(other.folder)
+        sbom.parent.mkdir(parents=True, exist_ok=True)
+        sbom.write_text(json.dumps({"bomFormat": "CycloneDX", "specVersion": "1.5", "components": []}))
+        (sbom.parent / "scan.json").write_text(json.dumps({"blocked": False, "seeded": True}))
 
 
 def cli(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -143,7 +163,8 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
     #    once the benchmark stage has started. The validation is seeded as passed (the suite's own run of this image
     #    is test_validation.py's; gpu-cu118's validate stage runs for real in test_release_two_flavors.py): the
     #    benchmark, which an efficiency gate decides, is what this test runs alone for.
-    seed_passed(scratch_repo, release, (validate_stage.plan,), registry=REGISTRY, benchmarks=("bench-rn50",))
+    seed_passed(scratch_repo, release, (validate_stage.plan,), registry=REGISTRY, benchmarks=("bench-rn50",),
+                policy=waived)
     login(docker_config)
     proc = start(scratch_repo, docker_config, *args)
     seen = []
@@ -170,12 +191,16 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
     pushed = state["cpu"]["push"]["digest"]
     assert pushed == candidate  # nothing unproven carries the release tag: it is the gated digest
     monkeypatch.setenv("DOCKER_CONFIG", docker_config["DOCKER_CONFIG"])  # the login, for served_digest's client
-    assert served_digest(f"{REGISTRY}/{IMAGE}:{release}-cpu") == pushed
-    # Its evidence is signed and attached to that digest: a user verifies it with the owner's public key.
-    assert "    attest: passed: 5 signed and verified on" in done.stdout, done.stdout[-3000:]
+    # cpu is an image index (linux/amd64, linux/arm64): the tag serves the platforms' digests the gates ran
+    platforms = state["cpu"]["push"]["platform_digests"]
+    assert served_platforms(f"{REGISTRY}/{IMAGE}:{release}-cpu") == platforms == \
+        served_platforms(f"{REGISTRY}/{IMAGE}@{pushed}") == state["cpu"]["candidate"]["platform_digests"]
+    # Its evidence is signed and attached to each platform's digest and the index: a user verifies it with the
+    # owner's public key.
+    assert "    attest: passed: 5 signed and verified on linux/amd64" in done.stdout, done.stdout[-3000:]
     verified = subprocess.run([*CLI, "verify", f"{REGISTRY}/{IMAGE}@{pushed}", "--key", str(public_key)],
                               capture_output=True, text=True, cwd=REPO, env=docker_config, timeout=600)
-    assert verified.returncode == 0 and verified.stdout.count("signer ok, subject digest ok") == 5, verified.stdout
+    assert verified.returncode == 0 and verified.stdout.count("signer ok, subject digest ok") == 11, verified.stdout
     notes = (scratch_repo / "release-notes" / f"{release}.md").read_text()
     cpu_table = notes.split("### cpu:", 1)[1].split("###", 1)[0]
     assert "MISMATCH" not in cpu_table and "not built" not in cpu_table
@@ -199,12 +224,12 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
     #    the gates this step asserts on.
     banner = scratch_repo / "image" / "lib" / "banner.py"
     banner.write_text(banner.read_text() + "\n# changed for the next build\n")
-    seed_passed(scratch_repo, release, (validate_stage.plan, bench_stage.plan), registry=REGISTRY,
-                benchmarks=("bench-rn50",))
     policy = scratch_repo / "security" / "strict.yaml"
     # The image runs as a non-root user now; what it does ship and the policy allows is Debian's GnuTLS
     # self-test keys (a known key fixture, informational): a policy that blocks on those blocks the release.
     policy.write_text(waived.read_text().replace("block_on: [", "block_on: [key-fixture, "))
+    seed_passed(scratch_repo, release, (validate_stage.plan, bench_stage.plan), registry=REGISTRY,
+                benchmarks=("bench-rn50",), policy=policy)
     blocked = cli(scratch_repo, docker_config, *args[:-2], "--policy", str(policy))
     assert blocked.returncode == 1, blocked.stdout[-2000:]
     assert "--> validate: unchanged since" in blocked.stdout and "--> bench: unchanged since" in blocked.stdout
@@ -212,4 +237,4 @@ def test_release_resumes_pushes_and_a_failing_gate_keeps_the_previous_release(sc
     assert blocked.stderr.startswith("error: release") and "keeps the previous release" in blocked.stderr
     notes = (scratch_repo / "release-notes" / f"{release}.md").read_text()
     assert f"not pushed (the registry keeps an earlier image: {pushed})" in notes
-    assert served_digest(f"{REGISTRY}/{IMAGE}:{release}-cpu") == pushed
+    assert served_platforms(f"{REGISTRY}/{IMAGE}:{release}-cpu") == platforms

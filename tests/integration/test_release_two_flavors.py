@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from ngc_paddle.release.registry import served_digest
+from ngc_paddle.release.registry import served_digest, served_platforms
 from ngc_paddle.release.stages import bench as bench_stage
 from ngc_paddle.release.stages import validate as validate_stage
 from tests.integration.conftest import CLI, PREVIOUS, REPO, own_registry, previous_release
@@ -99,16 +99,17 @@ def test_two_flavors_push_all_or_nothing_and_share_one_notes_file(scratch: Path,
     refs = {f: f"{registry}/{NAME}:{release_id}-{f}" for f in ("cpu", "gpu-cu118")}
     state_path = scratch / "build" / "release" / release_id / "state.json"
     reference = previous_release(scratch, built.image, registry)  # 26.11's cpu image, pushed by digest
-    # cpu's validation and benchmark: passed, under the keys this release computes (the A/B's reference among them)
+    # cpu's validation and benchmark: passed, under the keys this release computes (the A/B's reference among them);
+    # cpu-arm64's gates (its platform of the cpu index) too, under the scan policy of this run
     seed_passed(scratch, release_id, (validate_stage.plan, bench_stage.plan), registry=registry,
-                benchmarks=("bench-rn50",), ab_smoke=True)
+                benchmarks=("bench-rn50",), ab_smoke=True, policy=waived)
     # 1. Without a person's word, gpu-cu118's NOT PROVEN gates block the whole release: cpu passes every gate
     #    (its A/B may be NOT PROVEN: two images of the same content on a busy host) and is not pushed either.
     #    cpu's seeded validation and benchmark are not run again.
     blocked = release(scratch, docker_config, release_id, "--flavor", "cpu gpu-cu118", *common)
     out = blocked.stdout
     assert blocked.returncode == 3, out[-3000:] + blocked.stderr  # held back by missing evidence alone: NOT PROVEN
-    assert out.count("--> validate: unchanged since") == out.count("--> bench: unchanged since") == 1, out
+    assert out.count("--> validate: unchanged since") == out.count("--> bench: unchanged since") == 2, out  # +arm64
     last = blocked.stderr.strip().splitlines()[-1]
     assert last.startswith(f"error: release {release_id} blocked by: ") and "gpu-cu118: validate gate" in last
     skipped = next(line for line in out.splitlines() if line.startswith("==> push skipped: "))
@@ -138,7 +139,7 @@ def test_two_flavors_push_all_or_nothing_and_share_one_notes_file(scratch: Path,
     done = release(scratch, docker_config, release_id, "--flavor", "all", "--accept-unproven", REASON, *common)
     out = done.stdout
     assert done.returncode == 0, out[-3000:] + done.stderr
-    assert out.count("--> validate: unchanged since") == 1 and out.count("--> scan: unchanged since") == 2, out
+    assert out.count("--> validate: unchanged since") == 2 and out.count("--> scan: unchanged since") == 3, out
     # gpu-cu118's NOT PROVEN gates have the same inputs (image, no GPU here): taken as they are, not run again.
     assert out.count("--> validate: NOT PROVEN with the same inputs on ") == 1, out
     assert out.count("--> bench: NOT PROVEN with the same inputs on ") == 1, out
@@ -148,8 +149,12 @@ def test_two_flavors_push_all_or_nothing_and_share_one_notes_file(scratch: Path,
     assert f"    gpu: not built: {state['gpu']['build']['detail']}" in out
     digests = {f: state[f]["push"]["digest"] for f in refs}
     assert digests["cpu"] != digests["gpu-cu118"]
-    for flavor, ref in refs.items():
-        assert digests[flavor].startswith("sha256:") and served_digest(ref) == digests[flavor], flavor
+    assert served_digest(refs["gpu-cu118"]) == digests["gpu-cu118"]
+    # cpu is an image index: its tag serves the platforms' digests the gates ran, as its push entry keeps them
+    assert served_platforms(refs["cpu"]) == state["cpu"]["push"]["platform_digests"] == \
+        state["cpu"]["candidate"]["platform_digests"]
+    for flavor in refs:
+        assert digests[flavor].startswith("sha256:"), flavor
         assert f"    {flavor}: pushed {digests[flavor]}" in out
 
     # 3. One notes file: each flavor with its own gate rows and its own digest; gpu-cu118's unproven rows say so,

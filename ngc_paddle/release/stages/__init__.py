@@ -8,8 +8,8 @@ orders them per flavor, keeps state.json and decides the push. Plain dataclasses
 
 import hashlib
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
@@ -28,6 +28,29 @@ class Built:
     # Whether this host gives containers a GPU: an input of the gates whose evidence needs one (validate,
     # bench), so a NOT PROVEN result of a host without a GPU is never reused on one that has it.
     gpu_host: bool = False
+    # A flavor of several platforms, once its candidate index is pushed: each platform -> REGISTRY/REPO@sha256:... of
+    # that platform's manifest (the gates and the attestations take each); empty for a flavor of one platform.
+    platform_refs: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def entry(self) -> str:
+        """Its name in state.json and the notes: the flavor's (`cpu`) on its first platform, the platform's build
+        name (`cpu-arm64`) on another, whose gates are its own."""
+        return self.resolved.build_name
+
+    def on_platforms(self) -> list["Built"]:
+        """One Built per platform of the flavor's index (the first platform's gates and folder are the flavor's
+        own); [self] for a flavor of one platform."""
+        if not self.platform_refs:
+            return [self]
+        release = self.release_run
+        out = []
+        for platform, ref in self.platform_refs.items():
+            resolved = release.flavor(self.flavor, platform).with_digest(ref)
+            folder = self.folder.parent / resolved.build_name
+            out.append(replace(self, resolved=resolved, image_id=ref.rsplit("@", 1)[1], folder=folder,
+                               platform_refs={}))
+        return out
 
     @property
     def release(self) -> str:

@@ -37,6 +37,14 @@ def plan(built: Built) -> Step:
                                        lambda: ab.this_run(built)))
 
 
+def plan_platform(built: Built) -> Step:
+    """The benchmarks of a further platform of a flavor (cpu-arm64): gated by their own floors alone, since the
+    previous release's results and the A/B are the first platform's (an emulated run is NOT PROVEN, `emulated`)."""
+    commands = built.opts.benchmarks
+    return Step(NAME, digest(built.image_id, commands, "gpu" if built.gpu_host else "no gpu"),
+                lambda: run_benchmarks(built.image, built.folder / "bench", commands, {}))
+
+
 def previous_bench_results(release: ResolvedRelease, flavor: str, commands: tuple[str, ...]) -> dict[str, Path]:
     """The newest stored result.json of each benchmark in the run of this flavor of the release before `release`, on
     this host: the baseline its regressions are gated against (the benchmark refuses other hardware itself)."""

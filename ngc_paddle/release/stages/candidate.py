@@ -11,8 +11,12 @@ Report: `--> push TARGET` and `    pushed TARGET@DIGEST ...` (or `already there`
   detail TARGET@DIGEST, `digest`, `image_id`.
 """
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 
+from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.release.registry import served_platforms
 from ngc_paddle.release.stages.push import push_tag
 from ngc_paddle.release.state_file import State
 
@@ -30,3 +34,37 @@ def push(state: State, flavor: str, image: str, registry: str, say: Callable[[st
     target = tag(image, registry)
     pushed = push_tag(state, flavor, NAME, image, target, say)
     return f"{target.rsplit(':', 1)[0]}@{pushed}"
+
+
+class IndexMismatch(NgcPaddleError):
+    """The registry's index of a candidate holds other platform images than the build folded (exit 2)."""
+
+
+def built_platforms(record: Path) -> dict[str, str]:
+    """Each platform's manifest digest as the build folded them into the flavor's index (image_index.RECORD)."""
+    try:
+        data = json.loads(record.read_text())
+        platforms = data["platforms"]
+        assert isinstance(platforms, dict) and all(isinstance(d, str) for d in platforms.values())
+    except (OSError, ValueError, KeyError, TypeError, AssertionError):
+        raise IndexMismatch(f"{record}: no record of the flavor's image index; fix: build the flavor again (make "
+                            "image writes it)") from None
+    return platforms
+
+
+def platform_refs(state: State, flavor: str, ref: str, record: Path) -> dict[str, str]:
+    """REGISTRY/REPO@sha256:... of each platform's manifest in the candidate index `ref`, as the registry serves it;
+    they must be the images the build folded (`record`), else one line. Kept in the candidate's state entry."""
+    served = served_platforms(ref) or {}
+    built = built_platforms(record)
+    if served != built:
+        differ = ", ".join(f"{p} served {served.get(p, 'nothing')}, built {built.get(p, 'nothing')}"
+                           for p in sorted({*served, *built}) if served.get(p) != built.get(p))
+        raise IndexMismatch(f"{ref}: the registry's index is not the one built ({differ}); fix: rerun the release "
+                            f"(the image was rebuilt, or something else pushed to {ref.split('/', 1)[0]})")
+    entry = state.data[flavor][NAME]
+    state.record(flavor, NAME, entry["key"], entry["status"], entry["detail"],
+                 **{k: v for k, v in entry.items() if k not in ("key", "status", "detail", "finished")},
+                 platform_digests=served)
+    repository = ref.rsplit("@", 1)[0]
+    return {platform: f"{repository}@{digest}" for platform, digest in served.items()}

@@ -5,6 +5,7 @@ The long form: docs/design-notes.md, section `ngc_paddle/release/stages/notes.py
 """
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -16,7 +17,7 @@ from ngc_common.error_line import one_line
 from ngc_common.strict_model import Strict
 from ngc_paddle.distro import from_base_image
 from ngc_paddle.driver import driver_sentence, requirement
-from ngc_paddle.flavor import ResolvedRelease, release_tags
+from ngc_paddle.flavor import ResolvedRelease, build_name, release_tags
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.manifest.loader import load_manifest
 from ngc_paddle.manifest.resolve import platform_differences
@@ -57,6 +58,8 @@ class FlavorRecord(Strict):
     bench_md: str | None = None
     ab_md: str | None = None  # this month vs last month: the A/B against the previous release (stages/ab.py)
     digest: str | None = None
+    # a flavor of several platforms: `digest` is its image index, this each platform's manifest digest in it
+    platform_digests: dict[str, str] | None = None
     digest_note: str | None = None  # why the current image has no digest although an earlier one was pushed
     not_built: str | None = None  # the build's one-line reason
 
@@ -253,14 +256,21 @@ def _evidence(flavors: dict[str, dict]) -> list[str]:
 
 
 def _digests(manifest: Manifest, flavors: dict[str, dict]) -> list[str]:
-    """Each image's pushed digest, or why it has none."""
+    """Each image's pushed digest, or why it has none; an image index's, then each of its platforms' (whose gates
+    have their own rows above, under the platform's build name)."""
     out = ["## Image digests", "", "| image | digest |", "| --- | --- |"]
+    platforms_of = {build_name(name, p) for name, info in flavors.items()
+                    for p in info.get("platform_digests") or {} if build_name(name, p) != name}
     for name, info in flavors.items():
+        if name in platforms_of:
+            continue
         digest = info.get("digest") or (f"not built: {info['not_built']}" if info.get("not_built") else
                                          f"not pushed ({info['digest_note']})" if info.get("digest_note") else
                                          "not pushed")
         image = table_cell(info.get("image") or release_tags(manifest, name)[0])
-        out.append(f"| `{image}` | {table_cell(digest)} |")
+        out.append(f"| `{image}` | {table_cell(digest)}{' (image index)' if info.get('platform_digests') else ''} |")
+        out += [f"| `{image}` {platform} | {table_cell(found)} |"
+                for platform, found in (info.get("platform_digests") or {}).items()]
     if not any(info.get("readback") for info in flavors.values()):
         out += ["", "No image of this release was built yet: the contents table shows the manifest only."]
     return out
@@ -294,9 +304,12 @@ def _matrix_cell(flavor: Flavor, column: str) -> str:
     return versions_cell(flavor, column)
 
 
-def support_matrix(manifests: list[Manifest]) -> str:
+def support_matrix(manifests: list[Manifest], pushed: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None) \
+        -> str:
     """Each release's flavors with their main versions; a platforms column once a flavor builds more than the
-    default platform (the matrix of releases before that is as it was)."""
+    default platform (the matrix of releases before that is as it was), each platform with the digest its pushed
+    image index holds for it (`pushed`: release -> flavor -> platform -> digest, from the releases' records)."""
+    pushed = pushed or {}
     platforms = any(f.platforms != [DEFAULT_PLATFORM] for m in manifests for f in m.flavors.values())
     columns = ["os", "python", "cuda-runtime", "cudnn", "nccl", "tensorrt", "dali", "paddle"]
     out = ["# ngc-paddle support matrix", "",
@@ -312,8 +325,20 @@ def support_matrix(manifests: list[Manifest]) -> str:
             req = requirement(flavor.cuda.version) if flavor.cuda else None
             driver = f"{req.minimum} / {req.full}" if req else "-"
             out.append(f"| {m.release} | {name} | {cuda} | {driver} | " + " | ".join(cells) +
-                       (f" | {', '.join(flavor.platforms)} |" if platforms else " |"))
+                       (f" | {_platforms_cell(flavor, pushed.get(m.release, {}).get(name, {}))} |" if platforms
+                        else " |"))
     return "\n".join(out) + "\n"
+
+
+def _platforms_cell(flavor: Flavor, digests: Mapping[str, str]) -> str:
+    """`linux/amd64 sha256:..., linux/arm64 sha256:...` (a platform without a pushed digest: its name alone)."""
+    return ", ".join(f"{p} {digests[p]}" if p in digests else p for p in flavor.platforms)
+
+
+def pushed_platforms(record: dict) -> dict[str, dict[str, str]]:
+    """flavor -> platform -> digest of every image index a release's record says was pushed."""
+    return {name: info["platform_digests"] for name, info in record.get("flavors", {}).items()
+            if info.get("platform_digests")}
 
 
 # ---- the stage ----------------------------------------------------------------------------------------
@@ -387,6 +412,7 @@ def collect(root: Path, release: str, state: dict) -> dict[str, dict]:
         if isinstance(push, dict) and push.get("status") == "passed":
             current = push.get("image_id", build.get("key")) == build.get("key") and "not_built" not in info
             info["digest"] = push.get("digest") if current else None
+            info["platform_digests"] = push.get("platform_digests") if current else None
             if not current:
                 info["digest_note"] = f"the registry keeps an earlier image: {push.get('digest')}"
         merged[name] = {k: v for k, v in info.items() if v is not None}
@@ -419,9 +445,12 @@ def _write(release: ResolvedRelease, data: dict | None = None) -> Path:
     text = notes_text(release, data["flavors"], known_issues(root, release.release))
     # Every release's manifest for the matrix; this release's is the one the run loaded (no second load).
     others = [load_manifest(p) for p in sorted((root / "releases").glob("*.yaml")) if p.stem != release.release]
+    pushed = {m.release: pushed_platforms(load_record(record_path(root, m.release))) for m in others}
+    pushed[release.release] = pushed_platforms(data)
     ensure_folder(path.parent)
     with staged() as out:
         out.write_text(path, record_text(data))
         out.write_text(notes_path(root, release.release), text)
-        out.write_text(root / "release-notes" / "support-matrix.md", support_matrix([*others, release.manifest]))
+        out.write_text(root / "release-notes" / "support-matrix.md",
+                       support_matrix([*others, release.manifest], pushed))
     return notes_path(root, release.release)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from ngc_paddle import engine
 from ngc_paddle.host_errors import NgcPaddleError
-from ngc_paddle.release.registry import DigestMismatch, push_and_verify, served_digest
+from ngc_paddle.release.registry import DigestMismatch, push_and_verify, served_digest, served_platforms
 from ngc_paddle.release.stages import digest
 from ngc_paddle.release.state_file import State
 
@@ -21,16 +21,25 @@ def ensure_registry(registry: str) -> None:
 
 
 def push(state: State, flavor: str, image: str, registry: str, say: Callable[[str], None],
-         gated: str | None = None) -> str:
+         gated: str | None = None, platforms: dict[str, str] | None = None) -> str:
     """Move the flavor's release tag to its image (unless the registry already serves it there) and return the
-    served digest, which must be `gated` (the digest the gates ran) when given."""
+    served digest, which must be `gated` (the digest the gates ran) when given. An image index: the tag must serve
+    `platforms` (each platform's gated manifest digest), which its state entry then keeps."""
     repository, tag = image.split(":", 1)
-    pushed = push_tag(state, flavor, NAME, image, f"{registry}/{repository}:{tag}", say)
-    if gated and pushed != gated:
-        state.record(flavor, NAME, "", "failed", f"{registry}/{repository}:{tag} came out as {pushed}, not the gated "
-                     f"{gated}", image_id=engine.image_id(image) or "")
-        raise DigestMismatch(f"the release tag {registry}/{repository}:{tag} points at {pushed}, not at the digest "
-                             f"the gates ran ({gated}); fix: rerun the release (the image changed since its gates)")
+    target = f"{registry}/{repository}:{tag}"
+    pushed = push_tag(state, flavor, NAME, image, target, say)
+    served = served_platforms(target) if platforms else None
+    if (gated and pushed != gated) or served != platforms:
+        got = f"{pushed} ({served})" if platforms else pushed
+        state.record(flavor, NAME, "", "failed", f"{target} came out as {got}, not the gated {gated} ({platforms})",
+                     image_id=engine.image_id(image) or "")
+        raise DigestMismatch(f"the release tag {target} points at {got}, not at the digest the gates ran ({gated}"
+                             f"{f' {platforms}' if platforms else ''}); fix: rerun the release (the image changed "
+                             "since its gates)")
+    if platforms:
+        entry = state.data[flavor][NAME]
+        state.record(flavor, NAME, entry["key"], entry["status"], entry["detail"], digest=entry["digest"],
+                     image_id=entry.get("image_id"), platform_digests=platforms)
     return pushed
 
 
