@@ -18,11 +18,21 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 BINFMT=${BINFMT_MISC:-/proc/sys/fs/binfmt_misc}
 PACKAGES=(qemu-user-static binfmt-support arch-test)  # arch-test: mmdebstrap --arch of a foreign architecture
 
+# The machines Debian 12's qemu-user-static registers (its /usr/share/binfmts/qemu-*), known before it is
+# installed: /usr/share/binfmts itself exists on hosts without it (other packages put formats there).
+QEMU_MACHINES=" aarch64 aarch64_be alpha arm armeb cris hexagon hppa i386 loongarch64 m68k microblaze microblazeel mips
+ mips64 mips64el mipsel mipsn32 mipsn32el or1k ppc ppc64 ppc64le riscv32 riscv64 s390x sh4 sh4eb sparc sparc32plus
+ sparc64 x86_64 xtensa xtensaeb "
+
 # The qemu emulator (binfmt entry qemu-MACHINE) a machine runs under; empty for the host's own machine.
 emulator_for() {  # MACHINE
-  [[ "$1" =~ ^[a-z0-9_]+$ ]] && [ -e "/usr/share/binfmts/qemu-$1" -o ! -d /usr/share/binfmts -o "$1" = "$(uname -m)" ] \
-    || die "no qemu emulator for machine '$1'; fix: name a machine qemu-user-static emulates (e.g. aarch64)"
-  [ "$1" = "$(uname -m)" ] || echo "$1"
+  [ "$1" = "$(uname -m)" ] && return 0
+  if dpkg-query -W -f '${db:Status-Abbrev}' qemu-user-static 2>/dev/null | grep -q '^ii'; then
+    [[ "$1" =~ ^[a-z0-9_]+$ ]] && [ -e "/usr/share/binfmts/qemu-$1" ]
+  else
+    [[ "$1" =~ ^[a-z0-9_]+$ && "$QEMU_MACHINES" == *" $1 "* ]]
+  fi || die "no qemu emulator for machine '$1'; fix: name a machine qemu-user-static emulates (e.g. aarch64)"
+  echo "$1"
 }
 
 registered() {  # NAME: enabled, with the F (fix binary) flag
