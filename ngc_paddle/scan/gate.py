@@ -239,6 +239,20 @@ def _open(image: str, work: Path, say: Callable[[str], None], platform: str | No
     return layer_source.open_image(image, work, say, platform)
 
 
+def check_inputs(image: str, output: Path, policy_path: Path, osv_dir: Path | None,
+                 reports: list[tuple[str, Path]]) -> tuple[list, list, list]:
+    """What a scan is given, checked before any image is read or pushed (a bad input is one line, not a push):
+    the image reference, the policy (its rules), the given reports and OSV folder (their findings and advisories)
+    and the output folder."""
+    if not IMAGE_REF_RE.fullmatch(image):  # it reaches docker and grype as an argument
+        raise NgcPaddleError(f"image {image[:80]!r}: (argument): not an image reference; "
+                             "fix: name an image like ngc-paddle:26.12-cpu")
+    rules = policy.load(policy_path)
+    external, advisories = _given_evidence(reports, osv_dir)
+    outputs.ensure_folder(output)
+    return rules, external, advisories
+
+
 def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, reports: list[tuple[str, Path]],
         db_repository: str | None = None, today: date | None = None, root: Path = Path("."),
         say: Callable[[str], None] = print, source_overrides: dict[str, str] | None = None,
@@ -249,14 +263,9 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
     `source_overrides`), and the same resolution feeds the image-against-its-lock check and freshness.
     `platform`: the image of an index to scan (an index without it is refused), or the platform a single image must
     be; `opened`: the image already pushed once for all its platforms (per_platform.scan)."""
-    if not IMAGE_REF_RE.fullmatch(image):  # it reaches docker and grype as an argument
-        raise NgcPaddleError(f"image {image[:80]!r}: (argument): not an image reference; "
-                             "fix: name an image like ngc-paddle:26.12-cpu")
-    rules = policy.load(policy_path)
+    rules, external, advisories = check_inputs(image, output, policy_path, osv_dir, reports)
     today = today or datetime.now(UTC).date()
     overrides = source_overrides or {}
-    external, advisories = _given_evidence(reports, osv_dir)
-    outputs.ensure_folder(output)
     clock = PhaseClock()
     with outputs.staged() as stage, ThreadPoolExecutor(max_workers=2) as pool:
         # nothing replaces the previous outputs unless the whole run succeeds

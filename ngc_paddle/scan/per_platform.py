@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from ngc_paddle.fields import IMAGE_REF_RE
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.platforms import PLATFORMS
-from ngc_paddle.scan import gate, policy
+from ngc_paddle.scan import gate
 from ngc_paddle.scan.source import layer_source
 from ngc_paddle.scan.vulnerabilities import sources
 
@@ -56,10 +55,7 @@ def scan(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repo
          platforms: Sequence[str] = ()) -> list[PlatformScan]:
     """Scan IMAGE: each platform of an index (or those `platforms` names) into its own report folder, else the one
     image into OUTPUT; the scans in the index's order."""
-    if not IMAGE_REF_RE.fullmatch(image):  # checked before it reaches docker push
-        raise NgcPaddleError(f"image {image[:80]!r}: (argument): not an image reference; "
-                             "fix: name an image like ngc-paddle:26.12-cpu")
-    policy.load(policy_path)  # a bad policy is refused before the push
+    gate.check_inputs(image, output, policy_path, osv_dir, reports)  # a bad input is refused before the push
     scans = []
     with tempfile.TemporaryDirectory(prefix="ngc-scan-") as tmp:
         say(f"==> scan {image}")
