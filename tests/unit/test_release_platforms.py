@@ -3,6 +3,7 @@ engine and the registry faked: the candidate index's platform digests checked ag
 further platform gated on its own digest (an emulated run NOT PROVEN, saying so), the push keeping each platform's
 digest for the notes, the attestations on every platform's digest and on the index, and `verify` of an index."""
 
+import dataclasses
 import json
 import re
 import shutil
@@ -20,7 +21,7 @@ from ngc_paddle.image_build import provenance
 from ngc_paddle.release import pipeline as release_pipeline
 from ngc_paddle.release import registry, verify_image
 from ngc_paddle.release.options import ReleaseOptions
-from ngc_paddle.release.stages import Built, Outcome, attest, bench, build, candidate, push, release_folder, scan
+from ngc_paddle.release.stages import Built, Outcome, Step, attest, bench, build, candidate, push, release_folder, scan
 from ngc_paddle.release.stages import validate as validate_stage
 from ngc_paddle.release.state_file import State
 from tests.unit.attest_support import no_signing
@@ -289,3 +290,22 @@ def test_the_verify_command_prints_one_error_line(fake_registry: FakeRegistry, g
     assert main(["verify", f"{REPO_REF}@{INDEX}", "--key", str(public)]) == ExitCode.FAIL
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: linux/arm64 ")
+
+
+def test_a_flavor_of_one_platform_other_than_the_default_keeps_its_own_name(tmp_path: Path, repo: Path) -> None:
+    """A flavor built for linux/arm64 alone is a flavor of one platform: its gates are kept under its own name, where
+    the build stage put it (an entry named cpu-arm64 was a KeyError in the tally)."""
+    releases(repo, tmp_path)
+    resolved = ResolvedRelease.load(tmp_path, "26.12").flavor("cpu")
+    manifest = resolved.manifest
+    arm_only = manifest.flavors["cpu"].model_copy(update={"platforms": ["linux/arm64"]})
+    resolved = dataclasses.replace(resolved, platform="linux/arm64",
+                                   manifest=manifest.model_copy(update={"flavors": {**manifest.flavors,
+                                                                                    "cpu": arm_only}}))
+    built = Built(resolved, ARM, 1, release_folder(tmp_path, "26.12") / "cpu", ReleaseOptions("26.12", ["cpu"],
+                                                                                             root=tmp_path))
+    assert built.entry == "cpu" and built.on_platforms() == [built]
+    tally = release_pipeline.Tally(State(tmp_path / "state.json"), lambda _l: None, None)
+    tally.infos["cpu"] = {"stages": {}}  # as _build_candidates keeps the flavor
+    tally.gate(built, Step("validate", "k", lambda: Outcome("passed", "ran")))
+    assert tally.state.data["cpu"]["validate"]["status"] == "passed" and not tally.failures

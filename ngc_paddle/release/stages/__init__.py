@@ -35,8 +35,9 @@ class Built:
     @property
     def entry(self) -> str:
         """Its name in state.json and the notes: the flavor's (`cpu`) on its first platform, the platform's build
-        name (`cpu-arm64`) on another, whose gates are its own."""
-        return self.resolved.build_name
+        name (`cpu-arm64`) on another, whose gates are its own. A flavor whose first platform is not the default one
+        (linux/arm64 alone) keeps its own name there too, as the build stage and the push keep it."""
+        return self.flavor if self.resolved.platform == self.spec.platforms[0] else self.resolved.build_name
 
     def on_platforms(self) -> list["Built"]:
         """One Built per platform of the flavor's index (the first platform's gates and folder are the flavor's
@@ -46,10 +47,9 @@ class Built:
         release = self.release_run
         out = []
         for platform, ref in self.platform_refs.items():
-            resolved = release.flavor(self.flavor, platform).with_digest(ref)
-            folder = self.folder.parent / resolved.build_name
-            out.append(replace(self, resolved=resolved, image_id=ref.rsplit("@", 1)[1], folder=folder,
-                               platform_refs={}))
+            one = replace(self, resolved=release.flavor(self.flavor, platform).with_digest(ref),
+                          image_id=ref.rsplit("@", 1)[1], platform_refs={})
+            out.append(replace(one, folder=self.folder.parent / one.entry))
         return out
 
     @property
