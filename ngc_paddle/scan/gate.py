@@ -257,17 +257,19 @@ def run(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repor
         db_repository: str | None = None, today: date | None = None, root: Path = Path("."),
         say: Callable[[str], None] = print, source_overrides: dict[str, str] | None = None,
         resolved: ResolvedFlavor | None = None, platform: str | None = None,
-        opened: layer_source.OpenedImage | None = None) -> dict:
+        opened: layer_source.OpenedImage | None = None, stage: outputs.Staged | None = None) -> dict:
     """Scan IMAGE into OUTPUT (scan.json, scan.md, the SBOM); `resolved`: the image's flavor as a release run
     resolved it. Without it, the image's release is resolved here, once, from its labels (with the mirrors
     `source_overrides`), and the same resolution feeds the image-against-its-lock check and freshness.
     `platform`: the image of an index to scan (an index without it is refused), or the platform a single image must
-    be; `opened`: the image already pushed once for all its platforms (per_platform.scan)."""
+    be; `opened`: the image already pushed once for all its platforms (per_platform.scan); `stage`: where the outputs
+    wait until the caller's whole run succeeds (per_platform.scan: every platform's), else until this one does."""
     rules, external, advisories = check_inputs(image, output, policy_path, osv_dir, reports)
     today = today or datetime.now(UTC).date()
     overrides = source_overrides or {}
     clock = PhaseClock()
-    with outputs.staged() as stage, ThreadPoolExecutor(max_workers=2) as pool:
+    given = contextlib.nullcontext(stage) if stage is not None else outputs.staged()
+    with given as stage, ThreadPoolExecutor(max_workers=2) as pool:
         # nothing replaces the previous outputs unless the whole run succeeds
         hadolint_job = pool.submit(clock.call, "hadolint", hadolint_findings, root)
         with tempfile.TemporaryDirectory(prefix="ngc-scan-") as tmp:

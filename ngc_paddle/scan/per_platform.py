@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from ngc_paddle import outputs
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.platforms import PLATFORMS
 from ngc_paddle.scan import gate
@@ -57,7 +58,8 @@ def scan(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repo
     image into OUTPUT; the scans in the index's order."""
     gate.check_inputs(image, output, policy_path, osv_dir, reports)  # a bad input is refused before the push
     scans = []
-    with tempfile.TemporaryDirectory(prefix="ngc-scan-") as tmp:
+    # one run: no platform's reports replace the earlier ones unless every platform's scan ends (in a verdict)
+    with tempfile.TemporaryDirectory(prefix="ngc-scan-") as tmp, outputs.staged() as stage:
         say(f"==> scan {image}")
         opened = _open(image, Path(tmp), say)
         chosen = opened.choose(platforms)
@@ -67,7 +69,8 @@ def scan(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repo
         for platform in chosen:
             where = report_folder(output, platform) if opened.index else output
             report = gate.run(image, where, policy_path, osv_dir, reports, db_repository, today, root, say,
-                              source_overrides, platform=platform if opened.index else None, opened=opened)
+                              source_overrides, platform=platform if opened.index else None, opened=opened,
+                              stage=stage)
             scans.append(PlatformScan(platform if opened.index else None, where, report))
     if opened.index:
         say(f"==> {image}: " + ", ".join(f"{s.platform} {s.headline}" for s in scans))

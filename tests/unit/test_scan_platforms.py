@@ -1,6 +1,7 @@
 """The scan of an image index: each platform's image chosen by its own manifest digest, scanned into its own folder,
 one summary line each and the worst verdict as the exit; a platform the index lacks, and a saved index, refused."""
 
+import contextlib
 import hashlib
 import json
 from pathlib import Path
@@ -8,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from ngc_common.exit_codes import ExitCode
+from ngc_paddle import outputs
 from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.release.stages import scan as scan_stage
 from ngc_paddle.scan import gate, per_platform
 from ngc_paddle.scan.source import layer_source, platform_choice
+from ngc_paddle.scan.source.saved_image import SavedImage
 from tests.unit.layer_tars import Member, layer_tar
 
 REPO = Path(__file__).resolve().parents[2]
@@ -200,3 +203,43 @@ def test_the_release_scans_the_image_of_its_flavors_platform(monkeypatch, tmp_pa
     monkeypatch.setattr(scan_stage.scan_gate, "run", fake_run)
     assert scan_stage.run_scan(IMAGE, tmp_path, POLICY, None, tmp_path, resolved=Flavor()).status == "passed"
     assert seen == {"platform": "linux/arm64"}
+
+
+def test_a_platform_that_fails_leaves_every_platforms_earlier_reports_as_they_were(monkeypatch, tmp_path: Path) -> None:
+    """The index's scan is one run: a platform whose scan fails (an error, not a verdict) replaces no report, not even
+    those of the platforms scanned before it, which would otherwise sit beside the failed one's older report."""
+    index = FakeIndex()
+
+    def open_index(image: str, work: Path, say) -> tuple:
+        raise layer_source.AnIndex(layer_source.OpenedImage(image, "registry r", pushed=index))
+
+    def fake_run(image: str, output: Path, *args, platform=None, opened=None, stage=None, **kwargs) -> dict:
+        if platform == "linux/arm64":
+            raise NgcPaddleError("trivy: the registry went away; fix: scan again")
+        output.mkdir(parents=True, exist_ok=True)
+        with contextlib.nullcontext(stage) if stage is not None else outputs.staged() as into:
+            into.write_text(output / "scan.json", "new\n")
+        return _report()
+
+    monkeypatch.setattr(layer_source, "open_image", open_index)
+    monkeypatch.setattr(gate, "run", fake_run)
+    (tmp_path / "scan.json").write_text("earlier\n")
+    with pytest.raises(NgcPaddleError, match="registry went away"):
+        per_platform.scan(IMAGE, tmp_path, POLICY, None, [], say=lambda line: None)
+    assert (tmp_path / "scan.json").read_text() == "earlier\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["scan.json"]  # no staged file left behind
+    monkeypatch.setattr(gate, "run", lambda *a, platform=None, **k: fake_run(*a, platform="x", **k))
+    per_platform.scan(IMAGE, tmp_path, POLICY, None, [], say=lambda line: None)
+    assert (tmp_path / "scan.json").read_text() == "new\n"
+
+
+def test_a_scan_given_a_stage_leaves_its_outputs_to_the_caller(monkeypatch, tmp_path: Path) -> None:
+    from tests.unit.test_scan_schedule import _saved_image
+
+    monkeypatch.setattr(gate.layer_source, "open_image",
+                        lambda image, work, say: (SavedImage(_saved_image(work / "image.tar")), "docker save"))
+    monkeypatch.setattr(gate.scanners, "run_trivy", lambda *args: (None, "trivy not installed"))
+    with outputs.staged() as stage:
+        gate.run(IMAGE, tmp_path / "out", POLICY, None, [], root=tmp_path, say=lambda line: None, stage=stage)
+        assert not (tmp_path / "out" / "scan.json").exists()
+    assert json.loads((tmp_path / "out" / "scan.json").read_text())["image"] == IMAGE
