@@ -11,6 +11,7 @@ import re
 
 from ngc_paddle import engine
 from ngc_paddle.host_errors import Failed, NgcPaddleError
+from ngc_paddle.scan.source import platform_choice
 
 AUTH_ERRORS = ("no basic auth credentials", "unauthorized", "authentication required", "denied")
 PUSHED = re.compile(r"digest: (sha256:[0-9a-f]{64})")
@@ -93,14 +94,10 @@ def served_platforms(ref: str) -> dict[str, str] | None:
 
 
 def platforms_of(entries: list) -> dict[str, str]:
-    """OS/ARCH -> digest of an index's entries as `docker manifest inspect --verbose` prints them."""
-    found = {}
-    for entry in entries:
-        descriptor = entry.get("Descriptor", {}) if isinstance(entry, dict) else {}
-        platform = descriptor.get("platform") or {}
-        if descriptor.get("digest") and platform.get("os") and platform.get("architecture"):
-            found[f"{platform['os']}/{platform['architecture']}"] = descriptor["digest"]
-    return found
+    """OS/ARCH -> digest of an index's entries as `docker manifest inspect --verbose` prints them, named and chosen
+    as the scan names an index's images (platform_choice.index_platforms: BuildKit's attestation entries left out)."""
+    descriptors = [entry.get("Descriptor") or {} for entry in entries if isinstance(entry, dict)]
+    return platform_choice.index_platforms({"manifests": [d for d in descriptors if isinstance(d, dict)]})
 
 
 def repository_of(ref: str) -> str:

@@ -309,3 +309,11 @@ def test_a_flavor_of_one_platform_other_than_the_default_keeps_its_own_name(tmp_
     tally.infos["cpu"] = {"stages": {}}  # as _build_candidates keeps the flavor
     tally.gate(built, Step("validate", "k", lambda: Outcome("passed", "ran")))
     assert tally.state.data["cpu"]["validate"]["status"] == "passed" and not tally.failures
+
+
+def test_the_registry_names_an_index_s_images_as_the_scan_does() -> None:
+    """An index's attestation manifests (BuildKit's unknown/unknown entries) are documents, not a platform to gate or
+    verify: the registry's reading of an index leaves them out, as the scan's does (one rule, platform_choice)."""
+    entries = index_entries({"linux/amd64": AMD, "linux/arm64": ARM})
+    entries.append({"Descriptor": {"digest": INDEX, "platform": {"os": "unknown", "architecture": "unknown"}}})
+    assert registry.platforms_of(entries) == {"linux/amd64": AMD, "linux/arm64": ARM}
