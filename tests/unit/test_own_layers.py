@@ -129,3 +129,11 @@ def test_an_image_naming_no_release_of_ours_keeps_its_base_and_loses_the_names_i
     found = own_layers.attribute(layers, {}, REPO, ImageRelease(None, "no labels"), inspect=inspector(TAGGED))
     assert (found.ours, found.claims, found.missing) == (0, None, False)
     assert layers[0].name == "base" and "os" not in [layer.name for layer in layers]
+
+
+def test_the_build_record_is_read_where_the_flavor_keeps_its_reports(tmp_path: Path, monkeypatch) -> None:
+    """One owner of the reports folder's path (ResolvedFlavor.reports_dir): the scan reads the build record there."""
+    monkeypatch.setattr(type(FLAVOR), "reports_dir", property(lambda f: f.root / "build" / "elsewhere" / f.build_name))
+    layers = image_layers(config(OURS_BY_LAYER["suite"]), 6)
+    found = own_layers.attribute(layers, LABELS, tmp_path, ImageRelease(FLAVOR), inspect=inspector({}))
+    assert "build/elsewhere/cpu/build.json" in found.source

@@ -18,8 +18,9 @@ from ngc_paddle.layers import LAYER_ORDER
 from ngc_paddle.scan.source.image_release import FLAVOR_LABEL, RELEASE_LABEL, ImageRelease
 from ngc_paddle.scan.source.saved_image import BASE, Layer, step_text
 
-# ngc_paddle/image_build/build_flavor.py writes it; {flavor}: its name on its platform (cpu, cpu-arm64)
-REPORT = "build/reports/{release}-{flavor}/build.json"
+# ngc_paddle/image_build/build_flavor.py writes it in the flavor's reports folder (ResolvedFlavor.reports_dir, named by
+# its name on its platform: cpu, cpu-arm64)
+REPORT = "build.json"
 Inspect = Callable[[list[str]], dict[str, dict]]  # engine.inspect_images: ref -> `docker image inspect` object
 
 
@@ -94,7 +95,7 @@ def _config(info: dict | None) -> dict | None:
 
 
 def _report(root: Path, flavor: ResolvedFlavor) -> tuple[_Report | None, str]:
-    path = root / REPORT.format(release=flavor.release, flavor=flavor.build_name)
+    path = root / flavor.reports_dir.relative_to(flavor.root) / REPORT  # that folder under the scan's root
     if not path.is_file():
         return None, f"no {path.relative_to(root)}"
     try:
