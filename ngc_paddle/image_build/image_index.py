@@ -78,24 +78,36 @@ def _digest(metadata: Path) -> str | None:
         return None
 
 
-def recorded_index(record: Path) -> str | None:
-    """The digest of the index a build recorded in `record` (RECORD), None when there is none."""
+def _read(record: Path) -> dict:
+    """What `record` (RECORD) holds as written by fold ({} when it is missing or is not such a record)."""
     try:
         data = json.loads(record.read_text())
     except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def recorded_index(record: Path) -> str | None:
+    """The digest of the index a build recorded in `record` (RECORD), None when there is none."""
+    index = _read(record).get("index")
+    return index if isinstance(index, str) else None
+
+
+def recorded_platforms(record: Path) -> dict[str, str] | None:
+    """Each platform's image (manifest digest) in the index a build recorded in `record` (RECORD), None when there
+    is no such record."""
+    platforms = _read(record).get("platforms")
+    if not isinstance(platforms, dict) or not all(isinstance(d, str) for d in platforms.values()):
         return None
-    return data.get("index") if isinstance(data, dict) and isinstance(data.get("index"), str) else None
+    return platforms
 
 
 def platform_image(image_id: str, platform: str, reports_dir: Path) -> str:
     """The image of `platform` that `image_id` means: the platform's entry where `image_id` is the index recorded in
     `reports_dir` (the engine here inspects an index as the host's platform, under the index's digest), else
     `image_id` itself."""
-    try:
-        record = json.loads((reports_dir / RECORD).read_text())
-    except (OSError, ValueError):
+    record = reports_dir / RECORD
+    if recorded_index(record) != image_id:
         return image_id
-    if not isinstance(record, dict) or record.get("index") != image_id:
-        return image_id
-    entry = (record.get("platforms") or {}).get(platform)
-    return entry if isinstance(entry, str) and entry else image_id
+    entry = (recorded_platforms(record) or {}).get(platform)
+    return entry if entry else image_id

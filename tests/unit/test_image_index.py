@@ -139,3 +139,16 @@ def test_the_recorded_index_means_the_platforms_own_image(tmp_path: Path) -> Non
     assert image_index.platform_image(INDEX, "linux/amd64", tmp_path) == AMD64
     assert image_index.platform_image(INDEX, "linux/arm64", tmp_path) == ARM64
     assert image_index.platform_image(AMD64, "linux/amd64", tmp_path) == AMD64
+
+
+def test_the_index_record_is_read_by_the_module_that_writes_it(tmp_path: Path, monkeypatch) -> None:
+    """The record's format is image_index's: the release's candidate check reads the platforms through it (it parsed
+    the file with its own rule before)."""
+    from ngc_paddle.release.stages import candidate
+
+    record = tmp_path / image_index.RECORD
+    assert image_index.recorded_platforms(record) is None
+    record.write_text(json.dumps({"index": INDEX, "platforms": {"linux/amd64": AMD64, "linux/arm64": ARM64}}))
+    assert image_index.recorded_platforms(record) == {"linux/amd64": AMD64, "linux/arm64": ARM64}
+    monkeypatch.setattr(image_index, "recorded_platforms", lambda path: {"linux/amd64": AMD64})
+    assert candidate.built_platforms(record) == {"linux/amd64": AMD64}

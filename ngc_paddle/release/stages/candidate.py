@@ -11,11 +11,11 @@ Report: `--> push TARGET` and `    pushed TARGET@DIGEST ...` (or `already there`
   detail TARGET@DIGEST, `digest`, `image_id`.
 """
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 from ngc_paddle.host_errors import NgcPaddleError
+from ngc_paddle.image_build import image_index
 from ngc_paddle.release.registry import served_platforms
 from ngc_paddle.release.stages.push import push_tag
 from ngc_paddle.release.state_file import State
@@ -42,13 +42,10 @@ class IndexMismatch(NgcPaddleError):
 
 def built_platforms(record: Path) -> dict[str, str]:
     """Each platform's manifest digest as the build folded them into the flavor's index (image_index.RECORD)."""
-    try:
-        data = json.loads(record.read_text())
-        platforms = data["platforms"]
-        assert isinstance(platforms, dict) and all(isinstance(d, str) for d in platforms.values())
-    except (OSError, ValueError, KeyError, TypeError, AssertionError):
+    platforms = image_index.recorded_platforms(record)
+    if platforms is None:
         raise IndexMismatch(f"{record}: no record of the flavor's image index; fix: build the flavor again (make "
-                            "image writes it)") from None
+                            "image writes it)")
     return platforms
 
 
