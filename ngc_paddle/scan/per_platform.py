@@ -63,6 +63,12 @@ def scan(image: str, output: Path, policy_path: Path, osv_dir: Path | None, repo
         say(f"==> scan {image}")
         opened = _open(image, Path(tmp), say)
         chosen = opened.choose(platforms)
+        if opened.index and reports and len(chosen) > 1:  # a report is of one image: never every platform's source
+            kind, path = reports[0]
+            raise NgcPaddleError(f"--{kind}-report {path}: {image} is an index of {', '.join(chosen)}, and a scanner "
+                                 "report is of one image, so it would count as every platform's vulnerability "
+                                 "source; fix: scan the platform it is of alone (--platform PLATFORM), or leave the "
+                                 "report out")
         if opened.index:
             say(f"    an image index of {', '.join(opened.platforms)} (pushed once, {opened.seconds:.1f} s): "
                 f"scanning {', '.join(chosen)}, each as an image of its own, against its own lock")

@@ -243,3 +243,28 @@ def test_a_scan_given_a_stage_leaves_its_outputs_to_the_caller(monkeypatch, tmp_
         gate.run(IMAGE, tmp_path / "out", POLICY, None, [], root=tmp_path, say=lambda line: None, stage=stage)
         assert not (tmp_path / "out" / "scan.json").exists()
     assert json.loads((tmp_path / "out" / "scan.json").read_text())["image"] == IMAGE
+
+
+def test_a_scanner_report_given_is_the_evidence_of_one_platform_only(monkeypatch, tmp_path: Path) -> None:
+    """A trivy or grype report is of one image: given for an index's several platforms, it would count as every
+    platform's vulnerability source (no data, no pass), so it needs the one platform it is of."""
+    index, runs = FakeIndex(), []
+
+    def open_index(image: str, work: Path, say) -> tuple:
+        raise layer_source.AnIndex(layer_source.OpenedImage(image, "registry r", pushed=index))
+
+    def fake_run(image: str, output: Path, *args, platform=None, **kwargs) -> dict:
+        runs.append(platform)
+        return _report()
+
+    monkeypatch.setattr(layer_source, "open_image", open_index)
+    monkeypatch.setattr(gate, "run", fake_run)
+    monkeypatch.setattr(gate, "check_inputs", lambda *args: ([], [], []))
+    given = [("trivy", tmp_path / "trivy.json")]
+    with pytest.raises(NgcPaddleError) as refused:
+        per_platform.scan(IMAGE, tmp_path, POLICY, None, given, say=lambda line: None)
+    assert runs == [] and "\n" not in str(refused.value) and refused.value.exit_code == ExitCode.BAD_INPUT
+    assert str(refused.value).startswith(f"--trivy-report {tmp_path / 'trivy.json'}: {IMAGE} is an index of "
+                                         "linux/amd64, linux/arm64") and "; fix: " in str(refused.value)
+    per_platform.scan(IMAGE, tmp_path, POLICY, None, given, say=lambda line: None, platforms=["linux/arm64"])
+    assert runs == ["linux/arm64"]
