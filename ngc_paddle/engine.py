@@ -44,15 +44,27 @@ def docker(*args: str, check: bool = True, timeout: float | None = None, cwd: Pa
            stdout: IO | int | None = None) -> subprocess.CompletedProcess[str]:
     """Run `docker ARGS`; its output captured as text (or stdout to a file), raising on failure when `check`."""
     streams = {"stdout": stdout, "stderr": subprocess.STDOUT} if stdout is not None else {"capture_output": True}
-    return subprocess.run(command(*args), text=True, check=check, timeout=timeout, cwd=cwd,
-                          env=dict(env) if env is not None else None, stdin=stdin, **streams)
+    try:
+        return subprocess.run(command(*args), text=True, check=check, timeout=timeout, cwd=cwd,
+                              env=dict(env) if env is not None else None, stdin=stdin, **streams)
+    except FileNotFoundError as exc:
+        raise _no_cli() from exc
+
+
+def _no_cli() -> ToolchainError:
+    """The one line for a host without the docker CLI (every engine call, `verify` reading a registry's index too)."""
+    return ToolchainError(f"{CLI}: command not found; fix: bash toolchain/ensure-engine.sh (as root) installs Docker "
+                          "Engine and its CLI")
 
 
 @contextmanager
 def stream(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Iterator[subprocess.Popen]:
     """`docker ARGS` with its output (stdout and stderr merged) read line by line as it runs (a long build)."""
-    proc = subprocess.Popen(command(*args), cwd=cwd, env=dict(env) if env is not None else None,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        proc = subprocess.Popen(command(*args), cwd=cwd, env=dict(env) if env is not None else None,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    except FileNotFoundError as exc:
+        raise _no_cli() from exc
     try:
         yield proc
     finally:

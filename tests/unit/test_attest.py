@@ -274,3 +274,18 @@ def test_verify_refuses_a_tag_or_a_missing_key_before_asking_the_registry(tmp_pa
     assert main(["verify", REF, "--key", str(tmp_path / "cosign.key")]) == ExitCode.BAD_INPUT
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a public key file" in err
+
+
+def test_verify_on_a_host_without_the_docker_cli_is_one_line_naming_the_fix(tmp_path: Path, capsys,
+                                                                             monkeypatch) -> None:
+    """verify reads the registry's index with `docker manifest inspect`: no CLI is a toolchain error, not a crash."""
+    from ngc_paddle import engine
+    from ngc_paddle.cli import main
+
+    monkeypatch.setattr(engine, "CLI", str(tmp_path / "no-docker-here"))
+    public = tmp_path / "cosign.pub"
+    public.write_text("-----BEGIN PUBLIC KEY-----\nx\n-----END PUBLIC KEY-----\n")
+    code = main(["verify", REF, "--key", str(public)])
+    err = capsys.readouterr().err
+    assert code == ExitCode.BAD_INPUT and err.count("\n") == 1, err
+    assert err.startswith(f"error: {tmp_path / 'no-docker-here'}: command not found; fix: bash toolchain/ensure-engine")
