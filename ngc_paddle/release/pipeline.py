@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Callable
 from functools import partial
 
-from ngc_paddle import engine
+from ngc_paddle import engine, platforms
 from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
 from ngc_paddle.host_errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.image_build import image_index
@@ -153,10 +153,10 @@ def run(opts: ReleaseOptions, say: Callable[[str], None] = print) -> dict:
     infos = tally.infos
     gated = {b.flavor: b for b in builts}
     for name in built_names:
-        platforms = {p: ref.rsplit("@", 1)[1] for p, ref in gated[name].platform_refs.items()}
+        digests = {p: ref.rsplit("@", 1)[1] for p, ref in gated[name].platform_refs.items()}
         infos[name]["digest"] = push.push(tally.state, name, infos[name]["image"], opts.registry, say,
                                           gated=gated[name].resolved.reference.rsplit("@", 1)[1],
-                                          **({"platforms": platforms} if platforms else {}))
+                                          **({"platforms": digests} if digests else {}))
     notes.write(release, tally.state)
     say(f"==> release {manifest.release} pushed to {opts.registry}: "
         + ", ".join(f"{n} {infos[n]['digest'][:19]}" for n in built_names))
@@ -238,6 +238,11 @@ def _platform_refs(state: State, built: Built, ref: str, say: Callable[[str], No
         say(f"    note: {built.image} ({built.image_id[:19]}) is not the image index of {built.flavor}'s platforms "
             f"that {record} records: released as one image")
         return {}
+    first = built.spec.platforms[0]
+    if platforms.foreign(first):  # the first platform's gates run the index tag: docker picks the host's platform
+        raise NgcPaddleError(f"{built.flavor}: its gates of {first} run {built.image}, which this "
+                             f"{platforms.host_or_default()} host runs as its own platform's image; fix: release "
+                             f"{built.flavor} from a {first} host")
     refs = candidate.platform_refs(state, built.flavor, ref, record)
     return {p: refs[p] for p in built.spec.platforms}
 

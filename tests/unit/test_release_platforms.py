@@ -317,3 +317,17 @@ def test_the_registry_names_an_index_s_images_as_the_scan_does() -> None:
     entries = index_entries({"linux/amd64": AMD, "linux/arm64": ARM})
     entries.append({"Descriptor": {"digest": INDEX, "platform": {"os": "unknown", "architecture": "unknown"}}})
     assert registry.platforms_of(entries) == {"linux/amd64": AMD, "linux/arm64": ARM}
+
+
+def test_a_host_of_another_platform_than_the_first_is_refused_before_any_gate(tree: Path, faked: dict,
+                                                                               monkeypatch) -> None:
+    """The first platform's gates run the index tag, and docker runs a tag as the host's own platform: an arm64 host
+    would gate its arm64 image as cpu's linux/amd64 digest."""
+    from ngc_paddle import platforms
+
+    monkeypatch.setattr(platforms.host, "machine", lambda: "aarch64")
+    line = ("cpu: its gates of linux/amd64 run ngc-paddle:26.12-cpu, which this linux/arm64 host runs as its own "
+            "platform's image; fix: release cpu from a linux/amd64 host")
+    with pytest.raises(release_pipeline.NgcPaddleError, match=f"^{re.escape(line)}$"):
+        release_pipeline.run(ReleaseOptions("26.12", ["cpu"], root=tree), say=lambda _l: None)
+    assert faked["runs"] == []
