@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from ngc_paddle.layers import CUDA_LAYERS, MANDATORY_LAYERS, REQUIRED_COMPONENTS
 from ngc_paddle.manifest.schema import Component, Flavor, Manifest
-from ngc_paddle.platforms import KNOWN, PLATFORMS
+from ngc_paddle.platforms import DEFAULT_PLATFORM, KNOWN, PLATFORMS
 
 # Which source kinds can serve which component kinds.
 SOURCE_KINDS_FOR: dict[str, tuple[str, ...]] = {
@@ -69,6 +69,10 @@ def _check_platforms(name: str, flavor: Flavor) -> list[Problem]:
                 for p in [*flavor.platforms, *flavor.platforms_pending] if p not in PLATFORMS]
     if not flavor.platforms:
         problems.append(Problem(where, "names no platform", "list at least one (e.g. [linux/amd64])"))
+    if DEFAULT_PLATFORM in flavor.platforms[1:]:  # its build name, tag and release entry are the flavor's own
+        problems.append(Problem(where, f"lists {DEFAULT_PLATFORM} after {flavor.platforms[0]} (the default "
+                                "platform's image is the flavor's own tag and release entry)",
+                                f"list {DEFAULT_PLATFORM} first"))
     twice = sorted({p for p in flavor.platforms if flavor.platforms.count(p) > 1})
     if twice:
         problems.append(Problem(where, f"lists {', '.join(twice)} twice", "keep one"))

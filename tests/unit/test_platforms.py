@@ -84,6 +84,10 @@ def _twice(data: dict) -> None:
     data["flavors"]["cpu"]["platforms"] = ["linux/amd64", ARM, ARM]
 
 
+def _default_not_first(data: dict) -> None:
+    data["flavors"]["cpu"]["platforms"] = [ARM, "linux/amd64"]
+
+
 REFUSED = {  # what is wrong -> (the field named, words of the message, words of the fix)
     "no reason": (_no_reason, "flavors.cpu.components.paddle.on_platform.linux/arm64", "without a reason", "add why:"),
     "blank reason": (_blank_reason, "on_platform.linux/arm64", "without a reason", "add why:"),
@@ -101,6 +105,8 @@ REFUSED = {  # what is wrong -> (the field named, words of the message, words of
     "built and pending": (_built_and_pending, "flavors.cpu.platforms_pending", "built and pending at once",
                           "drop it"),
     "twice": (_twice, "flavors.cpu.platforms", "lists linux/arm64 twice", "keep one"),
+    "default not first": (_default_not_first, "flavors.cpu.platforms", "lists linux/amd64 after linux/arm64",
+                          "list linux/amd64 first"),
 }
 
 
