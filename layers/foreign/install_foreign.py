@@ -52,32 +52,40 @@ def main() -> None:
         for source_name, entries in groups.items():
             print(f"[{spec['layer']}] for {flags[flags.index('--platform') + 1]}:", flush=True)
             pip_layer.install_source(spec, source_name, entries)
-    move_scripts(target)  # `pip check` is the layer checks' job, in the target image
+    move_data_files(target)  # `pip check` is the layer checks' job, in the target image
 
 
-VENV_BIN = "../../../bin/"  # the venv's bin seen from its site-packages (lib/pythonX.Y/site-packages)
+TEMP_HOME = "../../"  # pip --target's temporary install (its home scheme) seen from its site-packages (lib/python)
+VENV_ROOT = "../../../"  # the venv seen from its site-packages (lib/pythonX.Y/site-packages)
 
 
-def move_scripts(target: str) -> None:
-    """pip --target puts console scripts in site-packages/bin, and its RECORDs name them where its temporary install
-    had them (../../bin/NAME); the venv's bin is where they run from. Move them there and name them there in each
-    RECORD (same bytes, same hash), so the scan's integrity check finds each one installed by its package."""
-    site = os.path.join(target, "site-packages")
-    scripts = os.path.join(site, "bin")
-    os.makedirs(scripts, exist_ok=True)
-    names = set(os.listdir(scripts))
-    os.rename(scripts, os.path.join(target, "bin"))
-    for record in sorted(Path(site).glob("*.dist-info/RECORD")):
+def move_data_files(target: str) -> None:
+    """pip --target puts what a wheel installs outside site-packages (console scripts in bin/, .data/data files such
+    as sympy's share/man/man1/isympy.1) into site-packages/bin, site-packages/share, ..., and its RECORDs name them
+    where its temporary install had them (../../bin/NAME). In the venv they belong beside lib/: move each such file
+    to TARGET/bin, TARGET/share, ... (the layer copies those into the venv) and name it there in its RECORD (same
+    bytes, same hash), so the scan's integrity check finds each one installed by its package."""
+    site = Path(target, "site-packages")
+    moved_dirs: set[Path] = set()
+    for record in sorted(site.glob("*.dist-info/RECORD")):
         lines = record.read_text().splitlines(keepends=True)
         moved = []
         for line in lines:
             path, sep, rest = line.partition(",")
-            folder, _, name = path.rpartition("/")
-            if path.startswith("../") and folder.endswith("/bin") and name in names:
-                line = f"{VENV_BIN}{name}{sep}{rest}"
+            relative = path.removeprefix(TEMP_HOME)
+            if path.startswith(TEMP_HOME) and not relative.startswith("../") and (site / relative).is_file():
+                destination = Path(target, relative)
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(site / relative, destination)
+                moved_dirs.add((site / relative).parent)
+                line = f"{VENV_ROOT}{relative}{sep}{rest}"
             moved.append(line)
         if moved != lines:
             record.write_text("".join(moved))
+    for folder in sorted(moved_dirs, key=lambda f: len(f.parts), reverse=True):  # the folders the moves emptied
+        while folder != site and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ import pytest
 
 from ngc_paddle import attestations, engine
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.platforms import DEFAULT_PLATFORM
 from ngc_paddle.release.options import ReleaseOptions
+from ngc_paddle.release.registry import served_platforms
 from ngc_paddle.release.stages import Built, attest, scan
 from ngc_paddle.release.state_file import State
 from tests.integration.conftest import CLI, KEY_PASSWORD, REPO, key_pair, own_registry
@@ -71,12 +73,15 @@ def test_attest_verify_then_a_replaced_and_a_deleted_attestation_fail(built, tmp
         engine.tag(built.image, target)
         pushed = engine.push(target)
         assert pushed.returncode == 0, pushed.stderr
-        digest = next(w for w in pushed.stdout.split() if w.startswith("sha256:"))
+        # the built tag is cpu's image index: the release attests each platform's digest as an image (and the index
+        # on its own: test_release_platforms.py); this test takes the default platform's
+        platforms = served_platforms(target) or {}
+        digest = platforms.get(DEFAULT_PLATFORM) or next(w for w in pushed.stdout.split() if w.startswith("sha256:"))
         ref = f"{registry}/{repository}@{digest}"
 
         # The flavor as the pipeline hands it to the attest stage: the gated digest, the build's provenance.
         resolved = ResolvedRelease.load(REPO, built.release).flavor(built.flavor).with_digest(ref)
-        image_id = engine.image_id(built.image) or ""
+        image_id = digest if platforms else engine.image_id(built.image) or ""
         flavor_folder = tmp_path / "release" / built.flavor
         subject = Built(resolved, image_id, engine.image_size(built.image), flavor_folder,
                         ReleaseOptions(built.release, [built.flavor], registry, root=REPO, key=str(key)))

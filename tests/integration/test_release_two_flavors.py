@@ -174,8 +174,10 @@ def test_two_flavors_push_all_or_nothing_and_share_one_notes_file(scratch: Path,
     assert cu118["build"][0] == "passed" and NAME in cu118["build"][1] and NAME in cpu["build"][1]
     assert gpu["build"][0] == "not built" and gpu["build"][1] == state["gpu"]["build"]["detail"]
     table = notes.split("## Image digests", 1)[1]
-    for flavor in refs:
-        assert f"| `{NAME}:{release_id}-{flavor}` | {digests[flavor]} |" in table
+    assert f"| `{NAME}:{release_id}-gpu-cu118` | {digests['gpu-cu118']} |" in table
+    assert f"| `{NAME}:{release_id}-cpu` | {digests['cpu']} (image index) |" in table  # and each platform's digest
+    for platform, digest in state["cpu"]["push"]["platform_digests"].items():
+        assert f"| `{NAME}:{release_id}-cpu` {platform} | {digest} |" in table, table
     assert f"| `{NAME}:{release_id}-gpu` | not built: " in table
     # This month vs last month: the cpu flavor's A/B, ratio and interval per metric as ab.json has them; gpu-cu118's
     # first release says why it has none.

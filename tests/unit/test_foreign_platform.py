@@ -193,16 +193,28 @@ def test_a_foreign_install_without_platforms_is_one_line(installer, monkeypatch,
                            "build argument; fix: build another platform's layer through make image PLATFORMS=")
 
 
-def test_console_scripts_move_to_the_venvs_bin_and_their_records_name_them_there(installer, tmp_path: Path) -> None:
-    """The arm64 image's scan found /opt/venv/bin/pip and the rest owned by no package: their RECORDs named them
-    where pip --target's temporary install had them."""
+def test_files_installed_outside_site_packages_move_to_the_venv_and_their_records_name_them_there(
+        installer, tmp_path: Path) -> None:
+    """The arm64 image's scan found /opt/venv/bin/pip and the rest, then sympy's man page under site-packages/share,
+    owned by no package: their RECORDs named them where pip --target's temporary install had them."""
     site = tmp_path / "site-packages"
     (site / "bin").mkdir(parents=True)
     (site / "bin" / "pip").write_text("#!/opt/venv/bin/python\n")
+    (site / "share" / "man" / "man1").mkdir(parents=True)
+    (site / "share" / "man" / "man1" / "isympy.1").write_text(".TH isympy\n")
+    (site / "share" / "keep").mkdir()
+    (site / "share" / "keep" / "mine.txt").write_text("a package's own file in a folder named share")
     (site / "pip-26.3.dist-info").mkdir()
     record = site / "pip-26.3.dist-info" / "RECORD"
     record.write_text("../../bin/pip,sha256=abc,23\npip/__init__.py,sha256=def,1\n../../bin/gone,sha256=x,1\n")
-    installer.move_scripts(str(tmp_path))
+    (site / "sympy-1.14.0.dist-info").mkdir()
+    sympy = site / "sympy-1.14.0.dist-info" / "RECORD"
+    sympy.write_text("../../share/man/man1/isympy.1,sha256=m,12\nshare/keep/mine.txt,sha256=k,44\n")
+    installer.move_data_files(str(tmp_path))
     assert (tmp_path / "bin" / "pip").read_text() == "#!/opt/venv/bin/python\n" and not (site / "bin").exists()
+    assert (tmp_path / "share" / "man" / "man1" / "isympy.1").read_text() == ".TH isympy\n"
+    assert not (site / "share" / "man").exists() and (site / "share" / "keep" / "mine.txt").is_file()
     assert record.read_text().splitlines() == ["../../../bin/pip,sha256=abc,23", "pip/__init__.py,sha256=def,1",
                                                "../../bin/gone,sha256=x,1"]
+    assert sympy.read_text().splitlines() == ["../../../share/man/man1/isympy.1,sha256=m,12",
+                                              "share/keep/mine.txt,sha256=k,44"]
