@@ -106,16 +106,22 @@ def repository_of(ref: str) -> str:
     return name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
 
 
+def serves(ref: str, digest: str) -> bool:
+    """Whether the registry serves DIGEST for the tag REF: that manifest, or for an image index (whose own digest
+    `docker manifest inspect` does not show) an index of the same platforms' manifests as DIGEST's."""
+    served = served_digest(ref)
+    if served is not None:
+        return served == digest
+    by_tag = served_platforms(ref)
+    return bool(by_tag) and by_tag == served_platforms(f"{repository_of(ref)}@{digest}")
+
+
 def push_and_verify(ref: str) -> str:
     """Push REF and check that the registry serves the digest docker push reported; for an image index (docker push
     of an index tag pushes every platform), that the tag and that digest serve the same platforms' manifests."""
     pushed = push(ref)
-    served = served_digest(ref)
-    if served is None:
-        by_tag = served_platforms(ref)
-        if by_tag and by_tag == served_platforms(f"{repository_of(ref)}@{pushed}"):
-            served = pushed
-    if served != pushed:
+    if not serves(ref, pushed):
+        served = served_digest(ref) or served_platforms(ref)  # an index: its platforms' manifests
         raise DigestMismatch(f"pushed {ref} as {pushed} but the registry serves {served or 'nothing'}; fix: check "
                              f"that nothing else pushes to {host_of(ref)} at the same time, then push again")
     return pushed

@@ -69,6 +69,27 @@ def test_an_index_push_is_verified_by_its_platforms(monkeypatch) -> None:
     assert registry.served_platforms(f"{REPO_REF}:one") is None and registry.served_digest(f"{REPO_REF}:one") == AMD
 
 
+def test_a_resumed_release_finds_its_index_already_there_and_pushes_nothing(tmp_path: Path, monkeypatch) -> None:
+    """docker manifest inspect shows an index's entries, not its digest: the tag serves the recorded index when it
+    serves the same platforms' manifests as that digest."""
+    served = {f"{REPO_REF}:26.12-cpu-candidate": index_entries({"linux/amd64": AMD, "linux/arm64": ARM}),
+              f"{REPO_REF}@{INDEX}": index_entries({"linux/amd64": AMD, "linux/arm64": ARM})}
+    monkeypatch.setattr(engine, "manifest_inspect", lambda ref, insecure=False: inspect_answer(served[ref]))
+    monkeypatch.setattr(engine, "image_id", lambda image: INDEX)
+    monkeypatch.setattr(engine, "push", lambda ref: pytest.fail(f"pushed {ref} again"))
+    monkeypatch.setattr(engine, "tag", lambda image, target: pytest.fail(f"tagged {target} again"))
+    state = State(tmp_path / "state.json")
+    target = f"{REPO_REF}:26.12-cpu-candidate"
+    key = push.digest(INDEX, "127.0.0.1:5000")
+    state.record("cpu", candidate.NAME, key, "passed", f"{target}@{INDEX}", digest=INDEX, image_id=INDEX)
+    lines: list[str] = []
+    assert push.push_tag(state, "cpu", candidate.NAME, "ngc-paddle:26.12-cpu", target, lines.append) == INDEX
+    assert lines == [f"--> push {target}: already there ({INDEX[:19]}), skipped"]
+    served[target] = index_entries({"linux/amd64": AMD, "linux/arm64": "sha256:" + "9" * 64})  # moved since
+    with pytest.raises(pytest.fail.Exception, match="tagged"):
+        push.push_tag(state, "cpu", candidate.NAME, "ngc-paddle:26.12-cpu", target, lines.append)
+
+
 def test_the_candidate_index_must_hold_the_images_the_build_folded(tmp_path: Path, monkeypatch) -> None:
     record = tmp_path / "index.json"
     record.write_text(json.dumps({"index": INDEX, "platforms": {"linux/amd64": AMD, "linux/arm64": ARM}}))
@@ -78,6 +99,7 @@ def test_the_candidate_index_must_hold_the_images_the_build_folded(tmp_path: Pat
     assert candidate.platform_refs(state, "cpu", f"{REPO_REF}@{INDEX}", record) == REFS
     assert state.data["cpu"]["candidate"]["platform_digests"] == {"linux/amd64": AMD, "linux/arm64": ARM}
     assert State(tmp_path / "state.json").data["cpu"]["candidate"]["digest"] == INDEX  # read back through the model
+    assert candidate.platform_refs(state, "cpu", f"{REPO_REF}@{INDEX}", record) == REFS  # a resumed run, again
 
     other = "sha256:" + "9" * 64
     monkeypatch.setattr(candidate, "served_platforms", lambda ref: {"linux/amd64": AMD, "linux/arm64": other})

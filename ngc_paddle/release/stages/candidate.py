@@ -61,7 +61,8 @@ def platform_refs(state: State, flavor: str, ref: str, record: Path) -> dict[str
                             f"(the image was rebuilt, or something else pushed to {ref.split('/', 1)[0]})")
     entry = state.data[flavor][NAME]
     state.record(flavor, NAME, entry["key"], entry["status"], entry["detail"],
-                 **{k: v for k, v in entry.items() if k not in ("key", "status", "detail", "finished")},
+                 **{k: v for k, v in entry.items() if k not in ("key", "status", "detail", "finished",
+                                                               "platform_digests")},
                  platform_digests=served)
     repository = ref.rsplit("@", 1)[0]
     return {platform: f"{repository}@{digest}" for platform, digest in served.items()}

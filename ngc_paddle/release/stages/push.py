@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from ngc_paddle import engine
 from ngc_paddle.host_errors import NgcPaddleError
-from ngc_paddle.release.registry import DigestMismatch, push_and_verify, served_digest, served_platforms
+from ngc_paddle.release.registry import DigestMismatch, push_and_verify, served_platforms, serves
 from ngc_paddle.release.stages import digest
 from ngc_paddle.release.state_file import State
 
@@ -48,7 +48,7 @@ def push_tag(state: State, flavor: str, stage: str, image: str, target: str, say
     image_id = engine.image_id(image)
     key = digest(image_id, target.split("/", 1)[0])
     previous = state.done(flavor, stage, key)
-    if previous and served_digest(target) == previous["digest"]:
+    if previous and serves(target, previous["digest"]):
         say(f"--> push {target}: already there ({previous['digest'][:19]}), skipped")
         return previous["digest"]
     engine.tag(image, target)
