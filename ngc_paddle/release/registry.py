@@ -109,10 +109,10 @@ def repository_of(ref: str) -> str:
 def serves(ref: str, digest: str) -> bool:
     """Whether the registry serves DIGEST for the tag REF: that manifest, or for an image index (whose own digest
     `docker manifest inspect` does not show) an index of the same platforms' manifests as DIGEST's."""
-    served = served_digest(ref)
-    if served is not None:
-        return served == digest
-    by_tag = served_platforms(ref)
+    data = _inspect(ref)  # read once: a manifest's digest, or an index's entries
+    if isinstance(data, dict):
+        return data.get("Descriptor", {}).get("digest") == digest
+    by_tag = platforms_of(data) if isinstance(data, list) else None
     return bool(by_tag) and by_tag == served_platforms(f"{repository_of(ref)}@{digest}")
 
 
