@@ -8,7 +8,7 @@ from collections.abc import Callable
 from functools import partial
 
 from ngc_paddle import engine, platforms
-from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease
+from ngc_paddle.flavor import ResolvedFlavor, ResolvedRelease, build_name
 from ngc_paddle.host_errors import Failed, NgcPaddleError, NotProven
 from ngc_paddle.image_build import image_index
 from ngc_paddle.release.fleet import fleet_schema
@@ -230,13 +230,17 @@ def _run_gates(builts: list[Built], fleet, release: ResolvedRelease, opts: Relea
 def _platform_refs(state: State, built: Built, ref: str, say: Callable[[str], None]) -> dict[str, str]:
     """Each platform's REGISTRY/REPO@sha256:... in the flavor's candidate index, in the manifest's platform order
     (checked against the index the build folded); {} for a flavor of one platform, or whose image is not the index
-    its build recorded (released as one image, and said so)."""
+    its build recorded (released as one image, and said so: an earlier run's gates of its further platforms are
+    dropped from the state, so that the notes show no platform this release does not ship)."""
     record = built.resolved.reports_dir / image_index.RECORD
     if len(built.spec.platforms) < 2:
         return {}
     if image_index.recorded_index(record) != built.image_id:
         say(f"    note: {built.image} ({built.image_id[:19]}) is not the image index of {built.flavor}'s platforms "
             f"that {record} records: released as one image")
+        for platform in built.spec.platforms[1:]:
+            if state.forget(build_name(built.flavor, platform)):
+                say(f"    note: the gates an earlier run stored for {build_name(built.flavor, platform)} dropped")
         return {}
     first = built.spec.platforms[0]
     if platforms.foreign(first):  # the first platform's gates run the index tag: docker picks the host's platform

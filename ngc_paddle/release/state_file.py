@@ -129,6 +129,14 @@ class State:
             self._write()
         return entry
 
+    def forget(self, entry: str) -> bool:
+        """Drop every stage of one entry (a flavor, or a platform of one: cpu-arm64); whether it held any."""
+        with self.lock:
+            held = self.data.pop(entry, None) is not None
+            if held:
+                self._write()
+        return held
+
     def record_profile(self, flavor: str, stage: str, profile: str, cell: dict) -> None:
         """Keep one profile's verdict of a fan-out as soon as it is known (the stage's own result comes after all
         of them): an interrupted run then resumes with the profiles that passed."""

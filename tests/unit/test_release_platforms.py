@@ -198,6 +198,26 @@ def test_each_platform_is_gated_on_its_digest_and_an_emulated_one_is_not_proven(
     assert f"| linux/amd64 {AMD}, linux/arm64 {ARM} |" in matrix
 
 
+def test_a_flavor_released_as_one_image_after_its_index_keeps_no_rows_of_the_other_platform(
+        tree: Path, faked: dict, monkeypatch) -> None:
+    """`make image PLATFORMS=linux/amd64` after an index run: the tag is the amd64 image alone, released as one image;
+    the arm64 gates the earlier run stored are dropped, so the notes show no platform this release does not ship."""
+    release_pipeline.run(ReleaseOptions("26.12", ["cpu"], root=tree, accept_unproven="emulated here"),
+                         say=lambda _l: None)
+    assert "cpu-arm64" in State(release_folder(tree, "26.12") / "state.json").data
+    monkeypatch.setattr(engine, "image_id", {"ngc-paddle:26.12-cpu": AMD, "ngc-paddle:26.12-cpu-arm64": ARM}.get)
+    faked["runs"].clear()
+    lines: list[str] = []
+    release_pipeline.run(ReleaseOptions("26.12", ["cpu"], root=tree), say=lines.append)
+    assert all(not image.endswith("-arm64") for _stage, image in faked["runs"]) and faked["runs"], faked["runs"]
+    assert any("released as one image" in line for line in lines), lines
+    assert "    note: the gates an earlier run stored for cpu-arm64 dropped" in lines
+    state = State(release_folder(tree, "26.12") / "state.json").data
+    assert "cpu-arm64" not in state and "platform_digests" not in state["cpu"]["candidate"]
+    notes = (tree / "release-notes" / "26.12.md").read_text()
+    assert "cpu-arm64" not in notes and "(image index)" not in notes and "linux/arm64 |" not in notes
+
+
 def test_an_index_whose_arm64_image_moved_stops_before_its_gates(tree: Path, faked: dict, monkeypatch) -> None:
     monkeypatch.setattr(engine, "image_id", {"ngc-paddle:26.12-cpu": INDEX,
                                              "ngc-paddle:26.12-cpu-arm64": "sha256:" + "7" * 64}.get)

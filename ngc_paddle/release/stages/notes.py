@@ -23,7 +23,7 @@ from ngc_paddle.manifest.loader import load_manifest
 from ngc_paddle.manifest.resolve import platform_differences
 from ngc_paddle.manifest.schema import Flavor, Manifest
 from ngc_paddle.outputs import ensure_folder, staged
-from ngc_paddle.platforms import DEFAULT_PLATFORM
+from ngc_paddle.platforms import DEFAULT_PLATFORM, PLATFORMS
 from ngc_paddle.release.fleet import hardware_profiles
 from ngc_paddle.release.options import BENCHMARKS
 from ngc_paddle.release.stages import ab, bench, gates, release_folder
@@ -385,12 +385,16 @@ def profile_table(flavors: dict[str, dict]) -> list[str]:
 def collect(root: Path, release: str, state: dict) -> dict[str, dict]:
     """Every flavor's notes inputs: the committed record, overlaid by the flavors of the stored state
     (build/release/<release>/state.json and each flavor's stored benchmark results). Releasing one
-    flavor thus keeps what an earlier run stored for the others."""
+    flavor thus keeps what an earlier run stored for the others; a flavor's further platforms (cpu-arm64) are the
+    state's where it holds the flavor (one released as one image has none: the record's are an earlier index's)."""
     merged = load_record(record_path(root, release))["flavors"]
     for name, stages in state.items():
         build = stages.get("build")
         if not isinstance(build, dict):
             continue
+        for platform in PLATFORMS:
+            if build_name(name, platform) != name and build_name(name, platform) not in state:
+                merged.pop(build_name(name, platform), None)
         info: dict = {"stages": {}}
         if build.get("status") != "passed":
             info["not_built"] = build.get("detail", "")
