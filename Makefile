@@ -147,9 +147,11 @@ perf-arm64-build: $(BIN)/.installed toolchain
 	$(BIN)/python -m perf.image_build.bench_arm64 $(if $(RELEASE),--release $(RELEASE)) $(if $(COLD_REPORT),--cold-report $(COLD_REPORT),--cold)
 
 ## Reproducibility: two builds with --no-cache (RELEASE/FLAVOR, UP_TO=layer to stop early; SECOND_ENGINE=1: B on a second
-## engine instance), image digests, packages and layers compared
+## engine instance; PLATFORMS=linux/arm64: the flavor's image of that platform, every layer, under qemu as make image
+## builds it), image digests, packages and layers compared
 perf-repro: $(BIN)/.installed toolchain
-	$(BIN)/python -m perf.image_build.bench_repro $(build_args) $(if $(UP_TO),--up-to $(UP_TO)) $(if $(SECOND_ENGINE),--second-engine)
+	$(BIN)/python -m perf.image_build.bench_repro $(build_args) $(if $(UP_TO),--up-to $(UP_TO)) $(if $(SECOND_ENGINE),--second-engine) \
+	  $(if $(PLATFORMS),--platform $(PLATFORMS))
 
 ## A build cache shared between hosts: this engine builds with CACHE_REGISTRY (default 127.0.0.1:5000), a fresh second
 ## engine instance builds the same flavor from the registry's cache alone; wall times and steps rebuilt per layer

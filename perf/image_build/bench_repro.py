@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ngc_common.exit_codes import ExitCode
 from ngc_paddle import engine, outputs
+from ngc_paddle.platforms import DEFAULT_PLATFORM, platform_named
 from perf.measurements import REPO, record
 
 METADATA_FIELDS = ("mtime", "uid", "gid", "uname", "gname", "mode", "type", "linkname")
@@ -208,10 +209,12 @@ def package_diff(a: list[str], b: list[str]) -> dict[str, list[str]]:
 
 # ---- the engine: builds, packages, docker save ---------------------------------------------------------
 
-def installed_packages(image: str) -> dict[str, list[str]]:
-    """pip (the venv) and dpkg packages of an image, as sorted name=version lines."""
+def installed_packages(image: str, platform: str | None = None) -> dict[str, list[str]]:
+    """pip (the venv) and dpkg packages of an image (of another platform: under qemu), as sorted name=version
+    lines."""
     def run(entrypoint: str, *args: str) -> str:
-        flags = ("--network", "none", "--user", "root", "--entrypoint", entrypoint)
+        flags = ("--network", "none", "--user", "root", "--entrypoint", entrypoint,
+                 *(("--platform", platform) if platform else ()))
         return engine.run(image, *args, flags=flags, check=True).stdout
 
     pip = json.loads(run("/opt/venv/bin/python", "-m", "pip", "list", "--format", "json"))
@@ -270,6 +273,21 @@ def cold_build(root: Path, release: str | None, flavor: str | None, up_to: str |
     return manifest.release, flavor_name, tags
 
 
+def cold_build_platform(root: Path, release: str | None, flavor: str | None, platform: str,
+                        sources: dict[str, str], say=print) -> tuple[str, str, list[str]]:
+    """Build a flavor for another platform than the default (every layer, BuildKit's no-cache, as `make image
+    PLATFORMS=...` builds it: os and suite layers under qemu, pip layers installed natively for the target);
+    return release, flavor, tags (the layers', then the image's)."""
+    from ngc_paddle.flavor import ResolvedRelease
+    from ngc_paddle.image_build import build_flavor
+    from ngc_paddle.manifest.loader import latest_release
+
+    release = release or latest_release(root / "releases")
+    resolved = ResolvedRelease.load(root, release, sources).flavor(flavor, platform)
+    report = build_flavor.build(resolved, no_cache=True, say=lambda line: say(line) if line.startswith("-->") else None)
+    return release, resolved.name, [*(layer.tag for layer in report.layers[:-1]), report.image]
+
+
 # ---- report -----------------------------------------------------------------------------------------------
 
 def render_markdown(result: dict) -> str:
@@ -317,11 +335,13 @@ def summarize_reasons(files: list[dict]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
-def compare_images(image_a: str, image_b: str, tmp: Path, host_b: str | None = None) -> dict:
-    """Compare image A (this engine) with image B (this engine, or the engine at `host_b`)."""
-    packages_a, folder_a = installed_packages(image_a), save_image(image_a, tmp / "a")
+def compare_images(image_a: str, image_b: str, tmp: Path, host_b: str | None = None,
+                   platform: str | None = None) -> dict:
+    """Compare image A (this engine) with image B (this engine, or the engine at `host_b`), both of `platform`
+    (default: this host's)."""
+    packages_a, folder_a = installed_packages(image_a, platform), save_image(image_a, tmp / "a")
     with engine.using(host_b):
-        packages_b, folder_b = installed_packages(image_b), save_image(image_b, tmp / "b")
+        packages_b, folder_b = installed_packages(image_b, platform), save_image(image_b, tmp / "b")
     packages = {kind: package_diff(packages_a[kind], packages_b[kind]) for kind in ("pip", "dpkg")}
     layers = compare_saved(folder_a, folder_b)
     config = config_diff(folder_a, folder_b)
@@ -355,7 +375,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--keep-images", action="store_true", help="keep the two builds' images afterwards")
     parser.add_argument("--second-engine", nargs="?", const="repro2", default=None, metavar="NAME",
                         help="build B on a second engine instance (own data root and cache; removed afterwards)")
+    parser.add_argument("--platform", default=None, metavar="OS/ARCH",
+                        help="build and compare the flavor's image for this platform (another one than this host's: "
+                             "under qemu, as make image builds it); default: this host's")
     args = parser.parse_args(argv)
+    try:
+        foreign = args.platform is not None and platform_named(args.platform).name != DEFAULT_PLATFORM
+    except ValueError as exc:
+        parser.exit(ExitCode.BAD_INPUT, f"error: --platform: {exc}; fix: name one of them\n")
+    if foreign and (args.up_to or args.second_engine):
+        parser.exit(ExitCode.BAD_INPUT, f"error: --platform {args.platform}: builds every layer on this engine; fix: "
+                                        "leave out --up-to and --second-engine\n")
     for item in args.source:
         if "=" not in item or not item.split("=", 1)[0] or not item.split("=", 1)[1]:
             parser.exit(ExitCode.BAD_INPUT, f"error: --source: {item!r} is not NAME=URL|PATH; fix: e.g. --source pypi=https://m/simple\n")
@@ -364,6 +394,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    foreign = args.platform not in (None, DEFAULT_PLATFORM)
     sources = dict(item.split("=", 1) for item in args.source)
     from ngc_paddle.host_errors import NgcPaddleError
     from ngc_paddle.image_build.scratch import scratch_copy
@@ -387,9 +418,14 @@ def main(argv: list[str] | None = None) -> int:
                           flush=True)
                     started = time.monotonic()
                     with engine.using(host):
-                        release, flavor, tags = cold_build(root, args.release, args.flavor, args.up_to, sources,
-                                                           REPO / "build" / "logs" / f"repro-{name}",
-                                                           say=lambda line: print(f"    {line}", flush=True))
+                        if foreign:
+                            release, flavor, tags = cold_build_platform(
+                                root, args.release, args.flavor, args.platform, sources,
+                                say=lambda line: print(f"    {line}", flush=True))
+                        else:
+                            release, flavor, tags = cold_build(root, args.release, args.flavor, args.up_to, sources,
+                                                               REPO / "build" / "logs" / f"repro-{name}",
+                                                               say=lambda line: print(f"    {line}", flush=True))
                         kept = f"{args.name}-repro:{name}"
                         engine.tag(tags[-1], kept)
                     print(f"    build {name.upper()}: {time.monotonic() - started:.0f}s", flush=True)
@@ -400,7 +436,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"comparing {image_a} with {image_b} ...", flush=True)
             second = engine.instance_host(args.second_engine) if args.second_engine and not args.compare else None
             result = {"release": release, "flavor": flavor, "up_to": args.up_to, "second_engine": args.second_engine,
-                      **compare_images(image_a, image_b, tmp, second)}
+                      "platform": args.platform or DEFAULT_PLATFORM,
+                      **compare_images(image_a, image_b, tmp, second, args.platform)}
         except NgcPaddleError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return exc.exit_code
@@ -410,7 +447,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.second_engine and not args.compare and not args.keep_images:
                 engine.remove_instance(args.second_engine)
 
-    name = f"{release or 'images'}-{flavor or 'compare'}" + (f"-up-to-{args.up_to}" if args.up_to else "")
+    name = f"{release or 'images'}-{flavor or 'compare'}" + (f"-up-to-{args.up_to}" if args.up_to else "") \
+        + (f"-{platform_named(args.platform).qualifier}" if foreign else "")
     out = REPO / "build" / "repro" / name
     with outputs.staged() as stage:
         outputs.ensure_folder(out, stop=REPO)
@@ -439,8 +477,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"results: {(out / 'repro.md').relative_to(REPO)}")
     if not args.compare and not args.up_to:
         where = f"on a second engine instance ({args.second_engine})" if args.second_engine else "on the same engine"
-        record("perf-repro" + ("-second-engine" if args.second_engine else ""),
-               f"Reproducibility: two cold builds, B {where}",
+        key = "perf-repro" + ("-second-engine" if args.second_engine else "") \
+            + (f"-{platform_named(args.platform).qualifier}" if foreign else "")
+        record(key, f"Reproducibility: two cold builds, B {where}" + (f", {args.platform}" if foreign else ""),
                render_markdown(result).split("\n", 2)[2].split("\n| layer |")[0])
     return ExitCode.PASS if result["packages_identical"] else ExitCode.FAIL
 

@@ -4,6 +4,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import subprocess
 import tarfile
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -12,6 +13,7 @@ from types import MappingProxyType
 
 import pytest
 
+from ngc_common.exit_codes import ExitCode
 from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.image_build.bakefile import bake_definition
 from ngc_paddle.layers import bake_target
@@ -175,3 +177,34 @@ def test_config_differences_name_the_field_and_why(tmp_path: Path) -> None:
     assert set(diff) == {"created", "history[0].created", "config.Labels.x"}
     assert diff["created"] == diff["history[0].created"] == bench_repro.CONFIG_TIME
     assert "label" in diff["config.Labels.x"]
+
+
+def test_another_platform_builds_every_layer_on_this_engine_and_an_unknown_one_is_refused(capsys) -> None:
+    """--platform linux/arm64 builds the whole image (the foreign build has no stop at a layer) on this engine (a
+    second engine instance has neither qemu nor the arm64 base); an unknown platform is one line naming the known."""
+    assert bench_repro.parse_args(["--platform", "linux/arm64"]).platform == "linux/arm64"
+    assert bench_repro.parse_args(["--platform", "linux/amd64", "--up-to", "os"]).up_to == "os"  # this host's
+    for bad in (["--platform", "linux/arm64", "--up-to", "os"], ["--platform", "linux/arm64", "--second-engine"],
+                ["--platform", "linux/s390x"]):
+        with pytest.raises(SystemExit) as refused:
+            bench_repro.parse_args(bad)
+        assert refused.value.code == ExitCode.BAD_INPUT, bad
+        err = capsys.readouterr().err
+        assert err.startswith("error: --platform") and err.count("\n") == 1 and "fix: " in err, err
+    assert "linux/amd64, linux/arm64" in err
+
+
+def test_the_packages_of_another_platforms_image_are_read_under_its_platform(monkeypatch) -> None:
+    calls = []
+
+    def run(image, *cmd, flags=(), check=False, **_):
+        calls.append(list(flags))
+        out = "[]" if "pip" in cmd else ""
+        return subprocess.CompletedProcess([], 0, out, "")
+
+    monkeypatch.setattr(bench_repro.engine, "run", run)
+    assert bench_repro.installed_packages("img:arm64", "linux/arm64") == {"pip": [], "dpkg": []}
+    assert all(f[f.index("--platform") + 1] == "linux/arm64" for f in calls) and len(calls) == 2
+    calls.clear()
+    bench_repro.installed_packages("img")
+    assert all("--platform" not in f for f in calls)
