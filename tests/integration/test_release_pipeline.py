@@ -90,22 +90,33 @@ def test_the_push_stage_over_tls_needs_a_login_and_checks_the_digest(tmp_path: P
         subprocess.run(["docker", "image", "rm", image, f"{REGISTRY}/{image}"], capture_output=True)
 
 
-def seed_passed(root: Path, release: str, plans, **options) -> None:
-    """Build the flavor's image as the release's build stage will find it, and record the stages `plans` make as
-    passed in the release's state file, under the keys the pipeline computes for that image: a rerun skips them."""
-    built_now = subprocess.run([*CLI, "--root", str(root), "build"], capture_output=True, text=True, cwd=REPO,
-                               timeout=1800)
+def seed_passed(root: Path, release: str, plans, flavor: str = "cpu", **options) -> None:
+    """Build FLAVOR's image as the release's build stage will find it, and record the stages `plans` make as passed
+    in the release's state file, under the keys the pipeline computes for that image: a rerun skips them. A seeded
+    scan leaves the SBOM and report a scan writes (month-over-month and the notes read them)."""
+    built_now = subprocess.run([*CLI, "--root", str(root), "build", "--flavor", flavor], capture_output=True,
+                               text=True, cwd=REPO, timeout=1800)
     assert built_now.returncode == 0, built_now.stdout[-2000:] + built_now.stderr
-    resolved = ResolvedRelease.load(root, release).flavor("cpu")
+    resolved = ResolvedRelease.load(root, release).flavor(flavor)
     image = resolved.image
-    opts = ReleaseOptions(release, ["cpu"], root=root, **options)
+    opts = ReleaseOptions(release, [flavor], root=root, **options)
     built = Built(resolved, engine.image_id(image) or "", engine.image_size(image),
-                  release_folder(root, release) / "cpu", opts, engine.host_has_nvidia_gpus())
+                  release_folder(root, release) / flavor, opts, engine.host_has_nvidia_gpus())
     state = State(release_folder(root, release) / "state.json")
     for plan in plans:
         step = plan(built)
-        state.record("cpu", step.name, step.key, "passed", f"seeded by the test for {image}")
+        state.record(flavor, step.name, step.key, "passed", f"seeded by the test for {image}")
+        if step.name == scan_stage.NAME:
+            seed_scan_outputs(built.folder)
     seed_platforms(state, built)
+
+
+def seed_scan_outputs(flavor_folder: Path) -> None:
+    """The SBOM and report a scan stage writes, empty: where the test seeds the scan, nothing it asserts reads them."""
+    sbom = scan_stage.sbom(flavor_folder)
+    sbom.parent.mkdir(parents=True, exist_ok=True)
+    sbom.write_text(json.dumps({"bomFormat": "CycloneDX", "specVersion": "1.5", "components": []}))
+    (sbom.parent / "scan.json").write_text(json.dumps({"blocked": False, "seeded": True}))
 
 
 def seed_platforms(state: State, built: Built) -> None:
@@ -119,10 +130,7 @@ def seed_platforms(state: State, built: Built) -> None:
         for plan in release_pipeline.PLATFORM_GATES:
             step = plan(other)
             state.record(other.entry, step.name, step.key, "passed", f"seeded by the test for {resolved.image}")
-        sbom = scan_stage.sbom(other.folder)
-        sbom.parent.mkdir(parents=True, exist_ok=True)
-        sbom.write_text(json.dumps({"bomFormat": "CycloneDX", "specVersion": "1.5", "components": []}))
-        (sbom.parent / "scan.json").write_text(json.dumps({"blocked": False, "seeded": True}))
+        seed_scan_outputs(other.folder)
 
 
 def cli(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -14,13 +14,15 @@ new in 26.12, has no previous image: its A/B is NOT RUN with the reason and does
 
 Cost: the builds are BuildKit cache hits of the release's own layers (a scratch name of its own). The cpu
 flavor's validation and benchmark are seeded as passed in the release's state file (the cpu release test,
-test_release_pipeline.py, runs both for real and asserts the notes' benchmark section): this run gates what
-this test asserts, and no efficiency gate decides here, so it runs beside other tests. gpu-cu118's benchmark
-stops at once (no GPU: NOT PROVEN). The A/B: 3 smoke rounds after a warm-up round (8 runs of seconds each).
-The second run skips every passed stage (stored state) and reruns only the NOT PROVEN ones. Measured (2026-12-07,
-Intel Xeon with AVX-512, beside other work): 587 s, of which the cpu A/B 205 s, gpu-cu118's validation, benchmark and
-scan 230 s (its scan cold: the user's scan cache did not hold its layers yet), gpu-cu118's build from the cache 41 s
-and its candidate push 37 s; the second run 5 s.
+test_release_pipeline.py, runs both for real and asserts the notes' benchmark section), and so is gpu-cu118's scan
+(test_scan_integrity.py scans that image and asserts its report; the cpu release test runs a scan stage): this run
+gates what this test asserts, and no efficiency gate decides here, so it runs beside other tests. gpu-cu118's
+validation runs for real (NOT PROVEN without a GPU) and its benchmark stops at once (no GPU: NOT PROVEN). The A/B: 3
+smoke rounds after a warm-up round (8 runs of seconds each). The second run skips every passed stage (stored state)
+and reruns only the NOT PROVEN ones. Measured before gpu-cu118's scan was seeded (2026-12-07, Intel Xeon with
+AVX-512, beside other work): 587 s, of which the cpu A/B 205 s, gpu-cu118's validation, benchmark and scan 230 s (its
+scan cold: the user's scan cache did not hold its layers yet), gpu-cu118's build from the cache 41 s and its
+candidate push 37 s; the second run 5 s.
 """
 
 import json
@@ -33,6 +35,7 @@ import pytest
 
 from ngc_paddle.release.registry import served_digest, served_platforms
 from ngc_paddle.release.stages import bench as bench_stage
+from ngc_paddle.release.stages import scan as scan_stage
 from ngc_paddle.release.stages import validate as validate_stage
 from tests.integration.conftest import CLI, PREVIOUS, REPO, own_registry, previous_release
 from tests.integration.conftest import scratch as scratch_of
@@ -102,6 +105,10 @@ def test_two_flavors_push_all_or_nothing_and_share_one_notes_file(scratch: Path,
     # cpu's validation and benchmark: passed, under the keys this release computes (the A/B's reference among them);
     # cpu-arm64's gates (its platform of the cpu index) too, under the scan policy of this run
     seed_passed(scratch, release_id, (validate_stage.plan, bench_stage.plan), registry=registry,
+                benchmarks=("bench-rn50",), ab_smoke=True, policy=waived)
+    # gpu-cu118's scan: passed (its image's scan is test_scan_integrity.py's clean gpu-cu118 test; a release's scan
+    # stage runs for real in the cpu release test): its validation and benchmark run here, for real
+    seed_passed(scratch, release_id, (scan_stage.plan,), flavor="gpu-cu118", registry=registry,
                 benchmarks=("bench-rn50",), ab_smoke=True, policy=waived)
     # 1. Without a person's word, gpu-cu118's NOT PROVEN gates block the whole release: cpu passes every gate
     #    (its A/B may be NOT PROVEN: two images of the same content on a busy host) and is not pushed either.
