@@ -42,13 +42,20 @@ def phase_peaks(probes: list[dict[str, dict]]) -> dict:
 
 
 class Peaks:
-    """The peaks per dtype of one run's phases: every probe, and per dtype the lowest phase peak per kind."""
+    """The peaks per dtype of one run's phases: every probe, and per dtype the lowest phase peak per kind.
+    `skip`: why no probe runs (an emulated run: its peak would be the emulator's, and no efficiency of it proves
+    anything; under qemu one probe of a smoke run took 6-8 minutes of a 14-minute run): each probe is logged as
+    `not run` with it, and the phases have no peak and no efficiency."""
 
-    def __init__(self, device: str, world: int, repeats: int, threads: int = 1) -> None:
-        self.device, self.world, self.repeats, self.threads = device, world, repeats, threads
+    def __init__(self, device: str, world: int, repeats: int, threads: int = 1, skip: str | None = None) -> None:
+        self.device, self.world, self.repeats, self.threads, self.skip = device, world, repeats, threads, skip
         self.found: dict[str, dict] = {}  # dtype -> every probe, each kind's method, the lowest phase peaks
 
     def probe(self, dtype: str, label: str, log: Callable) -> dict[str, dict]:
+        if self.skip:  # logged, not kept: results.peak holds measured peaks only (ngc_common.bench_result)
+            kinds = {kind: {"status": "not run", "reason": self.skip} for kind in roofline.KINDS}
+            log(f"peak probe {dtype} ({label})", {kind: f"not run: {self.skip}" for kind in kinds})
+            return kinds
         kinds = roofline.probe_all(self.device, dtype, self.repeats, self.threads)
         log(f"peak probe {dtype} ({label})", {k: v.get("peak_flops", v.get("status")) for k, v in kinds.items()})
         entry = self.found.setdefault(dtype, {"dtype": dtype, "probes": [], "kinds": {}})

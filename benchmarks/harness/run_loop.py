@@ -212,7 +212,7 @@ def run(config: RunConfig, spec: ModelSpec, inputs: Inputs) -> int:
         code = report.finish(out, spec, title, recorded, env, {}, [], outcome, profile, logger)
         progress.written.set()
         return code
-    if not _measure(config, spec, logger, table, profile, (rank, world), results, progress):
+    if not _measure(config, spec, logger, table, profile, (rank, world), results, progress, env.get("emulated")):
         return 0
     recorded["eval"] = evaluation.gated(config, results)
 
@@ -248,14 +248,15 @@ class _Progress:
 
 
 def _measure(config: RunConfig, spec: ModelSpec, logger: DLLogger, table: dict, profile: str,
-             ranks: tuple[int, int], results: dict, progress: _Progress) -> bool:
+             ranks: tuple[int, int], results: dict, progress: _Progress, emulated: str | None = None) -> bool:
     """The phases in order (training, inference, the model's extra results, the peaks), each in `results` once it
-    has finished; False on a rank other than 0, whose part ends with training."""
+    has finished; False on a rank other than 0, whose part ends with training. `emulated`: why no peak is probed."""
     def build(num_classes: int, data_format: str):
         return spec.build(config, num_classes, data_format)
 
     rank, world = ranks
-    peaks = Peaks(config.device, world, 1 if config.smoke else efficiency.PROBE_REPEATS, config.threads)
+    peaks = Peaks(config.device, world, 1 if config.smoke else efficiency.PROBE_REPEATS, config.threads,
+                  skip=f"not probed: {emulated}" if emulated else None)
     gpu_profile = profile if config.gpu else None  # MFU: a GPU's data sheet, never a CPU run's
     if config.mode in ("train", "all"):
         progress.now = "training"

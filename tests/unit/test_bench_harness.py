@@ -586,6 +586,39 @@ def test_a_probe_asks_for_the_runs_device_dtype_repeats_and_threads_and_logs_eac
     assert calls[-1] == ("gpu", "float16", 2, 1)  # one thread unless told
 
 
+def test_an_emulated_run_probes_no_peak_and_its_phases_have_no_efficiency(monkeypatch) -> None:
+    """Under qemu a probe measures the emulator (one took 6-8 minutes of a smoke run): no probe runs, each is logged
+    as `not run` with the reason, the phase has no peak and annotate() gives it no efficiency."""
+    from benchmarks.harness import efficiency, roofline
+    from benchmarks.harness.peaks import Peaks
+
+    monkeypatch.setattr(roofline, "probe_all", lambda *a: pytest.fail("probed under emulation"))
+    logged = []
+    peaks = Peaks("cpu", world=1, repeats=1, skip="not probed: emulated: aarch64 under qemu")
+    with peaks.around("float32", "train fp32", lambda *a: logged.append(a)) as peak:
+        pass
+    assert peak == {} and peaks.found == {}  # results.peak holds measured peaks only (its schema's rule)
+    assert logged == [("peak probe float32 (train fp32)", dict.fromkeys(
+        roofline.KINDS, "not run: not probed: emulated: aarch64 under qemu"))]
+    result = efficiency.annotate({"ips": 2.0}, 1e9, peak or None, None)
+    assert "efficiency" not in result and "peak_tflops" not in result and result["achieved_tflops"] == 2e-3
+
+
+def test_the_run_hands_its_emulation_to_the_peaks(monkeypatch) -> None:
+    import types
+
+    from benchmarks.harness import run_loop
+
+    made = []
+    monkeypatch.setattr(run_loop, "Peaks", lambda *a, **k: made.append(k.get("skip")) or types.SimpleNamespace(
+        found={}))
+    config = types.SimpleNamespace(device="cpu", smoke=True, threads=1, gpu=False, mode="none")
+    spec = types.SimpleNamespace(extra_results=lambda config: {})
+    for emulated, skip in ((None, None), ("emulated: aarch64 under qemu", "not probed: emulated: aarch64 under qemu")):
+        assert run_loop._measure(config, spec, None, {}, "cpu", (0, 1), {}, run_loop._Progress(), emulated)
+        assert made[-1] == skip
+
+
 def test_profiles_and_data_sheet_peaks_where_the_gates_file_lacks_a_part() -> None:
     """No profiles, a profile without peaks, amp-o2 as fp16, a precision looked up under its own name."""
     assert acceptance_gates.detect_profile({}, ["NVIDIA A100-SXM4-80GB"]) is None
