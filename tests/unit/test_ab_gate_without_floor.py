@@ -133,9 +133,21 @@ def test_a_fleet_job_folds_the_same_rule_into_its_cell(tmp_path: Path, candidate
             (out / "result.json").write_text(json.dumps({"results": figures}))
             lines.append(f"round-{r:02d}\t{side}\tbench-rn50\t0\t{1000 + r}\t900")
     (ab / "rounds.tsv").write_text("\n".join(lines) + "\n")
+    baseline = job.local / "inputs" / "baseline-bench-rn50.json"  # the previous release's figures, named by origin
+    baseline.parent.mkdir(parents=True)
+    baseline.write_text("{}")
+    baseline.with_suffix(".from").write_text("26.11 cpu rn50-1\n")
     reading = results.read(job, JobState("1", "COMPLETED"), "", 5.0)
+    assert "baseline 26.11 cpu rn50-1)" in reading.detail, reading.detail
     assert reading.ab == expected and reading.bench == {"bench-rn50": expected} and reading.status == expected
     assert f"bench-rn50: {expected}: no floor for CPU kind {KIND}: decided by A/B (6 rounds" in reading.detail
+    # the job's A/B report, written beside its rounds: both images by the names the release gave them, and the node
+    summary = json.loads((ab / "ab.json").read_text())
+    assert (summary["candidate"]["name"], summary["reference"]["name"]) == (job.spec.image, REFERENCE)
+    assert summary["node"]["hostname"] == "node1" and summary["node"]["image_digest"] == DIGEST
+    md = (ab / "ab.md").read_text()
+    assert md.startswith("# A/B of cpu@cpu on node1\n") and "- node: hostname node1" in md
+    assert (ab / "rounds.svg").is_file()
 
 
 def test_a_fleet_job_without_a_reference_stays_not_proven_naming_both(tmp_path: Path) -> None:

@@ -193,3 +193,4 @@ def test_a_node_of_another_machine_is_not_run_and_not_requeued(tmp_path: Path) -
            "(partition, constraint or hosts), or set its platform:")
     reading = results.read(_job(tmp_path, outcome=f"wrong-machine: {why}"), DONE, "")
     assert (reading.status, reading.detail, reading.ran) == ("NOT RUN", why, True)
+    assert reading.facts["hostname"] == "node1"  # the node's facts, for the notes' cell

@@ -185,3 +185,35 @@ def test_the_gates_outcome_names_a_data_parallel_jobs_nodes_tasks_and_scaling() 
     assert outcome.detail == "cpu: PASS (slurm job 7 on n01,n02, 2 tasks, bench-rn50 fp32 scaling efficiency 0.80)"
     one = cell.model_copy(update={"nodes": None, "scaling": None})
     assert gates.outcome({"cpu": one})[1].detail == "cpu: PASS (slurm job 7 on n01)"
+
+
+def test_each_benchmark_of_a_multi_task_job_keeps_its_own_description_tasks_and_verdict(tmp_path: Path) -> None:
+    """Two benchmarks of one two-task job: the tasks of both are listed, each detail starts with its benchmark's own
+    description; a missing task leaves a benchmark that did not run NOT RUN (its own verdict, not NOT PROVEN)."""
+    job = dp_job(tmp_path)
+    bench = job.local / "attempt-1" / "bench"
+    shutil.copytree(bench / "bench-rn50", bench / "bench-hgnet")
+    job = Placed(JobSpec(**{**job.spec.__dict__, "benches": (("bench-rn50", ()), ("bench-hgnet", ()))}), job.local)
+    (job.local / "attempt-1" / "steps.tsv").write_text("validate\t0\t5\nbench-rn50\t0\t40\nbench-hgnet\t0\t40\n")
+    reading = results.read(job, DONE, "")
+    assert reading.bench == {"bench-rn50": "PASS", "bench-hgnet": "PASS"}, reading.detail
+    assert [t.split()[0] for t in reading.tasks] == ["bench-rn50"] * 4 + ["bench-hgnet"] * 4
+    parts = reading.detail.split("; ")
+    assert any(p.startswith("bench-rn50: PASS") for p in parts) and "None" not in reading.detail, reading.detail
+
+    (bench / "bench-hgnet" / "tasks.tsv").write_text("0\tn01\t3\t7.0\n")  # task 1 never recorded its end
+    (job.local / "attempt-1" / "steps.tsv").write_text("validate\t0\t5\nbench-rn50\t0\t40\nbench-hgnet\t143\t40\n")
+    reading = results.read(job, DONE, "")
+    assert reading.bench == {"bench-rn50": "PASS", "bench-hgnet": "NOT RUN"}, reading.detail
+
+
+def test_a_multi_task_report_whose_results_are_no_mapping_fails_and_does_not_raise(tmp_path: Path) -> None:
+    job = dp_job(tmp_path)
+    report = job.local / "attempt-1" / "bench" / "bench-rn50" / "task-0" / "run-1" / "result.json"
+    report.write_text(json.dumps({**json.loads(report.read_text()), "results": ["not", "a", "mapping"]}))
+    reading = results.read(job, DONE, "")
+    assert reading.bench == {"bench-rn50": "FAIL"} and "cannot be read" in reading.detail, reading.detail
+    report.write_text("{not json")
+    reading = results.read(job, DONE, "")  # no exception out of the cell's reading: a FAIL that names the file
+    assert reading.bench == {"bench-rn50": "FAIL"} and "cannot be read" in reading.detail, reading.detail
+    assert len(reading.tasks) == 2  # the tasks' lines are still there for the notes

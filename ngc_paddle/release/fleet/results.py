@@ -183,7 +183,10 @@ def _tasks(folder: Path, command: str, job: Placed, verdict: str,
     """A multi-task benchmark's verdict: its own, unless a task or a rank is missing from what the job left (NOT
     PROVEN: the verdict would rest on missing data; a FAIL or NOT RUN stays)."""
     found = task_results.results_of(folder, command)
-    results = bounded_read.load_json(found[-1], NgcPaddleError).get("results", {}) if found else {}
+    try:
+        results = bounded_read.load_json(found[-1], NgcPaddleError).get("results", {}) if found else {}
+    except NgcPaddleError:  # an unreadable report: _bench's FAIL says why; the tasks are still listed
+        results = {}
     run = task_results.read(folder, command, job.spec.tasks, results if isinstance(results, dict) else {})
     detail = f"{detail}; {run.describe(command)}"
     if run.problem and verdict not in ("FAIL", "NOT RUN"):
