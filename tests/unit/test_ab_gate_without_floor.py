@@ -67,6 +67,23 @@ def test_only_a_not_proven_resting_on_the_missing_floor_alone_is_the_ab_s_to_dec
     assert gate_without_floor.kind_without_floor(parsed(failed)) is None
 
 
+def test_any_gate_that_decided_or_another_single_reason_keeps_the_verdict_the_runs_own() -> None:
+    """The one reason must be the missing floor; no gate may have failed, and no acceptance gate passed or was not
+    run; the kind comes from the config, else from the reason itself."""
+    base = judged()
+    emulated = {**base, "verdict_reasons": ["emulated: aarch64 programs run under qemu-user"]}
+    assert gate_without_floor.kind_without_floor(parsed(emulated)) is None
+    for status, acceptance in (("FAIL", False), ("FAIL", True), ("PASS", True), ("NOT RUN", True)):
+        gates = [dict(g) for g in base["gates"]]
+        gates[0].update(status=status, acceptance=acceptance)
+        assert gate_without_floor.kind_without_floor(parsed({**base, "gates": gates})) is None, (status, acceptance)
+    quiet = [dict(g) for g in base["gates"]]
+    quiet[0].update(status="PASS", acceptance=False)  # a relative gate that passed decides nothing
+    assert gate_without_floor.kind_without_floor(parsed({**base, "gates": quiet})) == KIND
+    unnamed = {**base, "config": {**base["config"], "cpu_kind": ""}}
+    assert gate_without_floor.kind_without_floor(parsed(unnamed)) == KIND  # read from the reason
+
+
 def test_the_ab_decides_pass_fail_or_leaves_it_not_proven_naming_both() -> None:
     verdict, why = gate_without_floor.decide("bench-rn50", KIND, ab_summary(10.0), "")
     assert verdict == "PASS" and why.startswith(f"no floor for CPU kind {KIND}: decided by A/B (4 rounds against "

@@ -144,6 +144,8 @@ def test_validation_time_and_a_candidate_only_environment(tmp_path: Path, docker
     assert 0.45 < by_key["bench-rn50:train.fp32.ips"]["ratio"] < 0.55
     assert by_key["bench-rn50:infer.paddle-inference.fp32.bs8.latency_ms.p50"]["status"] == "FAIL"
     assert "validate.seconds" in by_key and by_key["image.size_bytes"]["status"] == "INFO"
+    assert (by_key["validate.seconds"]["label"], by_key["validate.seconds"]["unit"]) == (
+        "validation suite wall time", "s")
     assert summary["verdict"] == "FAIL" and summary["candidate"]["env"] == "NGC_PADDLE_BENCH_PLANTED_SLOWDOWN=2"
 
 

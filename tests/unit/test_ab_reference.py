@@ -10,6 +10,7 @@ import pytest
 
 from ngc_paddle import cli
 from ngc_paddle.flavor import ResolvedRelease
+from ngc_paddle.host_errors import NgcPaddleError
 from ngc_paddle.manifest import load_manifest
 from ngc_paddle.release.ab import compare, reference
 from ngc_paddle.release.ab.reference import previous_image
@@ -107,6 +108,13 @@ def test_bench_compare_whose_job_never_reached_the_ab_is_not_proven_saying_why(t
         "the job did not reach the A/B: start-failed: docker: image would not start"
 
 
+def test_a_long_outcome_is_cut_to_300_characters_in_the_reason(tmp_path: Path, monkeypatch, capsys) -> None:
+    said = "start-failed: " + "x" * 400
+    assert compare_with_a_job_that_stops(tmp_path, monkeypatch, said + "\n") == 3
+    (report,) = tmp_path.glob("ab-*/ab.json")
+    assert json.loads(report.read_text())["reasons"][0] == f"the job did not reach the A/B: {said[:300]}"
+
+
 def test_bench_compare_whose_job_left_no_outcome_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
     code = compare_with_a_job_that_stops(tmp_path, monkeypatch, None)
     assert code == 3 and "the job did not reach the A/B: no outcome written" in capsys.readouterr().err
@@ -117,6 +125,34 @@ def test_only_a_passed_push_of_the_flavor_in_the_state_gives_the_digest(tmp_path
     state.record("gpu", "push", "k", "failed", "x", digest=DIGEST)
     assert reference._digest(tmp_path, "23.01", "gpu") is None  # a failed push's digest is no release's
     assert reference._digest(tmp_path, "23.01", "cpu") is None  # a flavor the state lacks
+
+
+@pytest.mark.parametrize(("record", "found"), [
+    ({"flavors": {"cpu": {"digest": DIGEST}}}, DIGEST),
+    ({"flavors": {"cpu": {"digest": None}}}, None),  # not pushed that month
+    ({"flavors": {"cpu": {}}}, None),
+    ({"flavors": {"gpu": {"digest": DIGEST}}}, None),  # another flavor's
+    ({"flavors": ["cpu"]}, None), ({"flavors": {"cpu": "x"}}, None), ([], None),  # shapes that hold no digest
+])
+def test_the_committed_notes_record_gives_the_digest_a_fresh_checkout_has(tmp_path: Path, record, found) -> None:
+    path = tmp_path / "release-notes" / "inputs" / "23.01.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(record))
+    assert reference._digest(tmp_path, "23.01", "cpu") == (
+        (found, "release-notes/inputs/23.01.json") if found else None)
+
+
+@pytest.mark.parametrize("digest", ["sha256:short", 7, "", ["sha256:" + "a" * 64]])
+def test_a_damaged_digest_in_the_record_is_one_line_naming_it(tmp_path: Path, digest) -> None:
+    path = tmp_path / "release-notes" / "inputs" / "23.01.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"flavors": {"cpu": {"digest": digest}}}))
+    with pytest.raises(NgcPaddleError) as err:
+        reference._digest(tmp_path, "23.01", "cpu")
+    assert str(err.value).startswith(f"{path}: flavors.cpu.digest: ") and "\n" not in str(err.value)
+    path.write_text("{not json")
+    with pytest.raises(NgcPaddleError):  # a damaged file, one line too (exit 2)
+        reference._digest(tmp_path, "23.01", "cpu")
 
 
 def test_the_default_reference_is_the_release_before_the_candidates_own(monkeypatch) -> None:
