@@ -158,6 +158,26 @@ def test_regression_against_a_previous_result() -> None:
     assert all(v.acceptance for v in verdicts.values())
 
 
+@pytest.mark.parametrize(("now", "status"), [(105.0, "PASS"), (106.0, "FAIL"), (95.0, "PASS"), (94.0, "FAIL")])
+def test_a_regression_gate_sits_exactly_on_its_allowance_and_says_what_it_compared(now: float, status: str) -> None:
+    """Throughput may fall by 5 % (95 passes, 94 fails) and mean or p99 latency rise by 5 % (105 passes, 106 fails);
+    other latency figures (p50, a median) are not compared. Each verdict names the metric, the bound and its side."""
+    latency = now > 100
+    def figures(value: float, other: float) -> dict:
+        if latency:
+            return {"infer": {"x": {"fp32": {"bs1": {"latency_ms": {"mean": value, "p99": value, "p50": other}}}}}}
+        return {"train": {"fp32": {"ips": value}}}
+    verdicts = {v.metric: v for v in acceptance_gates.regressions(figures(now, 500.0), {"results": figures(100.0,
+                                                                                                        1.0)}, 5)}
+    keys = ["infer.x.fp32.bs1.latency_ms.mean", "infer.x.fp32.bs1.latency_ms.p99"] if latency else ["train.fp32.ips"]
+    assert sorted(verdicts) == keys  # p50 rose 500x and is not a gate
+    for key in keys:
+        v = verdicts[key]
+        assert (v.status, v.gate, v.measured, v.threshold, v.op) == (
+            status, f"regression {key}", now, pytest.approx(105.0 if latency else 95.0), "<=" if latency else ">=")
+        assert (v.profile, v.source) == ("baseline", "previous result 100, at most 5 % worse") and v.acceptance
+
+
 def test_regression_needs_the_same_hardware_and_compares_efficiency_under_other_load() -> None:
     def result(ips: float, eff: float, peak: float, own: float | None = None) -> dict:
         own_figure = {} if own is None else {"efficiency_paddle": own}
@@ -522,6 +542,10 @@ def test_why_missing_walks_only_mappings_and_takes_a_back_ends_status_only_for_i
     assert acceptance_gates.why_missing("infer.trt.fp16", trt) == "trt fp16: not available: needs a GPU"
     assert acceptance_gates.why_missing("train.trt.fp16", trt) == "metric not measured in this run"
     assert acceptance_gates.why_missing("infer.trt", trt) == "metric not measured in this run"
+    assert acceptance_gates.why_missing("data_parallel", {}) == "metric not measured in this run"
+    assert acceptance_gates.why_missing("data_parallel.fp32", {}).startswith("no data-parallel figures for fp32")
+    assert acceptance_gates.why_missing("data_parallel.fp32", {"data_parallel": {"fp32": {}}}).startswith(
+        "the one-process reference of the same job wrote no fp32 figure")
 
 
 def test_outran_means_strictly_above_a_ceiling_the_phase_measured() -> None:
