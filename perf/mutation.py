@@ -28,106 +28,231 @@ GROUPS = {  # module group -> the files (prefixes) it holds, as [tool.mutmut] on
 }
 MESSAGE_WORDS = 3  # a string literal of this many words or more is prose (a message), not a key or a status
 
-# Survivors judged equivalent: mutant name -> why no input can tell it from the original. mutmut numbers the
-# mutants of a function in order, so an edit of that function renumbers them: check this list after one.
-_CAPS = "ngc_paddle.scan.checks.capabilities."
-_HOOKS = "ngc_paddle.scan.checks.hooks.x_remote_exec__mutmut_"
-_TAGS = "ngc_paddle.scan.checks.drift.x__installed_tags__mutmut_"
-_GATES = "benchmarks.harness.acceptance_gates."
-_EFF = "benchmarks.harness.efficiency.x_annotate__mutmut_"
-_FLEET = "ngc_paddle.release.fleet.results."
-_TERA = "1e12 written 1000000000001.0: a relative change of 1e-12 in a figure reported to 4 significant digits"
-EQUIVALENT: dict[str, str] = {
-    f"{_CAPS}x_decode__mutmut_12": "magic word unpacked signed ('<i'): it is only ever masked (& REVISION_MASK, "
-                                   "& EFFECTIVE), and Python's & of a negative int gives the same low 32 bits",
-    f"{_CAPS}x_decode__mutmut_60": "unknown capability bits scanned to 65 instead of 64: at most two 32-bit words "
-                                   "are read, so bit 64 is never set",
-    f"{_HOOKS}8": "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive",
-    f"{_HOOKS}18": "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive",
-    f"{_HOOKS}24": "rfind(\"\\n\", None, ...) instead of 0: None means the start of the text",
-    f"{_HOOKS}31": "rfind from 1 instead of 0: differs only when the text starts with a newline, which the quoted "
-                   "line's whitespace squeeze (' '.join(split())) removes",
-    f"{_HOOKS}44": "end > 0 instead of >= 0: find() from match.end() (at least 1) never returns 0",
-    f"{_HOOKS}45": "end >= 1 instead of >= 0: find() from match.end() (at least 1) never returns 0",
-    f"{_TAGS}7": "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive",
-    f"{_TAGS}19": "split(':') without maxsplit: a wheel tag (interpreter-abi-platform) holds no ':'",
-    f"{_TAGS}20": "rsplit(':', 1): a wheel tag holds no ':', so the first and the last ':' are the same",
-    f"{_TAGS}22": "split(':', 2): a wheel tag holds no ':'",
-    f"{_GATES}x__figures_of__mutmut_10": "get(part, None) instead of {}: the next step and the return both treat "
-                                         "anything but a mapping as {}",
-    f"{_GATES}x__figures_of__mutmut_12": "get(part) instead of get(part, {}): the next step and the return both "
-                                         "treat anything but a mapping as {}",
-    f"{_GATES}x_why_missing__mutmut_21": "get(parts[2], None) instead of {}: the node is used only if it is a mapping",
-    f"{_GATES}x_why_missing__mutmut_23": "get(parts[2]) instead of get(parts[2], {}): the node is used only if it is "
-                                         "a mapping",
-    f"{_GATES}x_regressions__mutmut_56": "load_differs '' instead of None before the peaks are compared: it is only "
-                                         "ever tested for truth",
-    f"{_GATES}x_regressions__mutmut_63": "peaks that differ by >= 15 % instead of > 15 %: no ratio of two floats is "
-                                         "exactly 0.15 from 1 (0.15 needs bits below the 2^-53 step of such ratios)",
-    "benchmarks.harness.peaks.xǁPeaksǁrecheck__mutmut_38": "a kind the recheck lacks counts as 1.0 x devices "
-                                                           "FLOP/s instead of 0.0: max() with the phase's own peak "
-                                                           "(billions of FLOP/s) ignores both",
-    f"{_EFF}12": _TERA, f"{_EFF}19": _TERA, f"{_EFF}68": _TERA, f"{_EFF}86": _TERA,
-    f"{_EFF}63": "own_kind None looked up as 'XXXX' instead of '': the probed kinds have neither name",
-    f"{_FLEET}x_read__mutmut_1": "read()'s default threshold 6.0 instead of 5.0: its one caller (the fan-out) always "
-                                 "passes the release's threshold",
-    f"{_FLEET}x_read__mutmut_85": "rpartition('@') instead of partition('@'): an image reference by digest holds "
-                                  "one '@'",
-    f"{_FLEET}x_slurm_words__mutmut_8": "an empty reason kept ('XXXX' instead of '' in the reasons left out): the "
-                                        "list drops empty parts anyway",
-    f"{_FLEET}x__bench__mutmut_1": "_bench()'s default no_ab 'XXXX' instead of '': its one caller (read) always "
-                                   "passes no_ab",
-    "ngc_common.bench_result.x__depth__mutmut_2": "the depth count starting at 1 instead of 0: it only ever "
-                                                  "measures `results`, a mapping, which sets it to at least 1",
-    "ngc_common.bench_result.x__unknown__mutmut_9": "the field cut at 201 characters instead of 200: parse() refuses "
-                                                    "keys over 64 characters first, so the field is far shorter",
-    "ngc_common.bench_result.x__shape_problem__mutmut_61": "the field cut at 201 characters instead of 200: parse() "
-                                                           "refuses keys over 64 characters first",
-    "ngc_common.bench_result.x_is_efficiency__mutmut_4": "rsplit('.') without maxsplit: the last part is the same",
-    "ngc_common.bench_result.x_is_efficiency__mutmut_7": "rsplit('.', 2): the last part is the same",
-    "ngc_paddle.release.ab.stats.x__midranks__mutmut_9": "ranks start at 1.0 instead of 0.0: every rank is written "
-                                                         "before it is read",
-    "ngc_paddle.release.ab.stats.x_rounds_to_decide__mutmut_14": "bound <= ratio instead of <: a bound equal to the "
-                                                                 "ratio has returned None just before",
-    **{f"ngc_paddle.release.ab.stats.x_signed_rank__mutmut_{n}": "zip(strict=...) dropped or false: the ranks are "
-       "made from the differences, so the two lists are always as long" for n in (36, 39, 40)},
-    "ngc_paddle.release.ab.stats.x_signed_rank__mutmut_41": "d >= 0 instead of d > 0: rounds on the bound (d == 0) "
-                                                            "were dropped just before",
-    "ngc_paddle.release.ab.stats.x_signed_rank__mutmut_73": "p capped at 2.0 instead of 1.0: the exact count is at "
-                                                            "most 2^n, so p never exceeds 1",
-    "ngc_paddle.release.ab.stats.x_ratio_interval__mutmut_32": "the upper index capped at resamples + 1 instead of "
-                                                               "- 1: ceil((1 - tail) x resamples) - 1 is at most "
-                                                               "resamples - 1 already",
-    **{f"ngc_paddle.release.ab.stats.x_signed_rank__mutmut_{n}": "the normal approximation's guard on sigma changed "
-       "(sigma >= 0, > 1, or 1.0 when not): it runs beyond 60 rounds, where sigma^2 >= n(n+1)(n+1)/16 > 1 even "
-       "with every round tied" for n in (109, 114, 115, 116)},
-    "ngc_paddle.release.ab.stats.x_signed_rank__mutmut_131": "p capped at 2.0 instead of 1.0: a normal cdf is at "
-                                                             "most 1",
-    **{f"ngc_paddle.release.ab.verdict.x_max_regression_pct__mutmut_{n}": "the name given to the loaded module: it "
-       "is never registered or looked up" for n in (16, 17)},
-    **{f"ngc_paddle.release.ab.verdict.x_max_regression_pct__mutmut_{n}": "the 'cannot be loaded' branch: "
-       "spec_from_file_location always gives a spec with a loader for a .py path, so it is never reached"
-       for n in (18, 21)},
-    "ngc_paddle.scan.checks.accounts.x__crypt__mutmut_4": "every warning ignored, not only DeprecationWarning: the "
-                                                          "filter wraps only `import crypt`, whose one warning is that",
-    "ngc_paddle.scan.checks.accounts.x_sudo_rules__mutmut_11": "codec 'UTF-8' instead of 'utf-8': codec names are "
-                                                               "case-insensitive",
-    **{f"ngc_paddle.scan.checks.accounts.x_sudo_rules__mutmut_{n}": "'#include' no longer skipped: the comment strip "
-       "that follows removes a line starting '#i' whole" for n in (19, 20)},
-    **{f"ngc_paddle.scan.checks.own_files.x__what__mutmut_{n}": "a hard link's kind 'file' spelt otherwise: the kind "
-       "is only compared with 'symlink' after" for n in (13, 14)},
-    **{f"ngc_paddle.scan.checks.own_files.x__later__mutmut_{n}": "zip(strict=...) dropped or false: check() passes "
-       "the layers and the facts of one image, always as long" for n in (5, 8, 9)},
-    "ngc_paddle.scan.checks.config_record.x__shown__mutmut_1": "_shown()'s default name 'XXXX' instead of '': its "
-                                                                "one caller always passes the field's name",
-    "ngc_paddle.scan.checks.own_files.x__later__mutmut_30": "a path written again after its whiteout kept among the "
-                                                            "removed: check() judges a written path before that",
-    **{f"ngc_paddle.release.ab.ab_report.x_unpullable__mutmut_{n}": "the registry split off with maxsplit 2 or "
-       "none: the first part before '/' is the same" for n in (22, 25)},
-    "ngc_paddle.release.ab.gate_without_floor.x_decide__mutmut_30": "the reasons joined with another separator: "
-                                                                    "at most one reason is joined",
-    "ngc_paddle.lock.check.x__cuda_majors__mutmut_12": "a component without a package searched as 'xxxx' instead "
-                                                       "of '': neither names a CUDA major",
+# Survivors judged equivalent: mutant name -> (the line the mutant changes, as mutmut wrote it; why no input can tell
+# it from the original). mutmut numbers the mutants of a function in order, so an edit of that function renumbers
+# them: collect() takes an entry only while its mutant still makes that change, and names each stale one (judge it
+# again: the number may now be another mutant's).
+EQUIVALENT: dict[str, tuple[str, str]] = {
+    'ngc_paddle.scan.checks.capabilities.x_decode__mutmut_12': (
+        '(magic,) = struct.unpack_from("<i", raw)',
+        "magic word unpacked signed ('<i'): it is only ever masked (& REVISION_MASK, & EFFECTIVE), and Python's "
+        '& of a negative int gives the same low 32 bits'),
+    'ngc_paddle.scan.checks.capabilities.x_decode__mutmut_60': (
+        'names += [f"cap_{i}" for i in range(len(NAMES), 65) if bits >> i & 1]  # a capability newer than this list',
+        'unknown capability bits scanned to 65 instead of 64: at most two 32-bit words are read, so bit 64 is '
+        'never set'),
+    'ngc_paddle.scan.checks.hooks.x_remote_exec__mutmut_8': (
+        'match = REMOTE_EXEC.search(content.decode("UTF-8", "replace"))',
+        "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive"),
+    'ngc_paddle.scan.checks.hooks.x_remote_exec__mutmut_18': (
+        'text = content.decode("UTF-8", "replace")',
+        "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive"),
+    'ngc_paddle.scan.checks.hooks.x_remote_exec__mutmut_24': (
+        'start = text.rfind("\\n", None, match.start()) + 1',
+        'rfind("\\n", None, ...) instead of 0: None means the start of the text'),
+    'ngc_paddle.scan.checks.hooks.x_remote_exec__mutmut_31': (
+        'start = text.rfind("\\n", 1, match.start()) + 1',
+        "rfind from 1 instead of 0: differs only when the text starts with a newline, which the quoted line's "
+        "whitespace squeeze (' '.join(split())) removes"),
+    'ngc_paddle.scan.checks.hooks.x_remote_exec__mutmut_44': (
+        'return " ".join(text[start: end if end > 0 else len(text)].split())[:120]',
+        'end > 0 instead of >= 0: find() from match.end() (at least 1) never returns 0'),
+    'ngc_paddle.scan.checks.hooks.x_remote_exec__mutmut_45': (
+        'return " ".join(text[start: end if end >= 1 else len(text)].split())[:120]',
+        'end >= 1 instead of >= 0: find() from match.end() (at least 1) never returns 0'),
+    'ngc_paddle.scan.checks.drift.x__installed_tags__mutmut_7': (
+        'for line in wheel.decode("UTF-8", "replace").splitlines():',
+        "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive"),
+    'ngc_paddle.scan.checks.drift.x__installed_tags__mutmut_19': (
+        'parts = line.split(":", )[1].strip().split("-")',
+        "split(':') without maxsplit: a wheel tag (interpreter-abi-platform) holds no ':'"),
+    'ngc_paddle.scan.checks.drift.x__installed_tags__mutmut_20': (
+        'parts = line.rsplit(":", 1)[1].strip().split("-")',
+        "rsplit(':', 1): a wheel tag holds no ':', so the first and the last ':' are the same"),
+    'ngc_paddle.scan.checks.drift.x__installed_tags__mutmut_22': (
+        'parts = line.split(":", 2)[1].strip().split("-")',
+        "split(':', 2): a wheel tag holds no ':'"),
+    'benchmarks.harness.acceptance_gates.x__figures_of__mutmut_10': (
+        'parent = parent.get(part, None) if isinstance(parent, dict) else {}',
+        'get(part, None) instead of {}: the next step and the return both treat anything but a mapping as {}'),
+    'benchmarks.harness.acceptance_gates.x__figures_of__mutmut_12': (
+        'parent = parent.get(part, ) if isinstance(parent, dict) else {}',
+        'get(part) instead of get(part, {}): the next step and the return both treat anything but a mapping as {}'),
+    'benchmarks.harness.acceptance_gates.x_why_missing__mutmut_40': (
+        'node = results.get("infer", {}).get(parts[1], {}).get(parts[2], None)',
+        'get(parts[2], None) instead of {}: the node is used only if it is a mapping'),
+    'benchmarks.harness.acceptance_gates.x_why_missing__mutmut_42': (
+        'node = results.get("infer", {}).get(parts[1], {}).get(parts[2], )',
+        'get(parts[2]) instead of get(parts[2], {}): the node is used only if it is a mapping'),
+    'benchmarks.harness.acceptance_gates.x_regressions__mutmut_56': (
+        'load_differs = ""',
+        "load_differs '' instead of None before the peaks are compared: it is only ever tested for truth"),
+    'benchmarks.harness.acceptance_gates.x_regressions__mutmut_63': (
+        'if peak_now and peak_then and abs(peak_now / peak_then - 1) >= PEAK_TOLERANCE:',
+        'peaks that differ by >= 15 % instead of > 15 %: no ratio of two floats is exactly 0.15 from 1 (0.15 '
+        'needs bits below the 2^-53 step of such ratios)'),
+    'benchmarks.harness.peaks.xǁPeaksǁrecheck__mutmut_38': (
+        'kinds = {kind: max(rate, again.get("kinds", {}).get(kind, 1.0) * peak["devices"])',
+        "a kind the recheck lacks counts as 1.0 x devices FLOP/s instead of 0.0: max() with the phase's own "
+        'peak (billions of FLOP/s) ignores both'),
+    'benchmarks.harness.efficiency.x_annotate__mutmut_12': (
+        'result["achieved_tflops"] = achieved / 1000000000001.0',
+        '1e12 written 1000000000001.0: a relative change of 1e-12 in a figure reported to 4 significant digits'),
+    'benchmarks.harness.efficiency.x_annotate__mutmut_19': (
+        'result["peak_tflops"] = peak["peak_flops"] / 1000000000001.0',
+        '1e12 written 1000000000001.0: a relative change of 1e-12 in a figure reported to 4 significant digits'),
+    'benchmarks.harness.efficiency.x_annotate__mutmut_68': (
+        'result["paddle_peak_tflops"] = own / 1000000000001.0',
+        '1e12 written 1000000000001.0: a relative change of 1e-12 in a figure reported to 4 significant digits'),
+    'benchmarks.harness.efficiency.x_annotate__mutmut_86': (
+        'result["mfu"] = achieved / (datasheet_tflops * 1000000000001.0)',
+        '1e12 written 1000000000001.0: a relative change of 1e-12 in a figure reported to 4 significant digits'),
+    'benchmarks.harness.efficiency.x_annotate__mutmut_63': (
+        'own = peak.get("kinds", {}).get(own_kind or "XXXX")',
+        "own_kind None looked up as 'XXXX' instead of '': the probed kinds have neither name"),
+    'ngc_paddle.release.fleet.results.x_read__mutmut_1': (
+        'def read(job: Placed, state: JobState, pattern: str, threshold_pct: float = 6.0, no_reference: str = '
+        '"") -> Reading:',
+        "read()'s default threshold 6.0 instead of 5.0: its one caller (the fan-out) always passes the "
+        "release's threshold"),
+    'ngc_paddle.release.fleet.results.x_read__mutmut_96': (
+        'expected = job.spec.image.rpartition("@")[2]',
+        "rpartition('@') instead of partition('@'): an image reference by digest holds one '@'"),
+    'ngc_paddle.release.fleet.results.x_slurm_words__mutmut_8': (
+        'extra = [p for p in (state.reason if state.reason not in ("None", "XXXX") else "",',
+        "an empty reason kept ('XXXX' instead of '' in the reasons left out): the list drops empty parts anyway"),
+    'ngc_paddle.release.fleet.results.x__bench__mutmut_1': (
+        'no_ab: str = "XXXX") -> tuple[str, str]:',
+        "_bench()'s default no_ab 'XXXX' instead of '': its one caller (read) always passes no_ab"),
+    'ngc_common.bench_result.x__depth__mutmut_2': (
+        'deepest, stack = 1, [(node, 0)]',
+        'the depth count starting at 1 instead of 0: it only ever measures `results`, a mapping, which sets it '
+        'to at least 1'),
+    'ngc_common.bench_result.x__unknown__mutmut_9': (
+        'return f"{where}.{unknown}"[:201], f"is not {what} the harness writes ({\', \'.join(sorted(known))[:300]})"',
+        'the field cut at 201 characters instead of 200: parse() refuses keys over 64 characters first, so the '
+        'field is far shorter'),
+    'ngc_common.bench_result.x__shape_problem__mutmut_58': (
+        'if problem := _data_parallel_problem(f"results.data_parallel.{precision}"[:201], figures):',
+        'the field cut at 201 characters instead of 200: its key (a precision, a back end) is at most 64 '
+        'characters, so the field is far shorter'),
+    'ngc_common.bench_result.x__shape_problem__mutmut_72': (
+        'return f"results.infer.{backend}"[:201], (f"{backend[:40]!r} is not an inference back end "',
+        'the field cut at 201 characters instead of 200: its key (a precision, a back end) is at most 64 '
+        'characters, so the field is far shorter'),
+    'ngc_common.bench_result.x_is_efficiency__mutmut_4': (
+        'return metric.rsplit(".", )[-1] in EFFICIENCIES',
+        "rsplit('.') without maxsplit: the last part is the same"),
+    'ngc_common.bench_result.x_is_efficiency__mutmut_7': (
+        'return metric.rsplit(".", 2)[-1] in EFFICIENCIES',
+        "rsplit('.', 2): the last part is the same"),
+    'ngc_paddle.release.ab.stats.x__midranks__mutmut_9': (
+        'ranks = [1.0] * len(values)',
+        'ranks start at 1.0 instead of 0.0: every rank is written before it is read'),
+    'ngc_paddle.release.ab.stats.x_rounds_to_decide__mutmut_14': (
+        'half = centre - math.log(interval.low) if bound <= interval.ratio else math.log(interval.high) - centre',
+        'bound <= ratio instead of <: a bound equal to the ratio has returned None just before'),
+    'ngc_paddle.release.ab.stats.x_signed_rank__mutmut_36': (
+        'w_plus = sum(r for r, d in zip(ranks, differences, strict=None) if d > 0)',
+        'zip(strict=...) dropped or false: the ranks are made from the differences, so the two lists are always '
+        'as long'),
+    'ngc_paddle.release.ab.stats.x_signed_rank__mutmut_39': (
+        'w_plus = sum(r for r, d in zip(ranks, differences, ) if d > 0)',
+        'zip(strict=...) dropped or false: the ranks are made from the differences, so the two lists are always '
+        'as long'),
+    'ngc_paddle.release.ab.stats.x_signed_rank__mutmut_40': (
+        'w_plus = sum(r for r, d in zip(ranks, differences, strict=False) if d > 0)',
+        'zip(strict=...) dropped or false: the ranks are made from the differences, so the two lists are always '
+        'as long'),
+    'ngc_paddle.release.ab.stats.x_signed_rank__mutmut_41': (
+        'w_plus = sum(r for r, d in zip(ranks, differences, strict=True) if d >= 0)',
+        'd >= 0 instead of d > 0: rounds on the bound (d == 0) were dropped just before'),
+    'ngc_paddle.release.ab.stats.x_signed_rank__mutmut_73': (
+        'return PairedTest(w_plus, min(2.0, below / 2 ** n), "exact", n, min_p)',
+        'p capped at 2.0 instead of 1.0: the exact count is at most 2^n, so p never exceeds 1'),
+    'ngc_paddle.release.ab.stats.x_ratio_interval__mutmut_32': (
+        'high = means[min(resamples + 1, math.ceil((1 - tail) * resamples) - 1)]',
+        'the upper index capped at resamples + 1 instead of - 1: ceil((1 - tail) x resamples) - 1 is at most '
+        'resamples - 1 already'),
+    'ngc_paddle.release.ab.stats.x_signed_rank__mutmut_109': (
+        'z = (w_plus - mean + 0.5) / sigma if (sigma > 0) or True else 0.0',
+        "the normal approximation's guard on sigma changed (sigma >= 0, > 1, or 1.0 when not): it runs beyond "
+        '60 rounds, where sigma^2 >= n(n+1)(n+1)/16 > 1 even with every round tied'),
+    'ngc_paddle.release.ab.stats.x_signed_rank__mutmut_114': (
+        'z = (w_plus - mean + 0.5) / sigma if sigma >= 0 else 0.0',
+        "the normal approximation's guard on sigma changed (sigma >= 0, > 1, or 1.0 when not): it runs beyond "
+        '60 rounds, where sigma^2 >= n(n+1)(n+1)/16 > 1 even with every round tied'),
+    'ngc_paddle.release.ab.stats.x_signed_rank__mutmut_115': (
+        'z = (w_plus - mean + 0.5) / sigma if sigma > 1 else 0.0',
+        "the normal approximation's guard on sigma changed (sigma >= 0, > 1, or 1.0 when not): it runs beyond "
+        '60 rounds, where sigma^2 >= n(n+1)(n+1)/16 > 1 even with every round tied'),
+    'ngc_paddle.release.ab.stats.x_signed_rank__mutmut_116': (
+        'z = (w_plus - mean + 0.5) / sigma if sigma > 0 else 1.0',
+        "the normal approximation's guard on sigma changed (sigma >= 0, > 1, or 1.0 when not): it runs beyond "
+        '60 rounds, where sigma^2 >= n(n+1)(n+1)/16 > 1 even with every round tied'),
+    'ngc_paddle.release.ab.stats.x_signed_rank__mutmut_131': (
+        'return PairedTest(w_plus, min(2.0, NormalDist().cdf(z)), "normal", n, min_p)',
+        'p capped at 2.0 instead of 1.0: a normal cdf is at most 1'),
+    'ngc_paddle.release.ab.verdict.x_max_regression_pct__mutmut_16': (
+        'spec = importlib.util.spec_from_file_location(path) if path.is_file() else None',
+        'the name given to the loaded module: it is never registered or looked up'),
+    'ngc_paddle.release.ab.verdict.x_max_regression_pct__mutmut_17': (
+        'spec = importlib.util.spec_from_file_location("ngc_gates_file", ) if path.is_file() else None',
+        'the name given to the loaded module: it is never registered or looked up'),
+    'ngc_paddle.release.ab.verdict.x_max_regression_pct__mutmut_18': (
+        'spec = importlib.util.spec_from_file_location("XXngc_gates_fileXX", path) if path.is_file() else None',
+        "the 'cannot be loaded' branch: spec_from_file_location always gives a spec with a loader for a .py "
+        'path, so it is never reached'),
+    'ngc_paddle.release.ab.verdict.x_max_regression_pct__mutmut_21': (
+        'if spec is not None or spec.loader is None:',
+        "the 'cannot be loaded' branch: spec_from_file_location always gives a spec with a loader for a .py "
+        'path, so it is never reached'),
+    'ngc_paddle.scan.checks.accounts.x__crypt__mutmut_4': (
+        'warnings.simplefilter("ignore", )',
+        'every warning ignored, not only DeprecationWarning: the filter wraps only `import crypt`, whose one '
+        'warning is that'),
+    'ngc_paddle.scan.checks.accounts.x_sudo_rules__mutmut_11': (
+        'text = content.decode("UTF-8", "replace").replace("\\\\\\n", " ")',
+        "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive"),
+    'ngc_paddle.scan.checks.accounts.x_sudo_rules__mutmut_19': (
+        'if line.startswith(("XX#includeXX", "@include")):',
+        "'#include' no longer skipped: the comment strip that follows removes a line starting '#i' whole"),
+    'ngc_paddle.scan.checks.accounts.x_sudo_rules__mutmut_20': (
+        'if line.startswith(("#INCLUDE", "@include")):',
+        "'#include' no longer skipped: the comment strip that follows removes a line starting '#i' whole"),
+    'ngc_paddle.scan.checks.own_files.x__what__mutmut_13': (
+        'kind, digest = "XXfileXX", written[target][0][1] if target in written else expected.get(target, "")',
+        "a hard link's kind 'file' spelt otherwise: the kind is only compared with 'symlink' after"),
+    'ngc_paddle.scan.checks.own_files.x__what__mutmut_14': (
+        'kind, digest = "FILE", written[target][0][1] if target in written else expected.get(target, "")',
+        "a hard link's kind 'file' spelt otherwise: the kind is only compared with 'symlink' after"),
+    'ngc_paddle.scan.checks.own_files.x__later__mutmut_5': (
+        'for layer, f in zip(layers[ours:], facts[ours:], strict=None):',
+        'zip(strict=...) dropped or false: check() passes the layers and the facts of one image, always as long'),
+    'ngc_paddle.scan.checks.own_files.x__later__mutmut_8': (
+        'for layer, f in zip(layers[ours:], facts[ours:], ):',
+        'zip(strict=...) dropped or false: check() passes the layers and the facts of one image, always as long'),
+    'ngc_paddle.scan.checks.own_files.x__later__mutmut_9': (
+        'for layer, f in zip(layers[ours:], facts[ours:], strict=False):',
+        'zip(strict=...) dropped or false: check() passes the layers and the facts of one image, always as long'),
+    'ngc_paddle.scan.checks.config_record.x__shown__mutmut_1': (
+        'def _shown(value: object, name: str = "XXXX") -> str:',
+        "_shown()'s default name 'XXXX' instead of '': its one caller always passes the field's name"),
+    'ngc_paddle.scan.checks.own_files.x__later__mutmut_30': (
+        'removed.pop(None, None)',
+        'a path written again after its whiteout kept among the removed: check() judges a written path before that'),
+    'ngc_paddle.release.ab.ab_report.x_unpullable__mutmut_22': (
+        'registry = image.split("/", )[0] if "/" in image else "its registry"',
+        "the registry split off with maxsplit 2 or none: the first part before '/' is the same"),
+    'ngc_paddle.release.ab.ab_report.x_unpullable__mutmut_25': (
+        'registry = image.split("/", 2)[0] if "/" in image else "its registry"',
+        "the registry split off with maxsplit 2 or none: the first part before '/' is the same"),
+    'ngc_paddle.release.ab.gate_without_floor.x_decide__mutmut_30': (
+        'why = "XX; XX".join(summary.get("reasons", [])[:1]) or f"it measured no figure of {command}"',
+        'the reasons joined with another separator: at most one reason is joined'),
+    'ngc_paddle.lock.check.x__cuda_majors__mutmut_12': (
+        'match = CUDA_MAJOR.search(canonicalize_name(str(comp.package or "XXXX")))',
+        "a component without a package searched as 'xxxx' instead of '': neither names a CUDA major"),
 }
 
 
@@ -151,7 +276,8 @@ def message_only(original: str, mutant: str) -> bool:
 
 
 def survivor_kind(name: str, path: Path) -> str:
-    """'message' when the survivor only rewords a message, else 'decision'."""
+    """'equivalent' when EQUIVALENT names the survivor and its mutant still makes the change the entry records,
+    'message' when it only rewords a message, else 'decision' (a stale entry is said on stderr)."""
     import libcst as cst
     from mutmut.mutation.diff_apply import read_functions_from_index
 
@@ -159,7 +285,14 @@ def survivor_kind(name: str, path: Path) -> str:
     if pair is None:
         return "decision"
     empty = cst.Module([])
-    return "message" if message_only(*(empty.code_for_node(f) for f in pair)) else "decision"
+    original, mutant = (empty.code_for_node(f) for f in pair)
+    if name in EQUIVALENT:
+        change = EQUIVALENT[name][0]
+        if change in mutant and change not in original:
+            return "equivalent"
+        print(f"stale: EQUIVALENT[{name!r}] judged a mutant that changed a line to {change!r}; this mutant does "
+              "not: judge it again", file=sys.stderr)
+    return "message" if message_only(original, mutant) else "decision"
 
 
 def collect() -> tuple[dict[str, Counter], dict[str, list[tuple[str, str]]]]:
@@ -181,8 +314,8 @@ def collect() -> tuple[dict[str, Counter], dict[str, list[tuple[str, str]]]]:
         for name, code in data.exit_code_by_key.items():
             status = status_by_exit_code[code]
             if status == "survived":
-                status = ("equivalent" if name in EQUIVALENT else
-                          "message" if survivor_kind(name, path) == "message" else "survived")
+                kind = survivor_kind(name, path)
+                status = ("equivalent" if kind == "equivalent" else "message" if kind == "message" else "survived")
                 if status == "survived":
                     open_survivors.setdefault(group, []).append((name, str(path)))
             tally[status] += 1
@@ -236,7 +369,8 @@ def main() -> int:
         from perf.measurements import record
 
         wall = f" `mutmut run` took {options.wall / 60:.0f} min." if options.wall else ""
-        equivalent = "\n".join(f"- `{name}`: {why}" for name, why in sorted(EQUIVALENT.items())) or "- none"
+        equivalent = "\n".join(f"- `{name}` (`{change}`): {why}"
+                               for name, (change, why) in sorted(EQUIVALENT.items())) or "- none"
         record("mutation", "Mutation score of the decision modules (mutmut, unit suite only)",
                f"mutmut 3.8.1 over the modules `[tool.mutmut] only_mutate` lists, each mutant run against the unit "
                f"tests that reach it.{wall} Score = (killed + timeout) / (mutants - message-only - equivalent - "
