@@ -312,6 +312,12 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
     'ngc_paddle.scan.checks.archives.x__member__mutmut_9': (
         'inner = member.rsplit("!", 1)[+1]',
         "rsplit('!') with another maxsplit, or [+1] for [-1]: the last part of the name is the same"),
+    'ngc_paddle.scan.checks.drift.xǁDistInfoǁrecord_lines__mutmut_15': (
+        'for line in self.files.get("RECORD", b"XXXX").decode("utf-8", "replace").splitlines():',
+        "a missing RECORD read as 'XXXX' instead of '': one line without commas, which no entry comes of"),
+    'ngc_paddle.scan.checks.drift.xǁDistInfoǁrecord_lines__mutmut_17': (
+        'for line in self.files.get("RECORD", b"").decode("UTF-8", "replace").splitlines():',
+        "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive"),
 }
 
 
