@@ -39,12 +39,13 @@ def test_no_previous_release_or_flavor_is_a_first_release(tmp_path: Path) -> Non
 def test_the_digest_comes_from_the_state_then_the_committed_record(tmp_path: Path) -> None:
     release = release_26_12(tmp_path, "23.01")
     none = previous_image(release, "gpu", "reg:5000")
-    assert none.image is None and "recorded no pushed digest of gpu" in none.why
+    assert none.image is None and "recorded no pushed digest of gpu" in none.why and none.release == "23.01"
     record = tmp_path / "release-notes" / "inputs" / "23.01.json"
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"release": "23.01", "flavors": {"gpu": {"digest": DIGEST}}}))
     found = previous_image(release, "gpu", "reg:5000")
     assert found.image == f"reg:5000/{OLD.image}@{DIGEST}" and "release-notes/inputs/23.01.json" in found.why
+    assert found.release == "23.01"  # the notes name last month's release beside its digest
     pushed = "sha256:" + "34" * 32
     State(tmp_path / "build" / "release" / "23.01" / "state.json").record("gpu", "push", "k", "passed", "x",
                                                                            digest=pushed)

@@ -112,7 +112,7 @@ def test_the_markdown_report_of_a_pass_shows_its_notes_and_nothing_it_lacks() ->
 def test_the_plot_has_a_panel_per_timed_metric_and_every_round_of_both_images() -> None:
     svg = ET.fromstring(ab_report.svg(SUMMARY))
     ns = "{http://www.w3.org/2000/svg}"
-    assert (svg.get("width"), svg.get("height")) == ("920", "220")  # two columns, one row of 190 for the two panels, and the title
+    assert (svg.get("width"), svg.get("height")) == ("920", "220")  # two columns, one row of 190, the title
     texts = ["".join(t.itertext()) for t in svg.iter(ns + "text")]
     assert texts[0].startswith("A/B FAIL: candidate ") and texts[0].endswith(" over time (minutes since the first run)")
     assert "bench-rn50 train fp32 img/s (img/s): ratio 0.800 [0.780, 0.820] FAIL" in texts
@@ -131,3 +131,25 @@ def test_the_plot_has_a_panel_per_timed_metric_and_every_round_of_both_images() 
     assert len(lines) == 2 and all(len(p.get("points").split()) == 2 for p in lines)  # rounds 1 and 2, no warm-up
     last = max(train, key=lambda c: float(c.get("cx")))
     assert float(last.get("cx")) == 50 + 390  # the last run at the right edge of the time axis
+
+
+def test_the_headline_names_the_reference_the_worst_metrics_and_why_not_pass() -> None:
+    assert ab_report.headline(SUMMARY) == (
+        f"A/B FAIL against reg/ngc-paddle@{B} (2 rounds): bench-rn50 train fp32 img/s 0.800 [0.780, 0.820] FAIL; "
+        "validation suite wall time 1.017 [1.000, 1.030] PASS (bench-rn50 train fp32 img/s: 0.800 of the reference)")
+    assert ab_report.headline(passed()) == (  # a PASS gives no reason
+        f"A/B PASS against reg/ngc-paddle@{B} (2 rounds): validation suite wall time 1.017 [1.000, 1.030] PASS")
+    unnamed = copy.deepcopy(SUMMARY)
+    unnamed["reference"] = {"image": "reg/other@" + B}
+    unnamed["metrics"] = [{**m, "status": s} for m, s in zip(SUMMARY["metrics"] * 2, ("PASS", "INFO", "NOT RUN",
+                                                                                      "FAIL", "PASS", "PASS"),
+                                                             strict=True)]
+    said = ab_report.headline(unnamed)
+    assert said.startswith(f"A/B FAIL against reg/other@{B} (2 rounds): ")
+    shown = said.split(" (2 rounds): ", 1)[1].split(" (bench-rn50 train fp32 img/s: 0.800", 1)[0].split("; ")
+    assert [part.rsplit(" ", 1)[-1] for part in shown] == ["FAIL", "RUN", "PASS"]  # worst first, three at most
+    info = {**unnamed, "verdict": "PASS", "metrics": [{**SUMMARY["metrics"][1], "status": "INFO"},
+                                                      {**SUMMARY["metrics"][0], "status": "PASS"}]}
+    assert ab_report.headline(info).endswith(": bench-rn50 train fp32 img/s 0.800 [0.780, 0.820] PASS")  # no INFO
+    assert ab_report.headline({**unnamed, "reference": {}, "reasons": [], "metrics": []}) == \
+        "A/B FAIL against ? (2 rounds)"
