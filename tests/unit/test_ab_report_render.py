@@ -153,3 +153,11 @@ def test_the_headline_names_the_reference_the_worst_metrics_and_why_not_pass() -
     assert ab_report.headline(info).endswith(": bench-rn50 train fp32 img/s 0.800 [0.780, 0.820] PASS")  # no INFO
     assert ab_report.headline({**unnamed, "reference": {}, "reasons": [], "metrics": []}) == \
         "A/B FAIL against ? (2 rounds)"
+
+
+def test_an_ab_size_keeps_the_smoke_and_validation_choices_it_was_given() -> None:
+    from ngc_paddle.release.ab import plan
+
+    assert plan.Size.of(None, True, True) == plan.Size(plan.SMOKE_ROUNDS, True, True)
+    assert plan.Size.of(7, False, False) == plan.Size(7, False, False)
+    assert plan.Size.of(None, False, True) == plan.Size(plan.ROUNDS, False, True)
