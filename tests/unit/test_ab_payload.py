@@ -228,6 +228,9 @@ def test_bench_compare_passes_equal_images_and_says_what_it_ran(tmp_path: Path, 
     assert len(rounds_run) == 6 and not any("--gpus" in r for r in rounds_run)  # 3 rounds x 2 images, no warm-up
     assert all(r[-1] == "--smoke" for r in rounds_run)
     assert not any("did not reach" in reason for reason in written["reasons"]), written["reasons"]
+    assert written["node"]["hostname"], written["node"]  # the job's facts.txt: where both images ran
+    assert (folder / "ab.md").read_text().startswith(f"# A/B: {CANDIDATE} vs {REFERENCE}\n")
+    assert said[-2] == f"==> {ab_report.headline(written)}"
 
 
 def test_bench_compare_fails_a_slower_candidate_and_leaves_an_undecided_one_not_proven(tmp_path: Path, docker: Path,
