@@ -104,6 +104,8 @@ def main() -> int:
         if args.cold:
             print(f"cold arm64 build of {release}-{args.flavor} (--no-cache) ...", flush=True)
             cold_s, cold_report = timed(root, release, args.flavor, no_cache=True)
+            layers = ", ".join(f"{x.layer} {x.duration_s:.0f} s" for x in cold_report.layers)
+            print(f"  cold: {cold_s:.1f} s ({layers})", flush=True)
             cold_dict, cold_root = asdict(cold_report), root
             remove_scratch_images(cold_report)  # the warm build then takes the cache, not the no-change answer
         else:
@@ -112,8 +114,9 @@ def main() -> int:
         pip = native_pip_seconds(cold_root, cold_dict)
         print("warm arm64 build (every step from the cache, new tags) ...", flush=True)
         warm_s, warm = timed(root, release, args.flavor)
-        print("no-change rebuild ...", flush=True)
+        print(f"  warm: {warm_s:.1f} s\nno-change rebuild ...", flush=True)
         same_s, same = timed(root, release, args.flavor)
+        print(f"  no change: {same_s:.2f} s", flush=True)
         installs = install_both_ways(root, release, args.flavor, native_os, warm, Path(tmp) / "wheels")
         remove_scratch_images(warm)
 

@@ -27,7 +27,8 @@ def requirements(lock: dict, layer: str) -> str:
 
 
 def download(lock: dict, layer: str, folder: Path, pip: str) -> int:
-    """The layer's wheels for the lock's platform into `folder` (hashes checked); how many."""
+    """The layer's wheels for the lock's platform into `folder` (made here; hashes checked); how many."""
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "requirements.txt").write_text(requirements(lock, layer))
     flags = [f for tag in platform_tags(lock["inputs"]["platform"]) for f in ("--platform", tag)]
     subprocess.run([pip, "download", "--quiet", "--no-deps", "--only-binary=:all:", "--python-version", "3.11",
