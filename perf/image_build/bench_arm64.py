@@ -47,9 +47,12 @@ def remove_scratch_images(report: BuildReport) -> None:
 
 
 def native_pip_seconds(root: Path, report: dict) -> dict[str, float]:
-    """Seconds each pip layer's native install took in a build (from its log; a cached layer ran none)."""
+    """Seconds each natively installed pip layer's install took in a build (from its log; a cached layer ran none;
+    the suite layer's pip runs under qemu and writes the same line: not counted)."""
     found: dict[str, float] = {}
     for layer in report["layers"]:
+        if dockerfile_for(layer["layer"], foreign=True) != FOREIGN_PIP_DOCKERFILE:
+            continue
         log = root / layer["log"] if layer.get("log") else None
         if log is not None and log.is_file():
             for name, seconds in NATIVE_PIP.findall(log.read_text(errors="replace")):
