@@ -156,6 +156,8 @@ def _build_layers(resolved: ResolvedFlavor, bake: _Bake, report: BuildReport, no
                  *(("--set", f"{target}.no-cache=true") if no_cache else ()))
         _build_layer(root, bake_command(bake.file.relative_to(root), target, *flags), bake.env, result, previous,
                      logs_dir, say)
+        if index > 1:
+            check_chain(below, result.tag, layer)
         result.size_bytes = engine.image_size(result.tag)
         result.size_added_bytes = result.size_bytes - engine.image_size(below)
         say(f"    {step} {layer}: {result.status} in {result.duration_s:.1f}s, "
@@ -163,6 +165,24 @@ def _build_layers(resolved: ResolvedFlavor, bake: _Bake, report: BuildReport, no
         _check_layer(root, expected, result, step, logs_dir, say, resolved.platform)
         below = result.tag
     return metadata
+
+
+def check_chain(below: str, built: str, layer: str) -> None:
+    """The layer just built must sit on the image below it that was built and checked: each layer's target re-solves
+    the targets below it from BuildKit's cache, and where the cache holds two results of one step (a --no-cache build
+    of the same steps leaves them: make perf-arm64-build, perf-repro) it can take other lower layers than those
+    checked, which the scan then finds owned by no record. Such an image takes no tag (BuildError)."""
+    infos = engine.inspect_images([below, built])
+    under, over = (((infos.get(ref) or {}).get("RootFS") or {}).get("Layers") for ref in (below, built))
+    if not isinstance(under, list) or not isinstance(over, list):
+        return  # an engine that shows no layers: nothing to compare
+    if over[:len(under)] != under:
+        differs = next((i for i, (a, b) in enumerate(zip(under, over, strict=False)) if a != b), len(over))
+        raise BuildError(f"{built}: layer {layer} was built on other layers than the checked {below} (layer "
+                         f"{differs + 1} of {len(under)} differs): BuildKit's cache holds two results of a step below "
+                         "it (a --no-cache build of the same steps leaves them); fix: remove that step's records "
+                         "(docker buildx du --verbose lists them; docker buildx prune --filter id=ID), then build "
+                         "again")
 
 
 def _promote(resolved: ResolvedFlavor, report: BuildReport, metadata: Path, reports_dir: Path,

@@ -237,3 +237,22 @@ def test_the_build_labels_with_the_inputs_the_question_hashed_on_the_same_base(c
     assert len(computed) == hashed and computed[-1] == build_base_id
     want = digests(copy, build_base_id)
     assert raised.value.args[0] == nochange.layer_labels(FLAVOR, want)
+
+
+def test_a_layer_built_on_other_layers_than_the_checked_one_below_takes_no_tag(monkeypatch) -> None:
+    """Each layer's target re-solves the targets below it from BuildKit's cache; where the cache holds two results of
+    one step, the layer can sit on other layers than those checked: the build stops there, naming both and the fix."""
+    from ngc_paddle import engine
+    from ngc_paddle.host_errors import BuildError
+
+    layers = {"below": ["sha256:a", "sha256:b"], "good": ["sha256:a", "sha256:b", "sha256:c"],
+              "other": ["sha256:a", "sha256:x", "sha256:c"]}
+    monkeypatch.setattr(engine, "inspect_images", lambda refs: {
+        r: {"RootFS": {"Layers": layers[r]}} for r in refs if r in layers})
+    build_flavor.check_chain("below", "good", "paddle")  # sits on the checked layers
+    with pytest.raises(BuildError) as err:
+        build_flavor.check_chain("below", "other", "paddle")
+    line = str(err.value)
+    assert "\n" not in line and line.startswith("other: layer paddle was built on other layers than the checked below")
+    assert "(layer 2 of 2 differs)" in line and line.endswith("then build again")
+    build_flavor.check_chain("below", "missing", "paddle")  # an engine that shows no layers: nothing to compare
