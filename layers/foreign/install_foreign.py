@@ -9,9 +9,16 @@ platform's layers mount: their inputs, and BuildKit's cache of them, stay what t
   python install_foreign.py DIR     (LAYER_SPEC and PIP_PLATFORMS in the environment)
 """
 
+import base64
+import csv
+import hashlib
+import importlib.util
+import io
 import json
 import os
+import py_compile
 import sys
+import sysconfig
 from pathlib import Path
 
 # install_pip_layer.py: bind-mounted at /tmp/ngc/lib in the build, in the repository's layers/lib for the unit tests.
@@ -53,6 +60,7 @@ def main() -> None:
             print(f"[{spec['layer']}] for {flags[flags.index('--platform') + 1]}:", flush=True)
             pip_layer.install_source(spec, source_name, entries)
     move_data_files(target)  # `pip check` is the layer checks' job, in the target image
+    recompile_bytecode(target, sysconfig.get_paths()["purelib"])
 
 
 TEMP_HOME = "../../"  # pip --target's temporary install (its home scheme) seen from its site-packages (lib/python)
@@ -86,6 +94,42 @@ def move_data_files(target: str) -> None:
         while folder != site and folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
             folder = folder.parent
+
+
+def recompile_bytecode(target: str, venv_site: str) -> None:
+    """pip --target compiles each .pyc in a temporary install (/tmp/pip-target-XXXXXXXX/...), and the .pyc keeps that
+    random path as its source's: two builds wrote different bytes (the arm64 layers were not reproducible) and a
+    traceback in the image named a path that never existed there. Compile each .pyc a RECORD lists again from its
+    source, named as the venv holds it (VENV_SITE: this interpreter's, the target's too: both are the release's os
+    layer), hash-based as pip writes them with SOURCE_DATE_EPOCH, and record its new hash and size."""
+    site = Path(target, "site-packages")
+    for record in sorted(site.glob("*.dist-info/RECORD")):
+        lines = record.read_bytes().decode().splitlines(keepends=True)
+        rewritten = [_recompiled(site, venv_site, line) for line in lines]
+        if rewritten != lines:
+            record.write_bytes("".join(rewritten).encode())
+
+
+def _recompiled(site: Path, venv_site: str, line: str) -> str:
+    """One RECORD line, naming the .pyc compiled again where it names a .pyc of a recorded-beside source."""
+    body = line.rstrip("\r\n")
+    row = next(csv.reader([body]), [])
+    if len(row) != 3 or not row[0].endswith(".pyc") or row[0].startswith("../"):
+        return line
+    try:
+        source = importlib.util.source_from_cache(row[0])
+    except ValueError:  # not a __pycache__/NAME.TAG.pyc of this interpreter
+        return line
+    pyc = site / row[0]
+    if not pyc.is_file() or not (site / source).is_file():
+        return line
+    py_compile.compile(str(site / source), cfile=str(pyc), dfile=os.path.join(venv_site, source), doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    data = pyc.read_bytes()
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    out = io.StringIO()
+    csv.writer(out, lineterminator=line[len(body):]).writerow([row[0], f"sha256={digest}", str(len(data))])
+    return out.getvalue()
 
 
 if __name__ == "__main__":

@@ -1,9 +1,13 @@
 """Another platform than the default one (linux/arm64 on x86-64): its build targets and tags, the emulation a run
 under qemu detects, and the NOT PROVEN verdicts that follow from it. The default platform's build is unchanged."""
 
+import base64
+import hashlib
 import importlib.util
 import json
+import marshal
 import os
+import py_compile
 import re
 from pathlib import Path
 from types import MappingProxyType
@@ -218,3 +222,38 @@ def test_files_installed_outside_site_packages_move_to_the_venv_and_their_record
                                                "../../bin/gone,sha256=x,1"]
     assert sympy.read_text().splitlines() == ["../../../share/man/man1/isympy.1,sha256=m,12",
                                               "share/keep/mine.txt,sha256=k,44"]
+
+
+def _pip_target_install(root: Path, temp_name: str) -> Path:
+    """A site-packages as pip --target leaves it: the .pyc compiled in its temporary install, named there."""
+    site = root / "site-packages"
+    (site / "pkg").mkdir(parents=True)
+    (site / "pkg" / "mod.py").write_text("def f():\n    raise ValueError('here')\n")
+    pyc = importlib.util.cache_from_source("pkg/mod.py")
+    py_compile.compile(str(site / "pkg" / "mod.py"), cfile=str(site / pyc), dfile=f"/tmp/{temp_name}/pkg/mod.py",
+                       doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    (site / "pkg-1.0.dist-info").mkdir()
+    (site / "pkg-1.0.dist-info" / "RECORD").write_bytes(
+        f"pkg/mod.py,sha256=src,40\r\n{pyc},sha256=old,1\r\n../../bin/tool,sha256=t,5\r\n"
+        "pkg-1.0.dist-info/RECORD,,\r\n".encode())
+    return site
+
+
+def test_a_foreign_installs_bytecode_names_the_venvs_source_and_two_installs_write_the_same_bytes(
+        installer, tmp_path: Path) -> None:
+    """pip --target compiled each .pyc in /tmp/pip-target-XXXX, and the .pyc kept that path: the arm64 layers
+    differed from build to build, and a traceback in the image named a path it lacks."""
+    pyc = importlib.util.cache_from_source("pkg/mod.py")
+    sites = [_pip_target_install(tmp_path / name, name) for name in ("pip-target-a1", "pip-target-b2")]
+    assert (sites[0] / pyc).read_bytes() != (sites[1] / pyc).read_bytes()
+    for site in sites:
+        installer.recompile_bytecode(str(site.parent), "/opt/venv/lib/python3.11/site-packages")
+    data = (sites[0] / pyc).read_bytes()
+    assert data == (sites[1] / pyc).read_bytes()
+    assert int.from_bytes(data[4:8], "little") == 0b11  # hash-based and checked, as pip writes with SOURCE_DATE_EPOCH
+    code = marshal.loads(data[16:])
+    assert code.co_filename == "/opt/venv/lib/python3.11/site-packages/pkg/mod.py"
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    assert (sites[0] / "pkg-1.0.dist-info" / "RECORD").read_bytes() == (
+        f"pkg/mod.py,sha256=src,40\r\n{pyc},sha256={digest},{len(data)}\r\n../../bin/tool,sha256=t,5\r\n"
+        "pkg-1.0.dist-info/RECORD,,\r\n").encode()
