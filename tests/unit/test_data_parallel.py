@@ -218,3 +218,30 @@ def test_batchnorms_training_note_is_dropped_and_other_warnings_stay() -> None:
         warnings.warn(library_noise.BN_TRACKING + ".", UserWarning, stacklevel=1)
         warnings.warn("a UserWarning of something else", UserWarning, stacklevel=1)
     assert [str(w.message) for w in seen] == ["a UserWarning of something else"]
+
+
+@pytest.mark.parametrize(("emulated", "limit"), [(False, 120), (True, 1200)])
+def test_the_cpu_collective_probes_launch_waits_longer_under_emulation_and_a_hang_is_one_line(
+        monkeypatch: pytest.MonkeyPatch, emulated: bool, limit: int) -> None:
+    """An arm64 validate under qemu on a busy host failed the data-parallel check: the probe's own 120-s limit on the
+    launcher, not scaled as every check's budget is, ran out while two emulated ranks imported Paddle."""
+    import importlib.util
+
+    from ngc_common import emulation
+    path = Path(__file__).resolve().parents[2] / "validation" / "probes" / "cpu_collective.py"
+    spec = importlib.util.spec_from_file_location("cpu_collective_probe", path)
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    monkeypatch.setattr(emulation, "detect", lambda: emulation.Emulation("aarch64", "x86_64" if emulated else None))
+    waited: list[float] = []
+
+    def hang(cmd: list[str], **kwargs: object) -> None:
+        waited.append(kwargs["timeout"])
+        raise subprocess.TimeoutExpired(cmd, kwargs["timeout"])
+
+    monkeypatch.setattr(probe.subprocess, "run", hang)
+    with pytest.raises(SystemExit) as ended:
+        probe.launch()
+    assert waited == [limit]
+    assert str(ended.value) == (f"paddle.distributed.launch --nproc_per_node 2 did not end in {limit} s: a hang in "
+                                "the gloo rendezvous or the step (GLOO_SOCKET_IFNAME=lo)")

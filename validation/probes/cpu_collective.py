@@ -13,8 +13,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ngc_common import emulation
+
 RANKS = 2
-LAUNCH_TIMEOUT_S = 120  # two CPU processes: import, rendezvous, one step; far below on any host
+# Two CPU processes: import, rendezvous, one step; far below on any native host. Under qemu (an arm64 image on an
+# x86-64 host) two Paddle imports alone took minutes on a busy host: the budget grows as every check's does.
+LAUNCH_TIMEOUT_S = 120
 
 
 def worker() -> None:
@@ -48,9 +52,14 @@ def worker() -> None:
 def launch() -> None:
     with tempfile.TemporaryDirectory() as logs:
         env = {"GLOO_SOCKET_IFNAME": "lo", **os.environ, "OMP_NUM_THREADS": "1"}  # two ranks of one host: loopback
-        proc = subprocess.run([sys.executable, "-m", "paddle.distributed.launch", "--nproc_per_node", str(RANKS),
-                               "--max_restart", "0", "--log_dir", logs, __file__, "--worker"], env=env,
-                              capture_output=True, text=True, timeout=LAUNCH_TIMEOUT_S)
+        limit = emulation.budget(LAUNCH_TIMEOUT_S, emulation.detect().emulated)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "paddle.distributed.launch", "--nproc_per_node", str(RANKS),
+                                   "--max_restart", "0", "--log_dir", logs, __file__, "--worker"], env=env,
+                                  capture_output=True, text=True, timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise SystemExit(f"paddle.distributed.launch --nproc_per_node {RANKS} did not end in {limit} s: a hang in "
+                             "the gloo rendezvous or the step (GLOO_SOCKET_IFNAME=lo)") from None
         log0 = Path(logs) / "workerlog.0"
         text = log0.read_text() if log0.is_file() else proc.stdout
     lines = [ln for ln in text.splitlines() if ln.startswith("{")]

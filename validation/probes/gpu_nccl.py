@@ -31,8 +31,12 @@ def launch() -> None:
     count = paddle.device.cuda.device_count()
     gpus = ",".join(str(i) for i in range(count))
     with tempfile.TemporaryDirectory() as logs:
-        proc = subprocess.run([sys.executable, "-m", "paddle.distributed.launch", "--gpus", gpus, "--log_dir", logs,
-                               __file__, "--worker"], capture_output=True, text=True, timeout=240)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "paddle.distributed.launch", "--gpus", gpus, "--log_dir",
+                                   logs, __file__, "--worker"], capture_output=True, text=True, timeout=240)
+        except subprocess.TimeoutExpired:
+            raise SystemExit(f"paddle.distributed.launch --gpus {gpus} did not end in 240 s: a hang in the NCCL "
+                             "rendezvous or the all-reduce (NCCL_DEBUG=INFO shows where)") from None
         log0 = os.path.join(logs, "workerlog.0")
         if os.path.exists(log0):
             with open(log0) as fh:
