@@ -154,9 +154,12 @@ def _entries_fit(subject: LockSubject, lock: Lock) -> str | None:
         if entry.component is not None and entry.component not in flavor.components:
             return f"{where}.component: {entry.component!r} is not a component of flavor {flavor_name}"
         cuda = CUDA_MAJOR.search(entry.name)
-        if (cuda and (cuda.group(1) or cuda.group(2)) not in majors) or (entry.name in GPU_BUILDS and not flavor.cuda):
-            return (f"{where}: a CUDA {cuda.group(1) or cuda.group(2) if cuda else ''} wheel in flavor {flavor_name}, "
+        major = (cuda.group(1) or cuda.group(2)) if cuda else None
+        if major is not None and major not in majors:
+            return (f"{where}: a CUDA {major} wheel in flavor {flavor_name}, "
                     f"which needs {'CUDA ' + ', '.join(sorted(majors)) if majors else 'no CUDA'}")
+        if entry.name in GPU_BUILDS and not flavor.cuda:
+            return f"{where}: a GPU build in flavor {flavor_name}, which has no CUDA (flavors.{flavor_name}.cuda)"
     return None
 
 

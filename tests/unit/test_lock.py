@@ -10,7 +10,7 @@ import pytest
 
 from ngc_paddle.flavor import resolve
 from ngc_paddle.host_errors import ManifestError
-from ngc_paddle.lock.check import _cuda_majors, lock_status
+from ngc_paddle.lock.check import _cuda_majors, _entries_fit, lock_status, mismatch, without_layers
 from ngc_paddle.lock.lock_file import lock_path, read_lock
 from ngc_paddle.lock.pip_lock import SourceUnreachable, assign_layers, check_reachable, lock_pip, platform_tags
 from ngc_paddle.lock.subject import ManifestFlavor
@@ -63,15 +63,24 @@ def test_a_malformed_lock_is_one_line_naming_file_and_field(releases: Path, edit
     assert one_line(exc).startswith(f"{path}: ") and field in str(exc.value)
 
 
-@pytest.mark.parametrize(("edit", "field"), [
-    (lambda d: d["pip"][0].update(source="mirror"), "pip.astunparse.source: 'mirror' is not a source"),
-    (lambda d: d["pip"][0].update(source="debian"), "is a debian source, not a pip one"),
-    (lambda d: d["pip"][0].update(layer="cuda"), "'cuda' is not a layer of flavor cpu"),
-    (lambda d: d["pip"][0].update(component="tensorrt"), "'tensorrt' is not a component of flavor cpu"),
-    (lambda d: d["pip"][0].update(name="nvidia-cudnn-cu11"), "a CUDA 11 wheel in flavor cpu, which needs CUDA 12"),
-    (lambda d: d["pip"][0].update(name="paddlepaddle-gpu"), "flavor cpu"),
+@pytest.mark.parametrize(("edit", "said"), [
+    (lambda d: d["pip"][0].update(source="mirror"), "pip.astunparse.source: 'mirror' is not a source of the "
+                                                    "manifest (debian, pypi, nvidia, nvidia-developer, paddle-cu126, "
+                                                    "wheelhouse)"),
+    (lambda d: d["pip"][0].update(source="debian"), "pip.astunparse.source: 'debian' is a debian source, not a pip "
+                                                    "one"),
+    (lambda d: d["pip"][0].update(layer="cuda"), "pip.astunparse.layer: 'cuda' is not a layer of flavor cpu (os, dali, "
+                                                 "paddle, suite)"),
+    (lambda d: d["pip"][0].update(component="tensorrt"), "pip.astunparse.component: 'tensorrt' is not a component of "
+                                                         "flavor cpu"),
+    (lambda d: d["pip"][0].update(name="nvidia-cudnn-cu11"), "pip.nvidia-cudnn-cu11: a CUDA 11 wheel in flavor cpu, "
+                                                             "which needs CUDA 12"),
+    (lambda d: d["pip"][0].update(name="nvidia-dali-cuda110"), "pip.nvidia-dali-cuda110: a CUDA 11 wheel in flavor "
+                                                               "cpu, which needs CUDA 12"),
+    (lambda d: d["pip"][0].update(name="paddlepaddle-gpu"), "pip.paddlepaddle-gpu: a GPU build in flavor cpu, which "
+                                                            "has no CUDA (flavors.cpu.cuda)"),
 ])
-def test_a_lock_at_odds_with_its_manifest_is_refused_before_any_build(releases: Path, edit, field: str) -> None:
+def test_a_lock_at_odds_with_its_manifest_is_refused_before_any_build(releases: Path, edit, said: str) -> None:
     """An entry from a source, layer or component the manifest does not have crashed the build (KeyError, exit 4)
     or was accepted; a CUDA wheel of another CUDA than the flavor's components need too."""
     path = releases / LOCK.name
@@ -80,7 +89,32 @@ def test_a_lock_at_odds_with_its_manifest_is_refused_before_any_build(releases: 
     path.write_text(json.dumps(data))
     with pytest.raises(ManifestError) as exc:
         lock_status(ManifestFlavor(load_manifest(releases / "26.12.yaml"), "cpu"), releases)
-    assert one_line(exc).startswith(f"{path}: ") and field in str(exc.value)
+    assert one_line(exc).startswith(f"{path}: {said}; fix: ")
+
+
+def test_a_flavor_narrowed_to_no_cuda_keeps_its_platform_and_refuses_every_cuda_wheel() -> None:
+    """A lock that leaves layers pending is checked against the flavor without their components, on the lock's own
+    platform; with DALI's CUDA 12 wheel left out, the cpu flavor needs no CUDA at all."""
+    narrowed = without_layers(ManifestFlavor(load_manifest(REPO / "releases" / "26.12.yaml"), "cpu", "linux/arm64"),
+                              ["dali"])
+    assert (narrowed.name, narrowed.platform) == ("cpu", "linux/arm64") and "dali" not in narrowed.spec.components
+    lock = read_lock(LOCK)
+    entry = lock.pip[0].model_copy(update={"name": "nvidia-cublas-cu12"})
+    assert _entries_fit(narrowed, lock.model_copy(update={"pip": [entry]})) == (
+        "pip.nvidia-cublas-cu12: a CUDA 12 wheel in flavor cpu, which needs no CUDA")
+
+
+@pytest.mark.parametrize(("pending", "said"), [
+    (["tensorrt"], "pending_layers: tensorrt left out, but the manifest does not make it optional"),
+    (["tensorrt", "dali"], "pending_layers: dali, tensorrt left out, but the manifest does not make them optional"),
+])
+def test_layers_a_lock_leaves_out_that_the_manifest_keeps_are_named_each(pending: list[str], said: str) -> None:
+    manifest = load_manifest(REPO / "releases" / "26.12.yaml")
+    lock = read_lock(REPO / "releases" / "26.12-gpu-cu118.lock.json")
+    lock = lock.model_copy(update={"pending_layers": dict.fromkeys(pending, "unreachable")})
+    strict = manifest.model_copy(update={"flavors": {**manifest.flavors, "gpu-cu118": manifest.flavors[
+        "gpu-cu118"].model_copy(update={"optional_layers": {}})}})
+    assert mismatch(ManifestFlavor(strict, "gpu-cu118"), lock) == f"{said} (flavors.gpu-cu118.optional_layers)"
 
 
 @pytest.mark.parametrize(("key", "value", "said"), [
