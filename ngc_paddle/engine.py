@@ -175,6 +175,13 @@ def inspect_images(refs: list[str]) -> dict[str, dict]:
     return found
 
 
+def diff_ids(info: dict | None) -> list[str] | None:
+    """An image's layer diff ids, bottom first, from its inspect object; None where it shows none (no image, or an
+    engine that lists no layers)."""
+    layers = ((info or {}).get("RootFS") or {}).get("Layers")
+    return [str(d) for d in layers] if isinstance(layers, list) else None
+
+
 def image_size(ref: str) -> int:
     return int(docker("image", "inspect", "--format", "{{.Size}}", ref).stdout.strip())
 

@@ -173,8 +173,8 @@ def check_chain(below: str, built: str, layer: str) -> None:
     of the same steps leaves them: make perf-arm64-build, perf-repro) it can take other lower layers than those
     checked, which the scan then finds owned by no record. Such an image takes no tag (BuildError)."""
     infos = engine.inspect_images([below, built])
-    under, over = (((infos.get(ref) or {}).get("RootFS") or {}).get("Layers") for ref in (below, built))
-    if not isinstance(under, list) or not isinstance(over, list):
+    under, over = (engine.diff_ids(infos.get(ref)) for ref in (below, built))
+    if under is None or over is None:
         return  # an engine that shows no layers: nothing to compare
     if over[:len(under)] != under:
         differs = next((i for i, (a, b) in enumerate(zip(under, over, strict=False)) if a != b), len(over))

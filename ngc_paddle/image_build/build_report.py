@@ -8,6 +8,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ngc_paddle import engine
+
 
 @dataclass
 class LayerResult:
@@ -37,7 +39,7 @@ class LayerResult:
     def record_image(self, info: dict | None) -> None:
         """Keep the diff ids and config of the image this layer tagged (its inspect object)."""
         if info is not None:
-            self.diff_ids = [str(d) for d in (info.get("RootFS") or {}).get("Layers") or []]
+            self.diff_ids = engine.diff_ids(info) or []
             self.config = info.get("Config") or {}
 
 

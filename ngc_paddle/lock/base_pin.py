@@ -32,7 +32,7 @@ def base_facts(ref: str, debian: Source, packages: list[DebianEntry]) -> Base:
     """What the base image `ref` is, for the lock."""
     info = engine.inspect_image(ref)
     labels = (info.get("Config") or {}).get("Labels") or {}
-    layers = (info.get("RootFS") or {}).get("Layers") or []
+    layers = engine.diff_ids(info) or []
     if str(labels.get("ngc-paddle.base", "")).startswith("debootstrap:"):
         snapshot = labels.get(SNAPSHOT_LABEL) or release_date(debian)
         return Base(kind="debootstrap", image=ref, suite=debian.suite, mirror=debian.url, snapshot=snapshot,
@@ -50,7 +50,7 @@ def compare_base(ref: str, locked: Base, say: Callable[[str], None]) -> bool:
         same = locked.digest in digests
         say(f"base image: {ref} {'matches' if same else 'differs from'} the lock (digest {locked.digest})")
         return same
-    layers = (info.get("RootFS") or {}).get("Layers") or []
+    layers = engine.diff_ids(info) or []
     current = layers[0].removeprefix("sha256:") if layers else "none"
     if current == locked.rootfs_sha256:
         say(f"base image: {ref} matches the lock (Debian {locked.suite} of {locked.snapshot}, rootfs sha256 "

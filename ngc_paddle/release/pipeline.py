@@ -238,9 +238,9 @@ def _platform_refs(state: State, built: Built, ref: str, say: Callable[[str], No
     if image_index.recorded_index(record) != built.image_id:
         say(f"    note: {built.image} ({built.image_id[:19]}) is not the image index of {built.flavor}'s platforms "
             f"that {record} records: released as one image")
-        for platform in built.spec.platforms[1:]:
-            if state.forget(build_name(built.flavor, platform)):
-                say(f"    note: the gates an earlier run stored for {build_name(built.flavor, platform)} dropped")
+        for further in (build_name(built.flavor, platform) for platform in built.spec.platforms[1:]):
+            if state.forget(further):
+                say(f"    note: the gates an earlier run stored for {further} dropped")
         return {}
     first = built.spec.platforms[0]
     if platforms.foreign(first):  # the first platform's gates run the index tag: docker picks the host's platform

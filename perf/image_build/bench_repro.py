@@ -389,12 +389,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for item in args.source:
         if "=" not in item or not item.split("=", 1)[0] or not item.split("=", 1)[1]:
             parser.exit(ExitCode.BAD_INPUT, f"error: --source: {item!r} is not NAME=URL|PATH; fix: e.g. --source pypi=https://m/simple\n")
+    args.platform = platform_named(args.platform).name if foreign else None  # None: this host's platform
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    foreign = args.platform not in (None, DEFAULT_PLATFORM)
+    foreign = args.platform is not None  # parse_args keeps another platform's name only
     sources = dict(item.split("=", 1) for item in args.source)
     from ngc_paddle.host_errors import NgcPaddleError
     from ngc_paddle.image_build.scratch import scratch_copy

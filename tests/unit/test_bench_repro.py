@@ -183,7 +183,8 @@ def test_another_platform_builds_every_layer_on_this_engine_and_an_unknown_one_i
     """--platform linux/arm64 builds the whole image (the foreign build has no stop at a layer) on this engine (a
     second engine instance has neither qemu nor the arm64 base); an unknown platform is one line naming the known."""
     assert bench_repro.parse_args(["--platform", "linux/arm64"]).platform == "linux/arm64"
-    assert bench_repro.parse_args(["--platform", "linux/amd64", "--up-to", "os"]).up_to == "os"  # this host's
+    this_host = bench_repro.parse_args(["--platform", "linux/amd64", "--up-to", "os"])
+    assert this_host.up_to == "os" and this_host.platform is None  # this host's: built and named as without it
     for bad in (["--platform", "linux/arm64", "--up-to", "os"], ["--platform", "linux/arm64", "--second-engine"],
                 ["--platform", "linux/s390x"]):
         with pytest.raises(SystemExit) as refused:

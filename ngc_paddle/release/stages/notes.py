@@ -392,9 +392,9 @@ def collect(root: Path, release: str, state: dict) -> dict[str, dict]:
         build = stages.get("build")
         if not isinstance(build, dict):
             continue
-        for platform in PLATFORMS:
-            if build_name(name, platform) != name and build_name(name, platform) not in state:
-                merged.pop(build_name(name, platform), None)
+        for further in {build_name(name, platform) for platform in PLATFORMS} - {name}:
+            if further not in state:
+                merged.pop(further, None)
         info: dict = {"stages": {}}
         if build.get("status") != "passed":
             info["not_built"] = build.get("detail", "")

@@ -68,11 +68,6 @@ class Attribution:
         return f"{self.ours} of {self.total} layers are the build's of {self.claims} ({self.source})"
 
 
-def _diff_ids(info: dict | None) -> list[str] | None:
-    layers = ((info or {}).get("RootFS") or {}).get("Layers")
-    return [str(d) for d in layers] if isinstance(layers, list) else None
-
-
 def chain_of(base: list[str], layer_images: list[tuple[str, list[str] | None, dict | None]], source: str
              ) -> Chain | None:
     """The chain of a base's diff ids and each layer image's (name, diff ids, config; bottom first): a layer
@@ -115,14 +110,14 @@ def recorded_chains(flavor: ResolvedFlavor, root: Path, inspect: Inspect | None 
                         *((entry.image_id for entry in report.layers if entry.image_id) if report else ())] if r]
     inspect = inspect or engine.inspect_images  # looked up per call: the engine a test or a trip installs
     infos = inspect(sorted(set(refs))) if refs else {}
-    base_ids = (_diff_ids(infos.get(report.base_image)) if report else None) or \
-        (_diff_ids(infos.get(base.image)) if base else None) or \
+    base_ids = (engine.diff_ids(infos.get(report.base_image)) if report else None) or \
+        (engine.diff_ids(infos.get(base.image)) if base else None) or \
         ([f"sha256:{base.rootfs_sha256}"] if base and base.rootfs_sha256 else None)
     if base_ids is None:
         return [], [f"the base image of {flavor.release} {flavor.name} is not on this engine"]
     chains, missing = [], []
     if report is not None:
-        images = [(entry.layer, _diff_ids(infos.get(entry.image_id or "")),
+        images = [(entry.layer, engine.diff_ids(infos.get(entry.image_id or "")),
                    entry.config if entry.config is not None else _config(infos.get(entry.image_id or "")))
                   for entry in report.layers]
         chain = chain_of(base_ids, images, f"its build report {report_where}")
@@ -130,7 +125,7 @@ def recorded_chains(flavor: ResolvedFlavor, root: Path, inspect: Inspect | None 
         missing += [] if chain else [f"the images {report_where} names"]
     else:
         missing.append(report_where)
-    chain = chain_of(base_ids, [(layer, _diff_ids(infos.get(tag)), _config(infos.get(tag))) for layer, tag in zip(
+    chain = chain_of(base_ids, [(layer, engine.diff_ids(infos.get(tag)), _config(infos.get(tag))) for layer, tag in zip(
         flavor.spec.layers, tags, strict=True)], f"its layer images {tags[0].rsplit(':', 1)[0]}:...")
     chains += [chain] if chain else []
     missing += [] if chain else [f"its layer images ({tags[0]}, ...)"]
