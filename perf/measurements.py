@@ -96,16 +96,18 @@ def _covers(run: Choices, part: Choices, defaults: Choices) -> bool:
         and set(part) <= set(defaults)
 
 
-def record(name: str, title: str, body: str, ran: Matrix | None = None, path: Path = MEASUREMENTS) -> None:
+def record(name: str, title: str, body: str, ran: Matrix | None = None, path: Path = MEASUREMENTS,
+           command: str | None = None) -> None:
     """Replace section `name` (or, when `ran` covered part of its matrix, that part's) of the measurements file with
     `body` (Markdown), stamped with date and machine; the part sections of `name` that the run covers are dropped
-    too. Without `ran` the script has no matrix: its one section is replaced."""
+    too. Without `ran` the script has no matrix: its one section is replaced. `command`: how it was run, where that is
+    not `make NAME` (one target writing several sections)."""
     part, defaults = (ran.part, ran.defaults) if ran else (None, None)
     if not re.fullmatch(r"[\w-]+", name) or (part and not re.fullmatch(r"[\w-]+", part.suffix)):
         raise ValueError(f"section name {name!r} (part {part!r}): letters, digits, '_' and '-' only")
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     key = f"{name}.{part.suffix}" if part else name
-    command = f"make {name} {part.make_args}" if part else f"make {name}"
+    command = command or (f"make {name} {part.make_args}" if part else f"make {name}")
     marker = f"<!-- part: {part.make_args} -->\n" if part else ""
     section = (f"<!-- section: {key} -->\n{marker}## {title}{f' ({part.make_args})' if part else ''}\n\n`{command}`, "
                f"{stamp}, {machine()}.\n\n{body.strip()}\n<!-- /section: {key} -->\n")

@@ -480,8 +480,10 @@ def main(argv: list[str] | None = None) -> int:
         where = f"on a second engine instance ({args.second_engine})" if args.second_engine else "on the same engine"
         key = "perf-repro" + ("-second-engine" if args.second_engine else "") \
             + (f"-{platform_named(args.platform).qualifier}" if foreign else "")
+        command = "make perf-repro" + (" SECOND_ENGINE=1" if args.second_engine else "") \
+            + (f" PLATFORMS={args.platform}" if foreign else "")
         record(key, f"Reproducibility: two cold builds, B {where}" + (f", {args.platform}" if foreign else ""),
-               render_markdown(result).split("\n", 2)[2].split("\n| layer |")[0])
+               render_markdown(result).split("\n", 2)[2].split("\n| layer |")[0], command=command)
     return ExitCode.PASS if result["packages_identical"] else ExitCode.FAIL
 
 

@@ -21,6 +21,15 @@ def test_a_section_is_replaced_and_the_others_kept(tmp_path: Path) -> None:
     assert text.index("perf-repro") < text.index("perf-scan")  # sections in a stable order
 
 
+def test_a_section_one_target_writes_among_several_names_the_command_that_ran(tmp_path: Path) -> None:
+    """perf-repro writes a section per engine and platform: each said `make perf-repro-arm64`, a target that is not."""
+    path = tmp_path / "measurements.md"
+    record("perf-repro-arm64", "Repro", "8 of 8 identical", path=path, command="make perf-repro PLATFORMS=linux/arm64")
+    text = path.read_text()
+    assert "<!-- section: perf-repro-arm64 -->" in text and "`make perf-repro PLATFORMS=linux/arm64`, 20" in text
+    assert "make perf-repro-arm64" not in text
+
+
 def test_a_bad_section_name_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="section name"):
         record("bad name -->", "x", "y", path=tmp_path / "m.md")
