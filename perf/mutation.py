@@ -33,6 +33,14 @@ MESSAGE_WORDS = 3  # a string literal of this many words or more is prose (a mes
 # them: collect() takes an entry only while its mutant still makes that change, and names each stale one (judge it
 # again: the number may now be another mutant's).
 EQUIVALENT: dict[str, tuple[str, str]] = {
+    'benchmarks.harness.acceptance_gates.x_evaluate__mutmut_29': (
+        'verdicts = [_compare(g, results, profile, config, True) for g in table.get(profile or "XXXX", [])',
+        "a profile of None looked up as 'XXXX' instead of '': the comprehension's condition (profile in table) "
+        "leaves nothing for None either way"),
+    'benchmarks.harness.acceptance_gates.x_scaling_reported__mutmut_18': (
+        'verdict.reason = scaling.why_not_gated(table, name, None, verdict.reason)',
+        "the profile dropped where a gate is N/A: such a verdict always carries its reason, and with one "
+        "why_not_gated() returns before it reads the profile"),
     'ngc_paddle.scan.checks.capabilities.x_decode__mutmut_12': (
         '(magic,) = struct.unpack_from("<i", raw)',
         "magic word unpacked signed ('<i'): it is only ever masked (& REVISION_MASK, & EFFECTIVE), and Python's "

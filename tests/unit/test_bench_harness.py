@@ -111,18 +111,72 @@ def test_a_gate_whose_back_end_did_not_run_is_not_run_with_its_reason() -> None:
 
 @pytest.mark.parametrize(("metric", "config", "reason"), [
     ("train.fp32.ips", {"mode": "infer"}, "train not run (--mode infer)"),
-    ("train.amp.ips", {"mode": "all", "precisions": ["tf32"]}, "precision amp not asked for"),
+    ("train.amp.ips", {"mode": "all", "precisions": ["tf32"]}, "precision amp not asked for (--precision)"),
+    ("train.amp", {"precisions": ["tf32"]}, "precision amp not asked for (--precision)"),
+    ("train", {"mode": "all"}, None),
+    ("data_parallel.amp.scaling_efficiency", {"mode": "infer"}, "train not run (--mode infer)"),
+    ("data_parallel.amp.ips", {"precisions": ["fp32"]}, "precision amp not asked for (--precision)"),
+    ("data_parallel.fp32.ips", {"mode": "train", "precisions": ["fp32"]}, None),
+    ("infer.summary.trt_speedup", {"mode": "train"}, "infer not run (--mode train)"),
+    ("infer.summary.trt_speedup", {"batch_sizes": [1, 4]}, "needs batch sizes 1 and 8 in the sweep (--batch-sizes)"),
+    ("infer.summary.trt_speedup", {}, None),
+    ("infer.summary.trt_speedup", {"batch_sizes": [8, 1, 64]}, None),
     ("infer.paddle-trt.int8.bs256.ips", {"backends": ["paddle-trt"], "infer_precisions": ["fp16"]},
-     "inference precision int8 not asked for"),
+     "inference precision int8 not asked for (--infer-precision)"),
     ("infer.paddle-trt.fp16.bs256.ips", {"backends": ["paddle-trt"], "infer_precisions": ["fp16"],
-                                         "batch_sizes": [1, 8]}, "batch size 256 not in the sweep"),
-    ("infer.agreement.tensorrt", {"backends": ["paddle-inference"]}, "back end tensorrt not asked for"),
-    ("eval.top1", {}, "needs --eval-data"),
+                                         "batch_sizes": [1, 8]}, "batch size 256 not in the sweep (--batch-sizes)"),
+    ("infer.agreement.tensorrt", {"backends": ["paddle-inference"]}, "back end tensorrt not asked for (--backends)"),
+    ("eval.top1", {}, "needs --eval-data DIR and --weights FILE"),
     ("train.fp32.efficiency", {"mode": "all", "precisions": ["fp32"]}, None),
 ])
 def test_what_a_run_did_not_ask_for(metric: str, config: dict, reason: str | None) -> None:
-    found = acceptance_gates.not_requested(metric, config)
-    assert (found is None) if reason is None else (reason in found)
+    """A data-parallel figure is the training's (its mode and precisions decide), the inference summary needs batch
+    sizes 1 and 8 (the default sweep has them); each reason is the whole line the verdict carries."""
+    assert acceptance_gates.not_requested(metric, config) == reason
+
+
+def test_the_profile_gates_the_relative_ones_and_the_regressions_all_count_once() -> None:
+    """The relative table is never taken for a hardware profile's (its gates would count twice, as acceptance);
+    a baseline adds regressions to the gates, at the gates file's max_regression_pct (5 % when it has none)."""
+    results = {"train": {"amp": {"ips": 94.0}, "summary": {"loss_finite": 1}}}
+    relative = acceptance_gates.evaluate(GATES, "m", "relative", results, {})
+    assert [(v.gate, v.profile, v.acceptance) for v in relative] == [("finite", "relative", False)]
+    assert acceptance_gates.evaluate({}, "m", "A100-80GB", results, {}) == []  # a gates file without models
+    baseline = {"results": {"train": {"amp": {"ips": 100.0}}}}
+    gated = acceptance_gates.evaluate(GATES, "m", "A100-80GB", results, {"batch_size": 256}, baseline)
+    assert [(v.gate, v.status) for v in gated] == [("amp", "FAIL"), ("lat", "NOT RUN"), ("finite", "PASS"),
+                                                   ("regression train.amp.ips", "FAIL")]
+    assert gated[-1].threshold == pytest.approx(95.0)  # the file's 5 %
+    loose = acceptance_gates.evaluate({**GATES, "max_regression_pct": 10}, "m", None, results, {}, baseline)
+    assert [(v.gate, v.status, v.threshold) for v in loose][-1] == ("regression train.amp.ips", "PASS",
+                                                                     pytest.approx(90.0))
+    default = acceptance_gates.evaluate({k: v for k, v in GATES.items() if k != "max_regression_pct"}, "m", None,
+                                        {"train": {"amp": {"ips": 95.5}}}, {}, baseline)
+    assert [(v.status, v.threshold) for v in default][-1] == ("PASS", pytest.approx(95.0))
+    assert acceptance_gates.evaluate(GATES, "m", None, results, {}, baseline, max_regression_pct=7)[-1].threshold \
+        == pytest.approx(93.0)
+
+
+def test_a_gates_verdict_carries_its_source_and_a_ceiling_is_met_on_the_mark() -> None:
+    results = {"train": {"amp": {"ips": 120.0}},
+               "infer": {"trt": {"fp16": {"bs1": {"latency_ms": {"mean": 1.0}}}}}}
+    verdicts = {v.gate: v for v in acceptance_gates.evaluate(GATES, "m", "A100-80GB", results, {"batch_size": 256})}
+    assert (verdicts["lat"].status, verdicts["lat"].source) == ("PASS", "")  # a latency exactly at its ceiling
+    assert verdicts["amp"].source == "ref"
+    both = {"when": {"batch_size": 256, "mode": "train"}}
+    gate = {**GATES["models"]["m"]["A100-80GB"][0], **both}
+    off = acceptance_gates.evaluate({"models": {"m": {"A100-80GB": [gate]}}}, "m", "A100-80GB", results,
+                                    {"batch_size": 64})[0]
+    assert off.reason == "run configuration differs: batch_size=64 (gate: 256), mode=None (gate: train)"
+
+
+def test_a_pass_decides_even_where_the_cpu_has_no_floor_of_its_own() -> None:
+    passed = acceptance_gates.Verdict("regression x", "x", "PASS", 1.0, 0.9, ">=", "baseline", acceptance=True)
+    outcome = acceptance_gates.overall([passed], no_gate="no CPU floor for amd-zen4 yet")
+    assert (outcome.verdict, outcome.reasons) == ("PASS", [])
+    relative = acceptance_gates.Verdict("finite", "x", "PASS", 1.0, 1.0, ">=", "relative")
+    assert acceptance_gates.overall([relative], no_gate="no CPU floor for amd-zen4 yet").reasons == [
+        "no CPU floor for amd-zen4 yet"]
 
 
 def test_unknown_hardware_gets_relative_gates_only_and_is_not_proven() -> None:
@@ -624,6 +678,9 @@ def test_an_emulated_run_probes_no_peak_and_its_phases_have_no_efficiency(monkey
     assert peak == {} and peaks.found == {}  # results.peak holds measured peaks only (its schema's rule)
     assert logged == [("peak probe float32 (train fp32)", dict.fromkeys(
         roofline.KINDS, "not run: not probed: emulated: aarch64 under qemu"))]
+    # each kind as a probe that did not run reports itself (roofline.probe_all's shape), so nothing reads a peak
+    not_run = {"status": "not run", "reason": "not probed: emulated: aarch64 under qemu"}
+    assert peaks.probe("float32", "infer", lambda *a: None) == {kind: not_run for kind in roofline.KINDS}
     result = efficiency.annotate({"ips": 2.0}, 1e9, peak or None, None)
     assert "efficiency" not in result and "peak_tflops" not in result and result["achieved_tflops"] == 2e-3
 

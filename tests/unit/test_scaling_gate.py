@@ -22,7 +22,7 @@ def dp(**scaling: float | None) -> dict:
                                                "summary": {"loss_finite": 1}}}
 
 
-def verdict(results: dict, profile: str, config: dict, metric: str = TF32,
+def verdict(results: dict, profile: str | None, config: dict, metric: str = TF32,
             model: str = "rn50") -> acceptance_gates.Verdict:
     return next(v for v in acceptance_gates.evaluate(GATES, model, profile, results, config) if v.metric == metric)
 
@@ -57,7 +57,10 @@ def test_a_cpu_run_or_another_gpu_reports_its_scaling_never_gates_it() -> None:
     cpu = {"mode": "train", "precisions": ["fp32"], "gpus": 0, "procs": 2, "nnodes": 1, "smoke": False}
     verdicts, outcome = acceptance_gates.judge(GATES, "rn50", "cpu", dp(fp32=0.3), cpu, None, None, None, None)
     found = next(v for v in verdicts if v.metric == "data_parallel.fp32.scaling_efficiency")
-    assert (found.status, found.measured, found.acceptance) == ("N/A", 0.3, False)
+    assert (found.gate, found.status, found.measured, found.threshold, found.op, found.profile, found.acceptance) == (
+        "fp32 scaling efficiency", "N/A", 0.3, None, "", "cpu", False)
+    unknown = verdict(dp(fp32=0.3), None, cpu, metric="data_parallel.fp32.scaling_efficiency")
+    assert (unknown.gate, unknown.profile) == ("fp32 scaling efficiency", "-")  # hardware no profile matched
     assert found.reason == ("reported, not gated: no published scaling figure for this model and precision "
                             "(gates.yaml)")
     assert outcome.verdict != "FAIL"
