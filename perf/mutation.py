@@ -33,6 +33,13 @@ MESSAGE_WORDS = 3  # a string literal of this many words or more is prose (a mes
 # them: collect() takes an entry only while its mutant still makes that change, and names each stale one (judge it
 # again: the number may now be another mutant's).
 EQUIVALENT: dict[str, tuple[str, str]] = {
+    'ngc_paddle.scan.checks.integrity.x__dpkg_link__mutmut_3': (
+        'if installed is None or seen.layer.index < installed:',
+        "a package symlink written in its package's own install layer compared as well: that layer's facts hold the "
+        "same symlink, so the comparison finds no change"),
+    'ngc_paddle.scan.checks.archives.x__member__mutmut_40': (
+        'spool.seek(1)',
+        "the nested archive's spool rewound to 1 instead of 0: _archive() seeks it to 0 itself before opening it"),
     'benchmarks.harness.acceptance_gates.x_evaluate__mutmut_29': (
         'verdicts = [_compare(g, results, profile, config, True) for g in table.get(profile or "XXXX", [])',
         "a profile of None looked up as 'XXXX' instead of '': the comprehension's condition (profile in table) "

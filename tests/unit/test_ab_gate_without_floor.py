@@ -63,6 +63,8 @@ def test_only_a_not_proven_resting_on_the_missing_floor_alone_is_the_ab_s_to_dec
     assert floored["verdict"] == "PASS" and gate_without_floor.kind_without_floor(parsed(floored)) is None
     missing = {**judged(), "verdict_reasons": ["needs a GPU: this host has none", judged()["verdict_reasons"][0]]}
     assert gate_without_floor.kind_without_floor(parsed(missing)) is None  # NOT PROVEN for another reason as well
+    floor_first = {**missing, "verdict_reasons": missing["verdict_reasons"][::-1]}  # whatever the order
+    assert gate_without_floor.kind_without_floor(parsed(floor_first)) is None
     failed = {**judged(), "verdict": "FAIL", "verdict_reasons": ["training loss is finite: 0 (needs >= 1)"]}
     assert gate_without_floor.kind_without_floor(parsed(failed)) is None
 

