@@ -126,13 +126,27 @@ def test_a_gate_whose_back_end_did_not_run_is_not_run_with_its_reason() -> None:
     ("infer.paddle-trt.fp16.bs256.ips", {"backends": ["paddle-trt"], "infer_precisions": ["fp16"],
                                          "batch_sizes": [1, 8]}, "batch size 256 not in the sweep (--batch-sizes)"),
     ("infer.agreement.tensorrt", {"backends": ["paddle-inference"]}, "back end tensorrt not asked for (--backends)"),
+    ("infer.paddle-trt.int8.bs256", {"backends": ["paddle-trt"], "infer_precisions": ["fp16"]},
+     "inference precision int8 not asked for (--infer-precision)"),
+    ("infer.paddle-trt.fp16", {"backends": ["paddle-trt"], "infer_precisions": ["fp16"]}, None),  # its status node
+    ("infer.agreement.paddle-trt.max_abs_diff", {"backends": ["paddle-trt"], "infer_precisions": ["fp16"]}, None),
+    ("infer.summary.bs8_over_bs1.paddle-trt", {"infer_precisions": ["fp16"]}, None),
     ("eval.top1", {}, "needs --eval-data DIR and --weights FILE"),
+    ("eval.top1", {"eval": True}, None),
     ("train.fp32.efficiency", {"mode": "all", "precisions": ["fp32"]}, None),
+    ("train.fp32.ips", {"precisions": ["fp32"], "backends": ["onnxruntime"]}, None),  # back ends are inference's
 ])
 def test_what_a_run_did_not_ask_for(metric: str, config: dict, reason: str | None) -> None:
     """A data-parallel figure is the training's (its mode and precisions decide), the inference summary needs batch
     sizes 1 and 8 (the default sweep has them); each reason is the whole line the verdict carries."""
     assert acceptance_gates.not_requested(metric, config) == reason
+
+
+def test_only_a_number_is_a_figure() -> None:
+    results = {"train": {"summary": {"loss_finite": 1, "finite": True, "note": "x", "nested": {"a": 1}}}}
+    assert acceptance_gates.lookup(results, "train.summary.loss_finite") == 1.0
+    for metric in ("train.summary.finite", "train.summary.note", "train.summary.nested", "train.summary.gone"):
+        assert acceptance_gates.lookup(results, metric) is None, metric
 
 
 def test_the_profile_gates_the_relative_ones_and_the_regressions_all_count_once() -> None:
