@@ -161,3 +161,15 @@ def test_an_ab_size_keeps_the_smoke_and_validation_choices_it_was_given() -> Non
     assert plan.Size.of(None, True, True) == plan.Size(plan.SMOKE_ROUNDS, True, True)
     assert plan.Size.of(7, False, False) == plan.Size(7, False, False)
     assert plan.Size.of(None, False, True) == plan.Size(plan.ROUNDS, False, True)
+
+
+def test_an_image_is_named_as_asked_with_what_ran_beside_it() -> None:
+    """The report says what a person asked for and what ran (the pulled digest, the image id), each once."""
+    digest = "127.0.0.1:5000/ngc-paddle@sha256:" + "a" * 64
+    image_id = "sha256:" + "b" * 64
+    assert ab_report._named({"name": "ngc-paddle:26.11-cpu", "image": digest, "id": image_id}) == (
+        f"ngc-paddle:26.11-cpu ({digest[:80]}; {image_id[:80]})")
+    assert ab_report._named({"name": "ngc-paddle:26.12-cpu", "image": "ngc-paddle:26.12-cpu", "id": ""}) == (
+        "ngc-paddle:26.12-cpu")
+    assert ab_report._named({"image": digest}) == digest  # no name: the image it ran, said once
+    assert ab_report._named({}) == "?"

@@ -91,8 +91,9 @@ def headline(summary: dict) -> str:
 
 def _named(image: dict) -> str:
     """`NAME (REPO@sha256:...; id sha256:...)`: what a person asked for, and what ran."""
-    ran = [image[k][:80] for k in ("image", "id") if image.get(k) and image.get(k) != image.get("name")]
-    return f"{image.get('name') or image.get('image') or '?'}" + (f" ({'; '.join(ran)})" if ran else "")
+    shown = str(image.get("name") or image.get("image") or "?")
+    ran = [str(image[k])[:80] for k in ("image", "id") if image.get(k) and image.get(k) != shown]
+    return shown + (f" ({'; '.join(ran)})" if ran else "")
 
 
 def _value(value: float, unit: str) -> str:
