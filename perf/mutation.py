@@ -33,6 +33,24 @@ MESSAGE_WORDS = 3  # a string literal of this many words or more is prose (a mes
 # them: collect() takes an entry only while its mutant still makes that change, and names each stale one (judge it
 # again: the number may now be another mutant's).
 EQUIVALENT: dict[str, tuple[str, str]] = {
+    'ngc_paddle.release.fleet.results.x__tasks__mutmut_10': (
+        'results = bounded_read.load_json(found[-1], NgcPaddleError).get("results", None) if found else {}',
+        "a report without results read as None instead of {}: the next line passes on a mapping only, and {} "
+        "otherwise"),
+    'ngc_paddle.release.fleet.results.x__tasks__mutmut_12': (
+        'results = bounded_read.load_json(found[-1], NgcPaddleError).get("results", ) if found else {}',
+        "a report without results read as None instead of {}: the next line passes on a mapping only, and {} "
+        "otherwise"),
+    'ngc_paddle.release.fleet.results.x__tasks__mutmut_21': (
+        'results = None',
+        "an unreadable report's results None instead of {}: the next line passes on a mapping only, and {} "
+        "otherwise"),
+    'ngc_paddle.scan.checks.package_records.x__listed__mutmut_7': (
+        'return {posixpath.normpath(line) for line in (content or b"XXXX").decode("utf-8", "replace").splitlines()',
+        "a missing list read as 'XXXX' instead of '': neither holds a line starting with '/'"),
+    'ngc_paddle.scan.checks.package_records.x__listed__mutmut_9': (
+        'return {posixpath.normpath(line) for line in (content or b"").decode("UTF-8", "replace").splitlines()',
+        "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive"),
     'ngc_paddle.scan.checks.integrity.x__dpkg_link__mutmut_3': (
         'if installed is None or seen.layer.index < installed:',
         "a package symlink written in its package's own install layer compared as well: that layer's facts hold the "

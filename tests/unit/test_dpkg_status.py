@@ -48,3 +48,13 @@ def test_bad_bytes_and_an_empty_file_are_no_error() -> None:
     assert installed(b"") == ()
     assert installed(b"Package: x\xff\nStatus: install ok installed\n\n\xfe\xfd") == (
         Installed("x\ufffd", "", "", "x\ufffd", {}),)
+
+
+def test_a_file_list_with_a_name_that_is_not_utf8_is_read_whole() -> None:
+    """dpkg keeps file names as bytes: a package may list a Latin-1 name. Every absolute path of the list is read
+    (normalised), the odd name with a replacement character, instead of the scan stopping on it."""
+    from ngc_paddle.scan.checks.package_records import _listed
+
+    listed = _listed(b"/.\n/usr/bin/tool\n/usr/share/doc/caf\xe9.txt\n/usr/./lib//x.so\nrelative/path\n")
+    assert listed == {"/", "/usr/bin/tool", "/usr/share/doc/caf\ufffd.txt", "/usr/lib/x.so"}
+    assert _listed(None) == set()

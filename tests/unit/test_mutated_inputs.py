@@ -355,3 +355,24 @@ def test_the_release_result_reader_has_the_baselines_4_mib_bound(tmp_path: Path)
     (tmp_path / "result.json").write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"more than the limit of 4194304; fix: rerun it"):
         bench_result.read(tmp_path / "result.json", "rerun it")
+
+
+def test_a_baseline_the_reader_cannot_read_says_the_callers_fix_and_raises_its_error(tmp_path: Path) -> None:
+    """The release picks the previous release's stored run as the baseline: its fix, and its error type, replace the
+    benchmark's own (--baseline), whether the file cannot be read or is not a result."""
+    class StoredRunError(InputError):
+        pass
+
+    missing = tmp_path / "gone.json"
+    with pytest.raises(InputError) as own:
+        bench_result.read_baseline(missing, "rn50")
+    assert str(own.value).startswith(f"{missing}: ") and "fix: " in str(own.value)
+    assert not str(own.value).endswith(bench_result.FIX)  # the reader's own fix: check the path
+    with pytest.raises(StoredRunError) as release:
+        bench_result.read_baseline(missing, "rn50", "run the release of 26.11 again", StoredRunError)
+    assert str(release.value) == f"{str(own.value).rsplit('; fix: ', 1)[0]}; fix: run the release of 26.11 again"
+    bad = tmp_path / "result.json"
+    bad.write_text(json.dumps({**GOOD, "verdict": "MAYBE"}))
+    with pytest.raises(StoredRunError) as shape:
+        bench_result.read_baseline(bad, "rn50", "run the release of 26.11 again", StoredRunError)
+    assert str(shape.value).endswith("; fix: run the release of 26.11 again")
