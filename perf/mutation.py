@@ -33,6 +33,10 @@ MESSAGE_WORDS = 3  # a string literal of this many words or more is prose (a mes
 # them: collect() takes an entry only while its mutant still makes that change, and names each stale one (judge it
 # again: the number may now be another mutant's).
 EQUIVALENT: dict[str, tuple[str, str]] = {
+    'ngc_paddle.release.ab.stats.x_rounds_to_decide__mutmut_7': (
+        'if distance <= 1e-9:',
+        "a distance to the bound of exactly 1e-9 taken as on it: the distance of two logarithms is never exactly "
+        "that float"),
     'ngc_paddle.release.fleet.results.x__tasks__mutmut_10': (
         'results = bounded_read.load_json(found[-1], NgcPaddleError).get("results", None) if found else {}',
         "a report without results read as None instead of {}: the next line passes on a mapping only, and {} "

@@ -315,6 +315,44 @@ def test_a_distribution_installed_from_a_wheel_of_other_tags_is_another_build() 
     assert found("typing-extensions", b"Tag: py3-none-any\n") == {}
 
 
+def test_each_installed_distribution_of_the_lock_is_judged_and_only_those() -> None:
+    """Distributions the drift check leaves to others (Debian's Python, one not in the lock, one of another version)
+    do not stop it; a wheel pip recorded with the locked hash, or without a hash, is no finding; each finding names
+    the package, its versions, where it is and why."""
+    lock = read_lock(REPO / "releases" / "26.12-cpu.lock.json")
+    numpy, six = (next(e for e in lock.pip if e.name == n) for n in ("numpy", "six"))
+    site = "/opt/venv/lib/python3.11/site-packages"
+    cp312 = b"Tag: cp312-cp312-manylinux_2_27_x86_64\n"
+
+    def dist(path: str, name: str, version: str, files: dict[str, bytes]) -> tuple[drift.DistInfo, Package]:
+        info = drift.DistInfo(path, files, "layer 4 (paddle)")
+        return info, Package("pypi", name, version, "paddle", path=path)
+
+    def direct(sha256: str | None) -> bytes:
+        return json.dumps({"archive_info": {"hashes": {"sha256": sha256} if sha256 else {}}}).encode()
+
+    pairs = [
+        dist(f"/usr/lib/python3/dist-packages/numpy-{numpy.version}.dist-info", "numpy", numpy.version,
+             {"WHEEL": cp312}),  # Debian's: its package's records judge it
+        dist(f"{site}/left_pad-1.0.dist-info", "left-pad", "1.0", {"WHEEL": cp312}),  # not in the lock: extra
+        dist(f"{site}/six-0.1.dist-info", "six", "0.1", {"WHEEL": cp312}),  # another version: a version finding
+        dist(f"{site}/six-{six.version}.dist-info", "six", six.version,
+             {"direct_url.json": direct(six.sha256)}),  # no WHEEL file, the locked wheel
+        dist(f"{site}/six-{six.version}.dist-info", "six", six.version, {"direct_url.json": direct(None)}),
+        dist(f"{site}/numpy-{numpy.version}.dist-info", "numpy", numpy.version,
+             {"WHEEL": cp312, "direct_url.json": direct("f" * 64)}),
+    ]
+    found = [(f.id, f.package, f.installed, f.fixed, f.location, f.title)
+             for f in drift.check_builds([d for d, _ in pairs], [p for _, p in pairs], lock, {})]
+    head = f"numpy is {numpy.version} in the image, {numpy.version} in the lock"
+    assert found == [
+        ("pypi-other-build", "numpy", numpy.version, numpy.version, "layer 4 (paddle)",
+         f"{head} (other-build); installed from a wheel tagged cp312-cp312, the lock has {numpy.file}"),
+        ("pypi-other-wheel", "numpy", numpy.version, numpy.version, "layer 4 (paddle)",
+         f"{head} (other-wheel); installed from a wheel of sha256 ffffffffffff, the lock has {numpy.sha256[:12]}"),
+    ]
+
+
 def test_the_per_layer_cache_keeps_facts_by_diff_id_and_refuses_damaged_entries(tmp_path: Path) -> None:
     at, f = facts(2, [Member("/etc/app.key", KEY)])
     cache = LayerCache(tmp_path)
