@@ -548,3 +548,28 @@ def test_the_unpacking_budget_allows_exactly_its_limit() -> None:
     budget.spend(archives.MAX_EXPANDED)
     with pytest.raises(archives.Bomb, match=r"^unpacks to more than 2048 MiB$"):
         budget.spend(1)
+
+
+def test_the_layer_cache_keeps_its_newest_entries_and_nothing_else_is_touched(tmp_path: Path, monkeypatch) -> None:
+    import os
+
+    from ngc_paddle.scan.checks import layer_cache
+    monkeypatch.setattr(layer_cache, "MAX_ENTRIES", 2)
+    for age, name in enumerate(["c", "a", "d", "b"]):  # written oldest first: c, a, d, b (names out of order)
+        entry = tmp_path / f"{name}.json.gz"
+        entry.write_bytes(b"")
+        os.utime(entry, (1_700_000_000 + age, 1_700_000_000 + age))
+    (tmp_path / "notes.txt").write_text("not an entry")
+    LayerCache(tmp_path)._prune()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json.gz", "d.json.gz", "notes.txt"]
+
+
+def test_a_layer_image_is_judged_on_the_lock_up_to_its_layer() -> None:
+    from types import SimpleNamespace
+
+    from ngc_paddle.scan.checks import image_checks
+    flavor = SimpleNamespace(layers=("os", "dali", "paddle", "suite"))
+    assert image_checks._layers_upto(flavor, {image_checks.LAYER_LABEL: "dali"}) == {"os", "dali"}
+    assert image_checks._layers_upto(flavor, {image_checks.LAYER_LABEL: "os"}) == {"os"}
+    for labels in ({image_checks.LAYER_LABEL: "suite"}, {image_checks.LAYER_LABEL: "cuda"}, {}):
+        assert image_checks._layers_upto(flavor, labels) is None, labels  # the whole image, or not a layer of it
