@@ -152,6 +152,7 @@ def test_rounds_in_range_and_the_defaults_are_kept() -> None:
 
     assert Size.of(None, False, False).rounds == 5 and Size.of(None, True, False).rounds == 3
     assert Size.of(2, True, False).rounds == 2 and Size.of(999, False, False).rounds == 999
+    assert Size.of(1, False, False).rounds == 1  # the least: one round decides nothing alone, yet it is asked for
 
 
 @pytest.mark.parametrize("command", ["gates", "release"])
