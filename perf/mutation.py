@@ -33,6 +33,12 @@ MESSAGE_WORDS = 3  # a string literal of this many words or more is prose (a mes
 # them: collect() takes an entry only while its mutant still makes that change, and names each stale one (judge it
 # again: the number may now be another mutant's).
 EQUIVALENT: dict[str, tuple[str, str]] = {
+    'ngc_paddle.scan.checks.drift.x_compare__mutmut_139': (
+        'findings.append(_finding("pypi", _direction("XXpypiXX", p.version, locked_entry[0]), name, p.version,',
+        "_direction() tells only 'deb' apart: any other kind compares as Python versions"),
+    'ngc_paddle.scan.checks.drift.x_compare__mutmut_140': (
+        'findings.append(_finding("pypi", _direction("PYPI", p.version, locked_entry[0]), name, p.version,',
+        "_direction() tells only 'deb' apart: any other kind compares as Python versions"),
     'ngc_paddle.release.ab.stats.x_rounds_to_decide__mutmut_7': (
         'if distance <= 1e-9:',
         "a distance to the bound of exactly 1e-9 taken as on it: the distance of two logarithms is never exactly "

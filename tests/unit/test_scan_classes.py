@@ -277,6 +277,47 @@ def test_the_image_is_held_to_its_lock() -> None:
                      ("pypi-missing", removed.name, "", removed.version, "image")}
 
 
+def test_each_version_difference_is_named_with_its_direction_and_a_layer_image_expects_its_layers_only() -> None:
+    """Every version finding whole: an extra Debian package, one upgraded (an epoch), a wheel downgraded, one
+    upgraded, one whose version only reads differently (1.17 for 1.17.0). A layer image (its label names a layer
+    below the top) is missing none of the wheels of the layers above it."""
+    lock = read_lock(REPO / "releases" / "26.12-cpu.lock.json")
+    debs = drift.expected_debian(lock)
+    first, second = list(debs)[:2]
+    site = "/opt/venv/lib/python3.11/site-packages"
+    wheel = {e.name: e for e in lock.pip}
+    packages = [Package("pypi", "numpy", "1.0", "paddle", path=f"{site}/numpy-1.0.dist-info")]  # a wheel first
+    packages += [Package("deb", n, v, "base") for n, v in debs.items() if n not in (first, second)]
+    packages += [Package("deb", first, f"99:{debs[first]}", "RUN apt-get upgrade"),
+                 Package("deb", second, "0.1", "RUN apt-get install --allow-downgrades"),
+                 Package("deb", "cowsay", "3.03", "RUN apt-get install")]
+    packages += [Package("pypi", n, e.version, "paddle", path=f"{site}/{n}-x.dist-info") for n, e in wheel.items()
+                 if n not in ("numpy", "six", "typing-extensions")]
+    packages += [Package("pypi", "six", "1.17", "suite", path=f"{site}/six-1.17.dist-info"),
+                 Package("pypi", "Typing_Extensions", "99.0", "suite", path=f"{site}/typing_extensions-99.dist-info")]
+    found = [(f.id, f.package, f.installed, f.fixed, f.location, f.title) for f in drift.compare(packages, lock)]
+    ext = wheel["typing-extensions"].version
+    assert found == [
+        ("deb-upgraded", first, f"99:{debs[first]}", debs[first], "layer RUN apt-get upgrade",
+         f"{first} is 99:{debs[first]} in the image, {debs[first]} in the lock (upgraded)"),
+        ("deb-downgraded", second, "0.1", debs[second], "layer RUN apt-get install --allow-downgrades",
+         f"{second} is 0.1 in the image, {debs[second]} in the lock (downgraded)"),
+        ("deb-extra", "cowsay", "3.03", "", "layer RUN apt-get install", "cowsay 3.03 is in the image but not in the "
+         "lock"),
+        ("pypi-downgraded", "numpy", "1.0", wheel["numpy"].version, f"layer paddle: {site}/numpy-1.0.dist-info",
+         f"numpy is 1.0 in the image, {wheel['numpy'].version} in the lock (downgraded)"),
+        ("pypi-changed", "six", "1.17", "1.17.0", f"layer suite: {site}/six-1.17.dist-info",
+         "six is 1.17 in the image, 1.17.0 in the lock (changed)"),
+        ("pypi-upgraded", "typing-extensions", "99.0", ext, f"layer suite: {site}/typing_extensions-99.dist-info",
+         f"typing-extensions is 99.0 in the image, {ext} in the lock (upgraded)"),
+    ]
+    base_only = [p for p in packages if p.ecosystem == "deb"]
+    assert {f.id for f in drift.compare(base_only, lock, {"os", "dali"})} == {"deb-upgraded", "deb-downgraded",
+                                                                               "deb-extra", "pypi-missing"}
+    assert {f.package for f in drift.compare(base_only, lock, {"os", "dali"}) if f.id == "pypi-missing"} == {
+        e.name for e in lock.pip if e.layer == "dali"}
+
+
 def test_record_and_wheel_checks_of_an_installed_distribution() -> None:
     lock = read_lock(REPO / "releases" / "26.12-cpu.lock.json")
     entry = next(e for e in lock.pip if e.name == "numpy")
