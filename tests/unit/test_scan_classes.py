@@ -278,7 +278,7 @@ def test_the_image_is_held_to_its_lock() -> None:
 
 
 def test_each_version_difference_is_named_with_its_direction_and_a_layer_image_expects_its_layers_only() -> None:
-    """Every version finding whole: an extra Debian package, one upgraded (an epoch), a wheel downgraded, one
+    """Every version finding whole: an extra Debian package, one upgraded (a local revision), a wheel downgraded, one
     upgraded, one whose version only reads differently (1.17 for 1.17.0). A layer image (its label names a layer
     below the top) is missing none of the wheels of the layers above it."""
     lock = read_lock(REPO / "releases" / "26.12-cpu.lock.json")
@@ -288,7 +288,7 @@ def test_each_version_difference_is_named_with_its_direction_and_a_layer_image_e
     wheel = {e.name: e for e in lock.pip}
     packages = [Package("pypi", "numpy", "1.0", "paddle", path=f"{site}/numpy-1.0.dist-info")]  # a wheel first
     packages += [Package("deb", n, v, "base") for n, v in debs.items() if n not in (first, second)]
-    packages += [Package("deb", first, f"99:{debs[first]}", "RUN apt-get upgrade"),
+    packages += [Package("deb", first, f"{debs[first]}+ngc1", "RUN apt-get upgrade"),
                  Package("deb", second, "0.1", "RUN apt-get install --allow-downgrades"),
                  Package("deb", "cowsay", "3.03", "RUN apt-get install")]
     packages += [Package("pypi", n, e.version, "paddle", path=f"{site}/{n}-x.dist-info") for n, e in wheel.items()
@@ -298,8 +298,8 @@ def test_each_version_difference_is_named_with_its_direction_and_a_layer_image_e
     found = [(f.id, f.package, f.installed, f.fixed, f.location, f.title) for f in drift.compare(packages, lock)]
     ext = wheel["typing-extensions"].version
     assert found == [
-        ("deb-upgraded", first, f"99:{debs[first]}", debs[first], "layer RUN apt-get upgrade",
-         f"{first} is 99:{debs[first]} in the image, {debs[first]} in the lock (upgraded)"),
+        ("deb-upgraded", first, f"{debs[first]}+ngc1", debs[first], "layer RUN apt-get upgrade",
+         f"{first} is {debs[first]}+ngc1 in the image, {debs[first]} in the lock (upgraded)"),
         ("deb-downgraded", second, "0.1", debs[second], "layer RUN apt-get install --allow-downgrades",
          f"{second} is 0.1 in the image, {debs[second]} in the lock (downgraded)"),
         ("deb-extra", "cowsay", "3.03", "", "layer RUN apt-get install", "cowsay 3.03 is in the image but not in the "
