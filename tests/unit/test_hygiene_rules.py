@@ -209,6 +209,22 @@ def test_config_secrets_by_name_by_shape_and_not_secret_references() -> None:
                      ("secret-in-build-args", "API_TOKEN", "history of layer 2 (y)")}
 
 
+def test_a_label_with_a_secret_name_or_a_credential_value_is_a_finding_in_the_config() -> None:
+    """Labels travel with every pull and show in `docker inspect`: a secret-like name with a value blocks, a
+    credential-shaped value is a finding of its rule; an empty value under a secret-like name is none."""
+    image = _Image({}, [])
+    image.labels = {"deploy.password": "hunter2", "build.note": "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5",
+                    "vault.token": "", "org.opencontainers.image.title": "ngc-paddle"}
+    found = [(f.kind, f.id, f.severity, f.title, f.package, f.location, f.source)
+             for f in layer_checks.scan_config(image, image.layers)]
+    assert found == [
+        ("secret", "secret-in-label", "CRITICAL", "label deploy.password carries a value", "deploy.password",
+         "image config: Labels deploy.password", "config"),
+        ("credential", "github-token", "CRITICAL", "github-token in label build.note", "build.note",
+         "image config: Labels build.note", "config"),
+    ]
+
+
 def test_trivy_config_secret_is_located_in_the_config() -> None:
     def secret(line: str) -> TrivySecret:
         return TrivySecret.model_validate({"RuleID": "github-pat", "Code": {"Lines": [
