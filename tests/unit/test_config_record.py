@@ -72,7 +72,11 @@ def test_the_same_config_has_no_finding_and_not_set_is_one_thing() -> None:
     assert config_record.compare(OURS, OURS) == []
     assert config_record.compare({**OURS, "Shell": [], "OnBuild": [], "Volumes": {}}, OURS) == []
     assert config_record.compare({**OURS, "User": "root"}, None) == []  # no record: nothing compared (NOT RUN)
-    assert config_record.status(6, None)["status"] == "NOT RUN" and config_record.status(0, None)["status"] == "none"
+    assert config_record.status(6, OURS) == {"status": "compared", "detail": "the config our build recorded for its "
+                                                                      "topmost layer of ours"}
+    assert config_record.status(6, None) == {"status": "NOT RUN", "detail": "no config of our layers' image recorded "
+                                                                         "(rebuild it here)"}
+    assert config_record.status(0, None) == {"status": "none", "detail": "no layer of ours"}
 
 
 def test_a_removed_variable_and_a_secret_value_are_named_without_the_secret() -> None:

@@ -89,6 +89,7 @@ def test_a_file_put_back_as_built_is_no_change_and_a_record_rewritten_above_ours
 def test_without_a_record_in_our_layers_the_check_is_not_run_and_without_our_suite_layer_it_is_none() -> None:
     missing = judge(suite=SUITE[:-1])
     assert missing.status == "NOT RUN" and image_paths.SUITE_RECORD in missing.detail
+    assert missing.as_dict() == {"status": "NOT RUN", "detail": missing.detail}  # as scan.json has it
     broken = judge(suite=[*SUITE[:-1], Member(image_paths.SUITE_RECORD, b"{not json")])
     assert broken.status == "NOT RUN" and "unreadable" in broken.detail
     stack = [facts(0, [Member("/etc/hostname", b"x\n")], "base"), facts(1, SUITE, "paddle")]

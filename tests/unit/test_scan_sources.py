@@ -193,6 +193,11 @@ def test_no_source_is_not_run_unless_a_waiver_in_force_covers_it(tmp_path: Path)
     assert (waived.status, waived.missing, waived.waiver.reason) == ("waived", ["debian"], "no feed on this host")
     expired = policy.vulnerability_verdict(rules, covered, date(2027, 1, 1))
     assert (expired.status, expired.waiver_note) == ("NOT RUN", "the vulnerability waiver expired on 2026-12-31")
+    # scan.json, as machines read it: the waiver in force with its reason, expiry and ecosystems
+    assert waived.as_dict() == {"status": "waived", "missing": ["debian"], "waiver": {
+        "reason": "no feed on this host", "expires": "2026-12-31", "ecosystems": ["debian", "pypi"]}, "waiver_note": ""}
+    assert expired.as_dict() == {"status": "NOT RUN", "missing": ["debian"], "waiver": None,
+                                 "waiver_note": "the vulnerability waiver expired on 2026-12-31"}
     narrow = _policy(tmp_path, "vulnerability_waiver: {reason: r, expires: 2026-12-31, ecosystems: [pypi]}\n")
     assert policy.vulnerability_verdict(narrow, covered, date(2026, 12, 3)).status == "NOT RUN"
     assert policy.vulnerability_verdict(none, {"debian": ["trivy DB"]}, date(2026, 12, 3)).status == "scanned"
