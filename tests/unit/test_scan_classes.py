@@ -334,6 +334,10 @@ def test_record_and_wheel_checks_of_an_installed_distribution() -> None:
     found = {f.id: f.title for f in drift.check_builds([dist], [package], lock, hashes)}
     assert set(found) == {"pypi-modified", "pypi-other-wheel"} and "numpy/core.py" in found["pypi-modified"]
     assert "1 file(s) differ" in found["pypi-modified"]  # not the .pyc pip compiled again
+    modified = next(f for f in drift.check_builds([dist], [package], lock, hashes) if f.id == "pypi-modified")
+    assert (modified.package, modified.installed, modified.fixed, modified.location, modified.title) == (
+        "numpy", entry.version, entry.version, "layer 4 (paddle)", f"numpy is {entry.version} in the image, "
+        f"{entry.version} in the lock (modified); 1 file(s) differ from its RECORD, e.g. {site}/numpy/core.py")
 
 
 def test_a_distribution_installed_from_a_wheel_of_other_tags_is_another_build() -> None:
