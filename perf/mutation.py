@@ -33,6 +33,12 @@ MESSAGE_WORDS = 3  # a string literal of this many words or more is prose (a mes
 # them: collect() takes an entry only while its mutant still makes that change, and names each stale one (judge it
 # again: the number may now be another mutant's).
 EQUIVALENT: dict[str, tuple[str, str]] = {
+    'ngc_paddle.scan.checks.layer_cache.xǁLayerCacheǁput__mutmut_31': (
+        'out.write(gzip.compress(json.dumps(facts.as_dict()).encode(), ))',
+        "gzip's compression level changes an entry's size, not what get() reads back"),
+    'ngc_paddle.scan.checks.layer_cache.xǁLayerCacheǁput__mutmut_33': (
+        'out.write(gzip.compress(json.dumps(facts.as_dict()).encode(), compresslevel=4))',
+        "gzip's compression level changes an entry's size, not what get() reads back"),
     'ngc_paddle.scan.checks.drift.x_compare__mutmut_139': (
         'findings.append(_finding("pypi", _direction("XXpypiXX", p.version, locked_entry[0]), name, p.version,',
         "_direction() tells only 'deb' apart: any other kind compares as Python versions"),

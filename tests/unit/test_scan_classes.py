@@ -405,6 +405,14 @@ def test_the_per_layer_cache_keeps_facts_by_diff_id_and_refuses_damaged_entries(
     cache.put(f)
     again = cache.get(at.diff_id)
     assert again == f and (cache.hits, cache.misses) == (1, 1)
+    assert cache.get(at.diff_id) == f and cache.get("sha256:" + "0" * 64) is None
+    assert (cache.hits, cache.misses) == (2, 2)  # counted, not reset
+    stored = next(tmp_path.glob("*.json.gz"))
+    assert stored.name.startswith(at.diff_id.removeprefix("sha256:") + ".")  # no ':' in a file name
+    other = tmp_path / stored.name.replace(at.diff_id.removeprefix("sha256:"), "1" * 64)
+    other.write_bytes(stored.read_bytes())  # an entry whose content is another layer's
+    assert cache.get("sha256:" + "1" * 64) is None
+    other.unlink()
     entry = next(tmp_path.glob("*.json.gz"))
     entry.write_bytes(gzip.compress(b"{not json"))
     assert cache.get(at.diff_id) is None

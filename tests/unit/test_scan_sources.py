@@ -199,8 +199,11 @@ def test_no_source_is_not_run_unless_a_waiver_in_force_covers_it(tmp_path: Path)
     assert expired.as_dict() == {"status": "NOT RUN", "missing": ["debian"], "waiver": None,
                                  "waiver_note": "the vulnerability waiver expired on 2026-12-31"}
     narrow = _policy(tmp_path, "vulnerability_waiver: {reason: r, expires: 2026-12-31, ecosystems: [pypi]}\n")
-    assert policy.vulnerability_verdict(narrow, covered, date(2026, 12, 3)).status == "NOT RUN"
-    assert policy.vulnerability_verdict(none, {"debian": ["trivy DB"]}, date(2026, 12, 3)).status == "scanned"
+    assert policy.vulnerability_verdict(narrow, covered, date(2026, 12, 3)).as_dict() == {
+        "status": "NOT RUN", "missing": ["debian"], "waiver": None,
+        "waiver_note": "the vulnerability waiver does not cover debian"}
+    assert policy.vulnerability_verdict(none, {"debian": ["trivy DB"]}, date(2026, 12, 3)).as_dict() == {
+        "status": "scanned", "missing": [], "waiver": None, "waiver_note": ""}
 
 
 @pytest.mark.parametrize("text, needle", [
