@@ -225,6 +225,23 @@ def test_a_label_with_a_secret_name_or_a_credential_value_is_a_finding_in_the_co
     ]
 
 
+def test_a_credential_in_the_image_history_is_a_finding_of_its_layer_and_the_layer_spec_is_ours() -> None:
+    """A RUN line keeps what it was given in the history: a token or a user:password URL there is a finding of that
+    layer. A history entry that merely reads as base64 is not taken for an HTTP Basic credential (that rule needs a
+    variable's whole value); LAYER_SPEC (the layer's locked spec: hashes, no secret) is not judged as an argument."""
+    token = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+    image = _Image({}, [Layer(2, "y", f"RUN /bin/sh -c curl -H 'Authorization: token {token}' https://x"),
+                        Layer(3, "z", "RUN /bin/sh -c pip install --index-url https://ci:hunter2@m.example/simple x"),
+                        Layer(4, "w", "RUN |1 LAYER_SPEC=Zk8vQ2mX9pL4rT7wY1nB6cF3hJ5sD0aG8eU2iO4 /bin/sh -c true"),
+                        Layer(5, "v", "dXNlcjpwYXNzd29yZA==")])
+    found = [(f.kind, f.id, f.severity, f.title, f.package, f.location, f.source)
+             for f in layer_checks.scan_config(image, image.layers)]
+    assert found == [("credential", "github-token", "CRITICAL", "github-token in the image history", "layer 2",
+                      "history of layer 2 (y)", "config"),
+                     ("credential", "url-credentials", "CRITICAL", "url-credentials in the image history", "layer 3",
+                      "history of layer 3 (z)", "config")]
+
+
 def test_trivy_config_secret_is_located_in_the_config() -> None:
     def secret(line: str) -> TrivySecret:
         return TrivySecret.model_validate({"RuleID": "github-pat", "Code": {"Lines": [
