@@ -311,3 +311,24 @@ def test_config_and_folder_findings_carry_kind_severity_title_place_and_source()
     assert [(f.kind, f.id, f.severity, f.title, f.package, f.location, f.source) for f in folder] == [
         ("world-writable", "world-writable-dir", "HIGH", "world-writable folder without the sticky bit", "/opt/shared",
          "layer 0 (x)", "layers")]
+
+
+@pytest.mark.parametrize(("user", "expected"), [
+    ("", (0, None, "root (no USER)")),  # no USER: root, looked up like any name
+    ("root", (0, None, "root")),
+    ("app", (1000, None, "app")),
+    ("app:staff", (1000, 50, "app:staff")),  # a group by name, from /etc/group's third field
+    ("1000:1000", (1000, 1000, "1000:1000")),
+    ("ghost", (None, None, "ghost")),  # a name the image does not have
+    ("app:nogroup", (1000, None, "app:nogroup")),
+    ("short", (None, None, "short")),  # a passwd line cut before its uid
+    (":staff", (0, 50, ":staff")),  # a group alone: the user is root
+])
+def test_the_images_user_is_read_as_the_runtime_reads_it(user: str, expected: tuple) -> None:
+    from ngc_paddle.scan.checks import accounts
+
+    files = {"/etc/passwd": accounts.File("/etc/passwd", 0o644, b"root:x:0:0:root:/root:/bin/bash\n"
+                                          b"app:x:1000:1000::/home/app:/bin/bash\nshort:x\n", "layer 0 (base)"),
+             "/etc/group": accounts.File("/etc/group", 0o644, b"root:x:0:\nstaff:x:50:app\n", "layer 0 (base)")}
+    assert accounts.runtime_user(user, files) == expected
+    assert accounts.runtime_user(user, {})[2] == expected[2]  # no /etc/passwd: shown as given
