@@ -626,3 +626,24 @@ def test_a_layer_image_is_judged_on_the_lock_up_to_its_layer() -> None:
     assert image_checks._layers_upto(flavor, {image_checks.LAYER_LABEL: "os"}) == {"os"}
     for labels in ({image_checks.LAYER_LABEL: "suite"}, {image_checks.LAYER_LABEL: "cuda"}, {}):
         assert image_checks._layers_upto(flavor, labels) is None, labels  # the whole image, or not a layer of it
+
+
+@pytest.mark.parametrize("from_run", [False, True])
+def test_the_release_an_image_is_read_as_for_the_checks(from_run: bool) -> None:
+    """Its manifest, flavor, lock, the lock's file (the platform's) and why there is none; a standalone scan of a
+    layer image (its label) is held to the lock up to that layer, a release run's image to the whole."""
+    from ngc_paddle.flavor import resolve
+    from ngc_paddle.scan.source.image_release import ImageRelease
+
+    cpu = resolve(REPO, "26.12", "cpu")
+    labels = {image_checks.LAYER_LABEL: "dali"}
+    release = image_checks.release_of(ImageRelease(cpu, from_run=from_run, labels=labels))
+    assert (release.manifest, release.flavor, release.lock, release.why_no_lock, release.lock_file) == (
+        cpu.manifest, "cpu", cpu.lock, "", "releases/26.12-cpu.lock.json")
+    assert release.layers == (None if from_run else {"os", "dali"})
+    pending = resolve(REPO, "26.12", "gpu")
+    unlocked = image_checks.release_of(ImageRelease(pending, from_run=from_run))
+    assert unlocked.lock is None and unlocked.why_no_lock == (
+        f"flavor gpu has no lock ({pending.pending})" if from_run else "flavor gpu of 26.12 has no lock yet (pending)")
+    unknown = image_checks.release_of(ImageRelease(None, "no ngc-paddle labels"))
+    assert (unknown.manifest, unknown.lock, unknown.why_no_lock) == (None, None, "no ngc-paddle labels")
