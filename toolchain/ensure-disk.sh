@@ -22,8 +22,11 @@ log "$before GiB free on $DATA_ROOT's disk (a full test run needs about $NEED_GI
 if [ "$before" -lt "$NEED_GIB" ]; then
   docker builder prune -f --keep-storage "$CACHE_KEEP" >/dev/null || true
   docker image prune -f >/dev/null || true
-  docker images --format '{{.Repository}}:{{.Tag}}' \
-    | grep -E '^(127\.0\.0\.1:[0-9]+/|ngc-paddle-[a-z0-9-]*itest|ngc-paddle-repro)' \
+  # Tagged leftovers by name; a pulled image kept only by its digest (REPO@sha256:..., tag <none>: an A/B's
+  # reference, a release's readback) by that reference, which `REPO:<none>` is not: those were never removed.
+  docker images --digests --format '{{.Repository}} {{.Tag}} {{.Digest}}' \
+    | awk '$1 ~ /^(127\.0\.0\.1:[0-9]+\/|ngc-paddle-[a-z0-9-]*itest|ngc-paddle-repro)/ {
+             if ($2 != "<none>") print $1 ":" $2; else if ($3 != "<none>") print $1 "@" $3 }' \
     | xargs -r docker rmi -f >/dev/null 2>&1 || true
   for dir in /var/lib/ngc-paddle/engines/*/; do
     [ -d "$dir" ] || continue
