@@ -22,10 +22,11 @@ log "$before GiB free on $DATA_ROOT's disk (a full test run needs about $NEED_GI
 if [ "$before" -lt "$NEED_GIB" ]; then
   docker builder prune -f --keep-storage "$CACHE_KEEP" >/dev/null || true
   docker image prune -f >/dev/null || true
-  # Tagged leftovers by name; a pulled image kept only by its digest (REPO@sha256:..., tag <none>: an A/B's
-  # reference, a release's readback) by that reference, which `REPO:<none>` is not: those were never removed.
+  # Pulled and pushed copies (127.0.0.1:PORT/...), a reproducibility run's images: nothing reuses them. A pulled
+  # image kept only by its digest (REPO@sha256:..., tag <none>: an A/B's reference, a release's readback) is
+  # removed by that reference, which `REPO:<none>` is not: those were never removed and piled up.
   docker images --digests --format '{{.Repository}} {{.Tag}} {{.Digest}}' \
-    | awk '$1 ~ /^(127\.0\.0\.1:[0-9]+\/|ngc-paddle-[a-z0-9-]*itest|ngc-paddle-repro)/ {
+    | awk '$1 ~ /^(127\.0\.0\.1:[0-9]+\/|ngc-paddle-repro)/ {
              if ($2 != "<none>") print $1 ":" $2; else if ($3 != "<none>") print $1 "@" $3 }' \
     | xargs -r docker rmi -f >/dev/null 2>&1 || true
   for dir in /var/lib/ngc-paddle/engines/*/; do
@@ -39,6 +40,14 @@ if [ "$before" -lt "$NEED_GIB" ]; then
   done
   rm -rf /tmp/pytest-of-"$(id -un)" 2>/dev/null || true
   log "$(free_gib) GiB free after removing earlier runs' leftovers"
+  # The test session's own images (ngc-paddle-*itest*) last: the next run rebuilds them (gpu-cu118's 7 GB among
+  # them, several minutes), and where `make image` built the same layers they share their content and free
+  # little. Only when the run could not finish otherwise.
+  if [ "$(free_gib)" -lt "$MIN_GIB" ]; then
+    docker images --format '{{.Repository}}:{{.Tag}}' | grep -E '^ngc-paddle-[a-z0-9-]*itest' \
+      | xargs -r docker rmi -f >/dev/null 2>&1 || true
+    log "$(free_gib) GiB free after removing the test session's images (rebuilt by this run)"
+  fi
 fi
 if [ "$(free_gib)" -lt "$MIN_GIB" ]; then
   printf 'error: disk: only %s GiB free on %s, the test suite needs at least %s GiB; fix: free space on that disk (docker system prune -a removes every image)\n' \
