@@ -1,7 +1,6 @@
 """Another platform than the default one (linux/arm64 on x86-64): its build targets and tags, the emulation a run
 under qemu detects, and the NOT PROVEN verdicts that follow from it. The default platform's build is unchanged."""
 
-import base64
 import hashlib
 import importlib.util
 import json
@@ -20,6 +19,7 @@ from ngc_paddle.flavor import ResolvedRelease
 from ngc_paddle.image_build.bakefile import NATIVE_PYTHON, bake_definition
 from ngc_paddle.layers import FOREIGN_PIP_DOCKERFILE
 from ngc_paddle.manifest import load_manifest
+from ngc_paddle.scan.source.inventory import record_hash
 
 XEON = ("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Processor\n"
         "flags\t\t: fpu sse4_1 sse4_2 avx avx2 fma\n")
@@ -253,7 +253,7 @@ def test_a_foreign_installs_bytecode_names_the_venvs_source_and_two_installs_wri
     assert int.from_bytes(data[4:8], "little") == 0b11  # hash-based and checked, as pip writes with SOURCE_DATE_EPOCH
     code = marshal.loads(data[16:])
     assert code.co_filename == "/opt/venv/lib/python3.11/site-packages/pkg/mod.py"
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    digest = record_hash(hashlib.sha256(data).digest())  # as the scan's integrity check reads RECORDs
     assert (sites[0] / "pkg-1.0.dist-info" / "RECORD").read_bytes() == (
         f"pkg/mod.py,sha256=src,40\r\n{pyc},sha256={digest},{len(data)}\r\n../../bin/tool,sha256=t,5\r\n"
         "pkg-1.0.dist-info/RECORD,,\r\n").encode()
