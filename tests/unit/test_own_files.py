@@ -68,12 +68,20 @@ PLANTED = [
 ]
 
 
+RECORDED = (f"(recorded in {image_paths.SUITE_RECORD} of layer 1 (suite)); decides trust: the project's own suite "
+            "and gates")
+WHAT = {"own-file-removed": "removed from the image ", "own-file-added": "a file our build did not install among ours "}
+
+
 @pytest.mark.parametrize(("members", "path", "rule"), PLANTED, ids=[f"{r}:{p}" for _m, p, r in PLANTED])
 def test_each_planted_change_to_our_files_blocks_naming_the_file_and_the_layer(members, path, rule) -> None:
     result = judge([Member("/srv/app.py", b"x = 1\n")], members)
     assert [(f.kind, f.id, f.package, f.location) for f in result.findings] == \
         [("integrity", rule, path, "layer 3 (RUN step 1)")]
-    assert result.findings[0].severity == "CRITICAL"
+    found = result.findings[0]
+    assert (found.severity, found.installed, found.source) == ("CRITICAL", "ngc-paddle suite", "integrity")
+    assert found.title.endswith(f" {RECORDED}") and found.title.startswith(WHAT.get(rule, "")) and \
+        found.title != f" {RECORDED}"
 
 
 def test_a_file_put_back_as_built_is_no_change_and_a_record_rewritten_above_ours_is_not_trusted() -> None:
@@ -84,6 +92,14 @@ def test_a_file_put_back_as_built_is_no_change_and_a_record_rewritten_above_ours
     found = judge([Member(gates, tampered[gates]), Member(image_paths.SUITE_RECORD, record(tampered))])
     assert {(f.id, f.package) for f in found.findings} == {("own-file-changed", gates),
                                                            ("own-file-changed", image_paths.SUITE_RECORD)}
+    rewritten = [f for f in found.findings if f.package == image_paths.SUITE_RECORD]
+    assert [(f.title, f.location) for f in rewritten] == [(
+        f"the record of our files, rewritten (the suite and the benchmarks would read this copy) {RECORDED}",
+        "layer 2 (RUN step 0)")]
+    with pytest.raises(ValueError):  # facts of other layers than the image's: refused, not judged in part
+        stack = [facts(0, [Member("/etc/hostname", b"x\n")], "base"), facts(1, SUITE, "suite"),
+                 facts(2, [Member("/srv/app.py", b"x = 1\n")], "RUN step 0")]
+        own_files.check([at for at, _ in stack], [f for _, f in stack[:2]], 2)
 
 
 def test_without_a_record_in_our_layers_the_check_is_not_run_and_without_our_suite_layer_it_is_none() -> None:
@@ -93,7 +109,8 @@ def test_without_a_record_in_our_layers_the_check_is_not_run_and_without_our_sui
     broken = judge(suite=[*SUITE[:-1], Member(image_paths.SUITE_RECORD, b"{not json")])
     assert broken.status == "NOT RUN" and "unreadable" in broken.detail
     stack = [facts(0, [Member("/etc/hostname", b"x\n")], "base"), facts(1, SUITE, "paddle")]
-    assert own_files.check([a for a, _ in stack], [f for _, f in stack], 2).status == "none"
+    none = own_files.check([a for a, _ in stack], [f for _, f in stack], 2)
+    assert (none.status, none.detail) == ("none", "the image holds no suite layer of ours")
 
 
 # ---- in the image: the suite and the benchmarks refuse a verdict ---------------------------------------------

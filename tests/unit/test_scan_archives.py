@@ -121,3 +121,29 @@ def test_a_private_key_in_an_archive_carries_its_digest_and_a_password_none() ->
     assert sorted(found.hits) == [("/opt/a.tar!.netrc", "netrc-password", []),
                                   ("/opt/a.tar!.netrc", "private-key", [digest]),
                                   ("/opt/a.tar!deploy/id_rsa", "private-key", [digest])]
+
+
+def test_each_layer_archive_note_is_a_finding_naming_its_layer_and_every_layer_counts() -> None:
+    """A bomb blocks (HIGH) and an unreadable archive is noted (LOW, its first three reasons), each with the
+    archive and the layer; the findings of a lower layer stay beside a later one's."""
+    from ngc_paddle.scan.checks import layer_checks
+    from ngc_paddle.scan.checks.layer_facts import LayerFacts
+    from ngc_paddle.scan.policy import Policy
+    from tests.unit.layer_tars import layer
+
+    low, high = layer(1, "os"), layer(2, "data")
+    first = LayerFacts(low.diff_id, hits=[["/root/.netrc", "netrc-password", []]])
+    second = LayerFacts(high.diff_id, archives=[
+        {"path": "/srv/big.tar", "bomb": "unpacks to more than 2048 MiB", "unreadable": []},
+        {"path": "/srv/odd.zip", "bomb": "", "unreadable": ["a: BadZipFile", "b: EOFError", "c: OSError", "d: x"]}])
+    found = layer_checks.judge([low, high], [first, second], Policy())
+    assert [(f.id, f.location) for f in found][:1] == [("netrc-password", low.where)]
+    assert [f.as_dict() for f in found[1:]] == [
+        {"kind": "archive", "id": "archive-bomb", "severity": "HIGH", "title": "archive past the gate's bounds: "
+         "unpacks to more than 2048 MiB", "package": "/srv/big.tar", "installed": "", "fixed": "",
+         "location": high.where, "source": "layers", "aliases": [], "suppressed_by": ""},
+        {"kind": "archive-unread", "id": "archive-unreadable", "severity": "LOW", "title": "could not be searched: "
+         "a: BadZipFile; b: EOFError; c: OSError", "package": "/srv/odd.zip", "installed": "", "fixed": "",
+         "location": high.where, "source": "layers", "aliases": [], "suppressed_by": ""}]
+    with pytest.raises(ValueError):  # facts of another image's layers: refused, not judged in part
+        layer_checks.judge([low, high], [first], Policy())

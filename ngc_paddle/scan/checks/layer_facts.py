@@ -156,13 +156,8 @@ def _read(e: Entry, facts: LayerFacts, special: bool, keep: bool) -> tuple[str |
                     sink.write(chunk)
         if python:
             facts.hashes[e.path] = record_hash(check.hashes["sha256"].digest())
-        if archive:
-            if spool is None:
-                facts.archives.append({"path": e.path, "bomb": "", "unreadable": [
-                    f"{e.path}: {e.size} bytes, larger than the {archives.SPOOL_LIMIT // 1024 ** 2} MiB inspected"]})
-            else:
-                spool.seek(0)
-                _archive(e.path, spool, e.size, facts)
+        if archive:  # one over the spool limit is not read: archives.scan notes it by its size alone
+            _archive(e.path, spool if spool is not None else io.BytesIO(), e.size, facts)
     _hits(facts, e.path, check.hits, check.keys)
     return check.digest("md5"), whole.getvalue() if whole is not None else None, head
 
