@@ -147,6 +147,16 @@ def test_validation_time_and_a_candidate_only_environment(tmp_path: Path, docker
     assert (by_key["validate.seconds"]["label"], by_key["validate.seconds"]["unit"]) == (
         "validation suite wall time", "s")
     assert summary["verdict"] == "FAIL" and summary["candidate"]["env"] == "NGC_PADDLE_BENCH_PLANTED_SLOWDOWN=2"
+    assert summary["warmup_rounds"] == 0
+    # each sample names when the step that measured it started (the plot's time axis), the validation's too
+    starts = {(s["round"], s["image"], s["step"]): s["start"] for s in summary["steps"]}
+    assert {s["metric"] for s in summary["samples"]} >= {"validate.seconds", "bench-rn50:train.fp32.ips"}
+    for sample in summary["samples"]:
+        if sample["metric"] != "image.size_bytes":
+            step = "validate" if sample["metric"] == "validate.seconds" else sample["metric"].split(":")[0]
+            assert sample["start"] == starts[(sample["round"], sample["image"], step)] is not None, sample
+    assert {tuple(sorted(s)) for s in summary["steps"]} == {("exit", "image", "round", "seconds", "start", "step")}
+    assert {s["exit"] for s in summary["steps"]} == {0} and all(s["seconds"] >= 0 for s in summary["steps"])
 
 
 def test_equal_images_pass_and_the_reports_show_every_round(tmp_path: Path, docker: Path) -> None:

@@ -4,6 +4,7 @@ of its first FAIL, and how misses, false fails and undecided metrics are counted
 import argparse
 import math
 import random
+import re
 
 import pytest
 
@@ -146,9 +147,17 @@ def test_the_release_round_loop_stops_once_every_metric_is_decided(tmp_path, mon
                             candidate_env=("NGC_PADDLE_BENCH_PLANTED_SLOWDOWN=2",))
     lines: list[str] = []
     watch = power.Watch(5.0, "slowed-1.2", say=lines.append)
-    attempt = compare.run_job(spec, lambda _line: None, poll_s=0.02, stop_when=watch)
+    shown: list[str] = []
+    attempt = compare.run_job(spec, shown.append, poll_s=0.02, stop_when=watch)
     assert watch.decided and {v.status for v in watch.last.values()} == {"FAIL"}, lines
     assert set(watch.first_fail.values()) <= {5, 6}  # a FAIL needs 5 rounds (a round may end between two looks)
     found = rounds.read(attempt / "bench-ab")
     assert found.outcome == "interrupted: SIGTERM" and len(found.measured) < 20  # stopped early, the rounds kept
     assert len(found.pairs()[next(m for m in found.pairs() if m.key.endswith("train.fp32.ips"))]) >= 5
+    # every run that ended was shown once, as it ended: its round of the total, image, step, time and exit
+    rows = (attempt / "bench-ab" / "rounds.tsv").read_text().splitlines()
+    assert len(shown) == len(rows) >= 10
+    for line, row in zip(shown, rows, strict=True):
+        number, side, step = row.split("\t")[:3]
+        assert re.fullmatch(rf"    round {number.removeprefix('round-')}/20 {side:<9} {step}: [0-9]+\.[0-9] s "
+                            r"\(exit 0\), [0-9]+\.[0-9] min in", line), (line, row)
