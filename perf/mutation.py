@@ -367,6 +367,98 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
     'ngc_paddle.scan.checks.drift.xǁDistInfoǁrecord_lines__mutmut_17': (
         'for line in self.files.get("RECORD", b"").decode("UTF-8", "replace").splitlines():',
         "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive"),
+    'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_40': (
+        'package = stem.split(":", )[0]',
+        "a dpkg info file's stem holds one colon at most (package:arch): its first field is the same however split"),
+    'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_41': (
+        'package = stem.rsplit(":", 1)[0]',
+        "a dpkg info file's stem holds one colon at most (package:arch): its first field is the same however split"),
+    'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_43': (
+        'package = stem.split(":", 2)[0]',
+        "a dpkg info file's stem holds one colon at most (package:arch): its first field is the same however split"),
+    'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_90': (
+        'if lists[-1][0] >= install:',
+        "a file list last written in the install's own layer is the list as of the install: it gains nothing"),
+    'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_132': (
+        'parse_md5sums(at_install[1] or b"XXXX")',
+        'a record with no content read as b"XXXX" instead of b"": neither holds an "<md5>  <path>" line'),
+    'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_150': (
+        'install = installed.get(package, None)',
+        "every package of the final status is in install_layers' map: the default is never taken"),
+    'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_152': (
+        'install = installed.get(package, )',
+        "every package of the final status is in install_layers' map: the default is never taken"),
+    'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_155': (
+        'install = installed.get(package, statuses[-1][1])',
+        "every package of the final status is in install_layers' map: the default is never taken"),
+    'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_158': (
+        '.get(package, None)[1]',
+        'the status copy of the install layer lists the package (that is how its install layer was found): '
+        'the default is never taken'),
+    'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_160': (
+        '.get(package, )[1]',
+        'the status copy of the install layer lists the package (that is how its install layer was found): '
+        'the default is never taken'),
+    'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_166': (
+        '.get(package, ("XXXX", {}))[1]',
+        'the status copy of the install layer lists the package (that is how its install layer was found): '
+        'the default is never taken'),
+    'ngc_paddle.scan.checks.image_checks.x_check__mutmut_16': (
+        'if accounts.wants(p) or f.item["type"] == "file"}',
+        'accounts.check reads only the paths accounts.wants names, and a non-file has no content to read'),
+    'ngc_paddle.scan.checks.image_checks.x_check__mutmut_23': (
+        'result.findings = accounts.check(account_files)',
+        'the first findings put into an empty list: assigning and adding give the same list'),
+    'ngc_paddle.scan.checks.layer_facts.x_captured__mutmut_9': (
+        'inventory.wants_content(path, None)',
+        'inventory.wants_content does not read its size argument'),
+    'ngc_paddle.scan.checks.layer_facts.x_captured__mutmut_12': (
+        'inventory.wants_content(path, 1)',
+        'inventory.wants_content does not read its size argument'),
+    'ngc_paddle.scan.checks.layer_facts.x_scan_layer__mutmut_5': (
+        'e = entry_of(None, tar, item, SMALL, None)',
+        "scan_layer reads no field of an entry's layer"),
+    'ngc_paddle.scan.checks.layer_facts.x_scan_layer__mutmut_13': (
+        'e = entry_of(layer, tar, item, SMALL, )',
+        "entry_of's want defaults to None"),
+    'ngc_paddle.scan.checks.layer_facts.x_scan_layer__mutmut_29': (
+        'md5, head = None, b"XXXX"',
+        'head is read only for a regular file, for which _read sets it'),
+    'ngc_paddle.scan.checks.layer_facts.x_scan_layer__mutmut_39': (
+        'special or file_scope.wants_md5(e.path), None)',
+        '_read reads keep for its truth only: None and False alike'),
+    'ngc_paddle.scan.checks.layer_facts.x_scan_layer__mutmut_65': (
+        'facts.hashes.get(e.path, None)',
+        "every in-scope regular file but a .pyc has an md5 or a sha256, and a .pyc's entry takes its header, "
+        'not a digest'),
+    'ngc_paddle.scan.checks.layer_facts.x_scan_layer__mutmut_67': (
+        'facts.hashes.get(e.path, )',
+        "every in-scope regular file but a .pyc has an md5 or a sha256, and a .pyc's entry takes its header, "
+        'not a digest'),
+    'ngc_paddle.scan.checks.layer_facts.x_scan_layer__mutmut_68': (
+        'facts.hashes.get(e.path, "XXXX")',
+        "every in-scope regular file but a .pyc has an md5 or a sha256, and a .pyc's entry takes its header, "
+        'not a digest'),
+    'ngc_paddle.scan.checks.layer_facts.x__file__mutmut_3': (
+        'kept = content if (content is not None and len(content) <= CAPTURE_LIMIT) or True else None',
+        '_read hands over no content longer than CAPTURE_LIMIT (read whole: at most SMALL; streamed: kept '
+        'only up to the limit)'),
+    'ngc_paddle.scan.checks.file_scope.x_wants_sha256__mutmut_1': (
+        'return in_scope(path) or path.startswith(VENV_TREES)',
+        'every path under /opt/ is in scope (ROOTS): the two tests agree on it'),
+    'ngc_paddle.scan.checks.own_files.x_check__mutmut_105': (
+        'zip(layers[ours:], facts[ours:], strict=None)',
+        '_later zips the same slices strictly first: a length mismatch has raised before this loop'),
+    'ngc_paddle.scan.checks.own_files.x_check__mutmut_108': (
+        'zip(layers[ours:], facts[ours:], )',
+        '_later zips the same slices strictly first: a length mismatch has raised before this loop'),
+    'ngc_paddle.scan.checks.own_files.x_check__mutmut_109': (
+        'zip(layers[ours:], facts[ours:], strict=False)',
+        '_later zips the same slices strictly first: a length mismatch has raised before this loop'),
+    'ngc_paddle.release.ab.compare.x_run_job__mutmut_39': (
+        'parts = line.split(None)',
+        'rounds.tsv fields hold no blanks (round-NN, the image side, a command name, numbers): split on '
+        'blanks or tabs alike'),
 }
 
 

@@ -64,6 +64,7 @@ def test_each_entry_type_has_its_integrity_facts_and_only_open_folders_are_speci
         "/usr/lib/python3/dist-packages/__pycache__/m.cpython-311.pyc": ["pyc", PYC[:16].hex(), ""],
     }
     assert facts.special == [{"path": "/usr/share/drop", "type": "dir", "mode": 0o777, "md5": "", "caps": ""}]
+    assert (facts.entries, facts.size) == (9, 4 + 6 + len(PYC)) and 0 <= facts.seconds < 60  # the progress shows both
 
 
 def test_captured_files_and_whiteouts_replay_as_the_layer_had_them() -> None:
