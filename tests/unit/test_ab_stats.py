@@ -256,3 +256,46 @@ def test_tied_rounds_narrow_the_normal_approximation_by_the_tie_correction() -> 
     ratios = [0.5] * 48 + [2.0] * 16  # |log 0.5| == |log 2| exactly
     tied = stats.signed_rank(ratios, 1.0, "higher")
     assert (tied.method, tied.w_plus) == ("normal", 520.0) and tied.p == pytest.approx(3.218995e-05, rel=1e-5)
+
+
+def test_a_metric_only_one_image_produced_in_a_round_is_named_with_the_side_that_lacks_it() -> None:
+    """Missing pairs are named (never gated): which metric, which image has none, in which measured round; a metric
+    both images have is no gap, and the warm-up round is not read."""
+    from ngc_paddle.release.ab.metrics import Metric
+    from ngc_paddle.release.ab.rounds import Rounds
+
+    ips = Metric("bench-rn50:train.fp32.ips", "bench-rn50 train fp32 img/s", "img/s", "higher")
+    p50 = Metric("bench-rn50:infer.p50", "bench-rn50 infer p50", "ms", "lower")
+    amp = Metric("bench-rn50:train.amp.ips", "bench-rn50 train amp img/s", "img/s", "higher")
+    found = Rounds("done", samples={
+        0: {"candidate": {amp: 1.0}, "reference": {}},  # warm-up: not measured
+        1: {"candidate": {ips: 10.0, p50: 5.0}, "reference": {ips: 10.0}},
+        2: {"reference": {ips: 9.0, amp: 3.0}},
+        3: {"candidate": {ips: 11.0}},
+    })
+    assert found.missing() == [
+        "bench-rn50 infer p50 (reference has none in round 01)",
+        "bench-rn50 train amp img/s (candidate has none in round 02)",
+        "bench-rn50 train fp32 img/s (candidate has none in round 02)",
+        "bench-rn50 train fp32 img/s (reference has none in round 03)",
+    ]
+
+
+@pytest.mark.parametrize("gpus, hardware", [(0, "cpu"), (2, "gpu")])
+def test_bench_compare_job_runs_the_rounds_alone_on_this_host(tmp_path, gpus: int, hardware: str) -> None:
+    """bench-compare's job: no validation gate and no absolute runs, only the A/B rounds of the named benchmarks,
+    on this host's platform, the candidate's environment passed on, nothing pulled unless asked."""
+    from ngc_paddle.platforms import host_or_default
+    from ngc_paddle.release.ab import plan
+
+    spec = plan.compare_job("cand", "ref", tmp_path, ("bench-rn50", "bench-hgnet"), 7, True, gpus, True, warmup=2,
+                            candidate_env=("A=1",))
+    assert (spec.flavor, spec.profile, spec.hardware, spec.image, spec.folder, spec.gpus) == \
+        ("compare", "this-host", hardware, "cand", tmp_path, gpus)
+    assert (spec.validate, spec.pull, spec.benches, spec.platform, spec.candidate_env) == \
+        (False, False, (), host_or_default(), ("A=1",))
+    assert (spec.reference, spec.ab_rounds, spec.ab_warmup, spec.ab_validate_args) == \
+        ("ref", 7, 2, plan.VALIDATE_FAST)
+    assert [command for command, _args in spec.ab_benches] == ["bench-rn50", "bench-hgnet"]
+    assert plan.compare_job("c", "r", tmp_path, ("bench-rn50",), 5, True, 0, False, pull=True).pull
+    assert plan.compare_job("c", "r", tmp_path, ("bench-rn50",), 5, True, 0, False).ab_validate_args is None
