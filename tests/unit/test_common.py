@@ -257,3 +257,22 @@ def test_the_image_paths_are_the_dockerfiles() -> None:
     assert "/opt/ngc-paddle/manifest.json" in dockerfile and image_paths.MANIFEST == "/opt/ngc-paddle/manifest.json"
     for command in ("validate", "bench-rn50", "bench-hgnet"):
         assert image_paths.HOME in (REPO / "image" / "bin" / command).read_text()
+
+
+@pytest.mark.parametrize("text", ["[]", '{"results": 1}', '{"other": {}}'])
+def test_a_round_result_without_a_results_mapping_is_one_line_naming_the_field(tmp_path, text: str) -> None:
+    from ngc_common.bench_result import read_results
+    from ngc_common.errors import InputError
+
+    path = tmp_path / "result.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as refused:
+        read_results(path)
+    assert str(refused.value) == (f"{path}: results: is missing or not a mapping; fix: rerun the round (a result.json "
+                                  "the harness wrote holds only finite numbers)")
+    path.write_text('{"results": {"train": {"fp32": {"ips": 10.5}}}}')
+    assert read_results(path) == {"results": {"train": {"fp32": {"ips": 10.5}}}}
+    path.write_text('{"results": {}, "pad": "' + "x" * (4 * 1024 * 1024) + '"}')  # a result.json has tens of kB
+    with pytest.raises(InputError) as large:
+        read_results(path)
+    assert str(path) in str(large.value) and "\n" not in str(large.value)
