@@ -369,13 +369,10 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "codec 'UTF-8' instead of 'utf-8': codec names are case-insensitive"),
     'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_40': (
         'package = stem.split(":", )[0]',
-        "a dpkg info file's stem holds one colon at most (package:arch): its first field is the same however split"),
-    'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_41': (
-        'package = stem.rsplit(":", 1)[0]',
-        "a dpkg info file's stem holds one colon at most (package:arch): its first field is the same however split"),
+        "the first field of a split does not depend on how many splits follow it"),
     'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_43': (
         'package = stem.split(":", 2)[0]',
-        "a dpkg info file's stem holds one colon at most (package:arch): its first field is the same however split"),
+        "the first field of a split does not depend on how many splits follow it"),
     'ngc_paddle.scan.checks.package_records.x_dpkg__mutmut_90': (
         'if lists[-1][0] >= install:',
         "a file list last written in the install's own layer is the list as of the install: it gains nothing"),
@@ -403,9 +400,6 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         '.get(package, ("XXXX", {}))[1]',
         'the status copy of the install layer lists the package (that is how its install layer was found): '
         'the default is never taken'),
-    'ngc_paddle.scan.checks.image_checks.x_check__mutmut_16': (
-        'if accounts.wants(p) or f.item["type"] == "file"}',
-        'accounts.check reads only the paths accounts.wants names, and a non-file has no content to read'),
     'ngc_paddle.scan.checks.image_checks.x_check__mutmut_23': (
         'result.findings = accounts.check(account_files)',
         'the first findings put into an empty list: assigning and adding give the same list'),
@@ -441,11 +435,8 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         'not a digest'),
     'ngc_paddle.scan.checks.layer_facts.x__file__mutmut_3': (
         'kept = content if (content is not None and len(content) <= CAPTURE_LIMIT) or True else None',
-        '_read hands over no content longer than CAPTURE_LIMIT (read whole: at most SMALL; streamed: kept '
-        'only up to the limit)'),
-    'ngc_paddle.scan.checks.file_scope.x_wants_sha256__mutmut_1': (
-        'return in_scope(path) or path.startswith(VENV_TREES)',
-        'every path under /opt/ is in scope (ROOTS): the two tests agree on it'),
+        '_read hands over no content longer than CAPTURE_LIMIT: read whole, at most SMALL (256 KiB, below the '
+        '4 MiB limit); streamed, kept only up to the limit'),
     'ngc_paddle.scan.checks.own_files.x_check__mutmut_105': (
         'zip(layers[ours:], facts[ours:], strict=None)',
         '_later zips the same slices strictly first: a length mismatch has raised before this loop'),
@@ -457,8 +448,8 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         '_later zips the same slices strictly first: a length mismatch has raised before this loop'),
     'ngc_paddle.release.ab.compare.x_run_job__mutmut_39': (
         'parts = line.split(None)',
-        'rounds.tsv fields hold no blanks (round-NN, the image side, a command name, numbers): split on '
-        'blanks or tabs alike'),
+        "rounds.tsv is the job script's (payload.sh's ngc_ab_step): round-NN, the side, the command, numbers, "
+        'none empty or holding a blank: split on blanks or tabs alike'),
 }
 
 

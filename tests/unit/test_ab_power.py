@@ -156,8 +156,8 @@ def test_the_release_round_loop_stops_once_every_metric_is_decided(tmp_path, mon
     assert len(found.pairs()[next(m for m in found.pairs() if m.key.endswith("train.fp32.ips"))]) >= 5
     # every run that ended was shown once, as it ended: its round of the total, image, step, time and exit
     rows = (attempt / "bench-ab" / "rounds.tsv").read_text().splitlines()
-    assert len(shown) == len(rows) >= 10
-    for line, row in zip(shown, rows, strict=True):
+    assert 10 <= len(shown) <= len(rows)  # a run may end between the last look and the cancel
+    for line, row in zip(shown, rows[:len(shown)], strict=True):
         number, side, step = row.split("\t")[:3]
         assert re.fullmatch(rf"    round {number.removeprefix('round-')}/20 {side:<9} {step}: [0-9]+\.[0-9] s "
                             r"\(exit 0\), [0-9]+\.[0-9] min in", line), (line, row)

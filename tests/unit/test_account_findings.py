@@ -71,7 +71,8 @@ def test_every_account_finding_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     ]
 
 
-def test_a_file_removed_in_the_final_image_is_not_judged() -> None:
+def test_an_account_file_whose_content_was_not_kept_is_not_judged_by_its_mode() -> None:
+    """A file over the capture limit keeps its mode but not its bytes: nothing to read, so no finding."""
     gone = {p: _file(p, None, 0o100666) for p in ("/etc/shadow", "/etc/sudoers", "/root/.ssh/authorized_keys")}
     assert accounts.check(gone) == []
 

@@ -270,9 +270,16 @@ def test_a_round_result_without_a_results_mapping_is_one_line_naming_the_field(t
         read_results(path)
     assert str(refused.value) == (f"{path}: results: is missing or not a mapping; fix: rerun the round (a result.json "
                                   "the harness wrote holds only finite numbers)")
+
+
+def test_a_round_result_is_read_up_to_its_4_mib_bound(tmp_path) -> None:
+    from ngc_common.bench_result import read_results
+    from ngc_common.errors import InputError
+
+    path = tmp_path / "result.json"
     path.write_text('{"results": {"train": {"fp32": {"ips": 10.5}}}}')
     assert read_results(path) == {"results": {"train": {"fp32": {"ips": 10.5}}}}
     path.write_text('{"results": {}, "pad": "' + "x" * (4 * 1024 * 1024) + '"}')  # a result.json has tens of kB
     with pytest.raises(InputError) as large:
         read_results(path)
-    assert str(path) in str(large.value) and "\n" not in str(large.value)
+    assert str(path) in str(large.value) and "4194304" in str(large.value) and "\n" not in str(large.value)

@@ -448,5 +448,12 @@ def test_the_final_files_follow_whiteouts_hardlinks_and_special_bits() -> None:
         "/usr/bin/open": integrity.Seen(one, "file", "md5-open", "", False),
         "/usr/bin/gone": integrity.Seen(three, "file", "md5-new", "", False)}
     assert deleted == {"/opt/x/lib.py": two}
+
+
+def test_the_final_files_refuse_facts_of_fewer_layers_than_the_image() -> None:
+    from ngc_paddle.scan.checks.layer_facts import LayerFacts
+    from tests.unit.layer_tars import layer
+
+    one, two = layer(1, "os"), layer(2, "tools")
     with pytest.raises(ValueError):
-        integrity.final_files([one, two], [base])
+        integrity.final_files([one, two], [LayerFacts(one.diff_id)])

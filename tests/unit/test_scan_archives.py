@@ -8,7 +8,10 @@ import zipfile
 
 import pytest
 
-from ngc_paddle.scan.checks import archives
+from ngc_paddle.scan.checks import archives, layer_checks
+from ngc_paddle.scan.checks.layer_facts import LayerFacts
+from ngc_paddle.scan.policy import Policy
+from tests.unit.layer_tars import layer
 
 NETRC = b"machine example.com login user password s3cretvalue1\n"
 
@@ -126,11 +129,6 @@ def test_a_private_key_in_an_archive_carries_its_digest_and_a_password_none() ->
 def test_each_layer_archive_note_is_a_finding_naming_its_layer_and_every_layer_counts() -> None:
     """A bomb blocks (HIGH) and an unreadable archive is noted (LOW, its first three reasons), each with the
     archive and the layer; the findings of a lower layer stay beside a later one's."""
-    from ngc_paddle.scan.checks import layer_checks
-    from ngc_paddle.scan.checks.layer_facts import LayerFacts
-    from ngc_paddle.scan.policy import Policy
-    from tests.unit.layer_tars import layer
-
     low, high = layer(1, "os"), layer(2, "data")
     first = LayerFacts(low.diff_id, hits=[["/root/.netrc", "netrc-password", []]])
     second = LayerFacts(high.diff_id, archives=[
@@ -145,5 +143,10 @@ def test_each_layer_archive_note_is_a_finding_naming_its_layer_and_every_layer_c
         {"kind": "archive-unread", "id": "archive-unreadable", "severity": "LOW", "title": "could not be searched: "
          "a: BadZipFile; b: EOFError; c: OSError", "package": "/srv/odd.zip", "installed": "", "fixed": "",
          "location": high.where, "source": "layers", "aliases": [], "suppressed_by": ""}]
-    with pytest.raises(ValueError):  # facts of another image's layers: refused, not judged in part
-        layer_checks.judge([low, high], [first], Policy())
+
+
+
+def test_the_layer_judgement_refuses_facts_of_fewer_layers_than_the_image() -> None:
+    low, high = layer(1, "os"), layer(2, "data")
+    with pytest.raises(ValueError):
+        layer_checks.judge([low, high], [LayerFacts(low.diff_id)], Policy())

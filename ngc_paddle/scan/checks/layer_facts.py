@@ -156,7 +156,7 @@ def _read(e: Entry, facts: LayerFacts, special: bool, keep: bool) -> tuple[str |
                     sink.write(chunk)
         if python:
             facts.hashes[e.path] = record_hash(check.hashes["sha256"].digest())
-        if archive:  # one over the spool limit is not read: archives.scan notes it by its size alone
+        if archive:  # archives.scan rewinds the spool; one over the spool limit it notes by its size, unread
             _archive(e.path, spool if spool is not None else io.BytesIO(), e.size, facts)
     _hits(facts, e.path, check.hits, check.keys)
     return check.digest("md5"), whole.getvalue() if whole is not None else None, head
