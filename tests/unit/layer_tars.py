@@ -15,8 +15,11 @@ class Member:
     content: bytes | None = b""  # None: a folder
     mode: int = 0o644
     caps: bytes | None = None  # the security.capability value
-    link: str = ""  # a symlink's target
+    link: str = ""  # a symlink's target (a hard link's, with `type`)
     mtime: int = 0
+    uid: int = 0
+    gid: int = 0
+    type: bytes = b""  # another tar entry type than the one the fields imply: tarfile.LNKTYPE, FIFOTYPE...
 
 
 def layer_tar(members: list[Member]) -> bytes:
@@ -24,10 +27,13 @@ def layer_tar(members: list[Member]) -> bytes:
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for m in members:
             info = tarfile.TarInfo(m.path.lstrip("/"))
-            info.mode, info.mtime = m.mode, m.mtime
+            info.mode, info.mtime, info.uid, info.gid = m.mode, m.mtime, m.uid, m.gid
             if m.caps is not None:
                 info.pax_headers = {CAPABILITY_HEADER: m.caps.decode("utf-8", "surrogateescape")}
-            if m.link:
+            if m.type:
+                info.type, info.linkname = m.type, m.link
+                tar.addfile(info)
+            elif m.link:
                 info.type, info.linkname = tarfile.SYMTYPE, m.link
                 tar.addfile(info)
             elif m.content is None:

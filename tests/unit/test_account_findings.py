@@ -1,13 +1,14 @@
 """The account checks and the image's USER, finding by finding: every field a report and the gate read.
 
-The scan's own tests (test_scan_classes) check which rules fire; these hold each finding whole (kind, rule,
-severity, title, file, account, layer, source), so a wrong severity or a lost location fails here.
+The scan's own tests (test_scan_classes) check which rules fire; these compare each finding whole (every field of
+Finding: kind, rule, severity, title, file, account, layer, source), so a wrong severity or a lost location fails.
 """
 
 import pytest
 
 from ngc_paddle.manifest.schema import RuntimeUser
 from ngc_paddle.scan.checks import accounts, image_checks
+from ngc_paddle.scan.findings import Finding
 
 LAYER = "layer 2 (base)"
 PASSWORD = "$6$rounds=1000$aa$OF9htZ4tevPjxS2gWYvCRQ21tUk94Ly1XSwg/XcbF8HFWK1Bui0cwQUiZdQhtGEIWO4CJJsCXrz1T0ZvN4CxR1"
@@ -21,10 +22,9 @@ def _file(path: str, content: bytes | None, mode: int = 0o100644) -> accounts.Fi
     return accounts.File(path, mode, content, LAYER)
 
 
-def _privilege(rule: str, severity: str, title: str, path: str, account: str = "") -> dict:
-    return {"kind": "privilege", "id": rule, "severity": severity, "title": title, "package": path,
-            "installed": account, "fixed": "", "location": LAYER, "source": "accounts", "aliases": [],
-            "suppressed_by": ""}
+def _privilege(rule: str, severity: str, title: str, path: str, account: str = "") -> Finding:
+    return Finding("privilege", rule, severity, title, package=path, installed=account, location=LAYER,
+                   source="accounts")
 
 
 def test_every_account_finding_whole(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,7 +48,7 @@ def test_every_account_finding_whole(monkeypatch: pytest.MonkeyPatch) -> None:
         _file("/etc/sudoers.d/ci", LONG_RULE.encode() + b"\n", 0o100440),
         _file("/home/ci/.ssh/authorized_keys", b"# no keys\n", 0o100600),
         _file("/root/.ssh/authorized_keys", KEY, 0o100600)]}
-    assert [f.as_dict() for f in accounts.check(files)] == [
+    assert accounts.check(files) == [
         _privilege("uid0-account", "CRITICAL", "account toor has uid 0 (a second root)", "/etc/passwd", "toor"),
         _privilege("empty-password", "CRITICAL", "account nopw needs no password (empty password field in "
                    "/etc/passwd)", "/etc/passwd", "nopw"),
@@ -84,10 +84,9 @@ ROOT_USER = RuntimeUser(name="root", uid=0, gid=0, root_reason="loads kernel mod
 
 
 def _config(severity: str, rule: str, kind: str, title: str, shown: str, installed: str = "",
-            fixed: str = "") -> dict:
-    return {"kind": kind, "id": rule, "severity": severity, "title": title, "package": shown, "installed": installed,
-            "fixed": fixed, "location": "image config: User", "source": "config", "aliases": [],
-            "suppressed_by": ""}
+            fixed: str = "") -> Finding:
+    return Finding(kind, rule, severity, title, package=shown, installed=installed, fixed=fixed,
+                   location="image config: User", source="config")
 
 
 NO_DECLARED = "the release declares no user, so it must run as a non-root uid"
@@ -123,7 +122,7 @@ NO_DECLARED = "the release declares no user, so it must run as a non-root uid"
                                    "kernel modules", "0")),
 ])
 def test_user_finding_whole(config_user: str, declared: RuntimeUser | None, ours: bool,
-                            expected: dict | None) -> None:
+                            expected: Finding | None) -> None:
     files = {"/etc/passwd": _file("/etc/passwd", PASSWD), "/etc/group": _file("/etc/group", GROUP)}
-    found = [f.as_dict() for f in image_checks.user_findings(config_user, files, declared, ours)]
+    found = image_checks.user_findings(config_user, files, declared, ours)
     assert found == ([expected] if expected else [])

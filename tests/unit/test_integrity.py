@@ -410,10 +410,9 @@ def test_the_whole_image_check_holds_a_release_image_to_its_manifest_and_a_layer
     os_layer = image_checks.check(layers, layer_facts, view, "root", REPO,
                                   ImageRelease(flavor, labels={**labels, "ngc-paddle.layer": "os"}))
     assert (os_layer.lock_status, os_layer.lock_why) == ("compared", "releases/26.12-cpu.lock.json (layers os)")
-    drift = {(f.id, f.package) for f in image.findings if f.kind not in ("integrity", "privilege", "remote-exec",
-                                                                          "startup-hook", "user")}
-    held = {(f.id, f.package) for f in os_layer.findings if f.kind not in ("integrity", "privilege", "remote-exec",
-                                                                            "startup-hook", "user")}
+    other_parts = ("integrity", "privilege", "remote-exec", "startup-hook", "user")
+    drift = {(f.id, f.package) for f in image.findings if f.kind not in other_parts}
+    held = {(f.id, f.package) for f in os_layer.findings if f.kind not in other_parts}
     assert held and held < drift  # the lock's later layers are not asked of it
     assert not [f for f in os_layer.findings if f.location == "image config: User"]
 

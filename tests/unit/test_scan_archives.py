@@ -10,6 +10,7 @@ import pytest
 
 from ngc_paddle.scan.checks import archives, layer_checks
 from ngc_paddle.scan.checks.layer_facts import LayerFacts
+from ngc_paddle.scan.findings import Finding
 from ngc_paddle.scan.policy import Policy
 from tests.unit.layer_tars import layer
 
@@ -136,14 +137,11 @@ def test_each_layer_archive_note_is_a_finding_naming_its_layer_and_every_layer_c
         {"path": "/srv/odd.zip", "bomb": "", "unreadable": ["a: BadZipFile", "b: EOFError", "c: OSError", "d: x"]}])
     found = layer_checks.judge([low, high], [first, second], Policy())
     assert [(f.id, f.location) for f in found][:1] == [("netrc-password", low.where)]
-    assert [f.as_dict() for f in found[1:]] == [
-        {"kind": "archive", "id": "archive-bomb", "severity": "HIGH", "title": "archive past the gate's bounds: "
-         "unpacks to more than 2048 MiB", "package": "/srv/big.tar", "installed": "", "fixed": "",
-         "location": high.where, "source": "layers", "aliases": [], "suppressed_by": ""},
-        {"kind": "archive-unread", "id": "archive-unreadable", "severity": "LOW", "title": "could not be searched: "
-         "a: BadZipFile; b: EOFError; c: OSError", "package": "/srv/odd.zip", "installed": "", "fixed": "",
-         "location": high.where, "source": "layers", "aliases": [], "suppressed_by": ""}]
-
+    assert found[1:] == [
+        Finding("archive", "archive-bomb", "HIGH", "archive past the gate's bounds: unpacks to more than 2048 MiB",
+                package="/srv/big.tar", location=high.where, source="layers"),
+        Finding("archive-unread", "archive-unreadable", "LOW", "could not be searched: a: BadZipFile; b: EOFError; "
+                "c: OSError", package="/srv/odd.zip", location=high.where, source="layers")]
 
 
 def test_the_layer_judgement_refuses_facts_of_fewer_layers_than_the_image() -> None:
