@@ -18,7 +18,7 @@ from ngc_common import image_paths
 from ngc_paddle import engine
 from ngc_paddle.flavor import ResolvedFlavor
 from ngc_paddle.host_errors import BuildError, NgcPaddleError
-from ngc_paddle.image_build import foreign_build, nochange, provenance
+from ngc_paddle.image_build import foreign_build, layer_check_record, nochange, provenance
 from ngc_paddle.image_build.bakefile import (
     bake_command,
     bake_env,
@@ -37,6 +37,7 @@ from ngc_paddle.platforms import DEFAULT_PLATFORM, platform_named
 from ngc_paddle.validate_layer import check_layer
 
 ERROR_LINE = re.compile(r"NGC-PADDLE-ERROR (.*)")
+CHECKS_MARKER = "fast"  # the checks a build runs on each layer
 # BuildKit plain progress: a step's header (`#12 [suite-cpu stage-0 2/3] RUN ...`) and its end (`#12 CACHED`/`DONE`).
 STEP_HEADER = re.compile(r"^#(\d+) \[[^\]]*\d+/\d+\] ((?:RUN|ADD|COPY) .*)$")
 STEP_END = re.compile(r"^#(\d+) (CACHED|DONE)\b")
@@ -138,6 +139,7 @@ def _build_layers(resolved: ResolvedFlavor, bake: _Bake, report: BuildReport, no
     logs_dir = root / "build" / "logs" / f"{resolved.manifest.release}-{flavor_name}"
     below = bake.base
     expected = resolved.image_manifest  # what the checks expect (the final image carries it too)
+    gpu = engine.host_has_nvidia_gpus()  # GPU checks skip without one: part of a check record's key
     for index, layer in enumerate(layers, start=1):
         target = bake_target(layer, flavor_name)
         result = LayerResult(layer, target, bake.printed["target"][target]["tags"][0],
@@ -162,7 +164,7 @@ def _build_layers(resolved: ResolvedFlavor, bake: _Bake, report: BuildReport, no
         result.size_added_bytes = result.size_bytes - engine.image_size(below)
         say(f"    {step} {layer}: {result.status} in {result.duration_s:.1f}s, "
             f"+{human(result.size_added_bytes)}")
-        _check_layer(root, expected, result, step, logs_dir, say, resolved.platform)
+        _check_layer(root, expected, result, step, logs_dir, say, resolved.platform, gpu)
         below = result.tag
     return metadata
 
@@ -267,26 +269,36 @@ class StepCounter:
 
 
 def _check_layer(root: Path, resolved: dict, result: LayerResult, step: str, logs_dir: Path,
-                 say: Callable[[str], None], platform: str = DEFAULT_PLATFORM) -> None:
+                 say: Callable[[str], None], platform: str = DEFAULT_PLATFORM, gpu: bool = False) -> None:
     """The layer's own `fast` checks on the image just built (of its platform: under qemu for another one); the
-    first failure stops the build there."""
+    first failure stops the build there. An image whose checks passed before with the same checks, manifest and
+    host (ngc_paddle/image_build/layer_check_record.py) is not checked again: its recorded result stands."""
+    output = logs_dir / f"{result.layer}-checks"
+    record_key = layer_check_record.key(root, result.image_id or "", platform, result.layer, CHECKS_MARKER,
+                                        resolved, gpu)
+    recorded = layer_check_record.load(root, record_key, result.layer, output) if result.image_id else None
     try:
         foreign = {"platform": platform} if platform != DEFAULT_PLATFORM else {}  # the default: called as before
-        checked = check_layer(root, result.tag, resolved, result.layer, logs_dir / f"{result.layer}-checks",
-                              **foreign)
+        checked = recorded or check_layer(root, result.tag, resolved, result.layer, output, marker=CHECKS_MARKER,
+                                            **foreign)
     except NgcPaddleError as exc:
         result.status = "failed"
         raise BuildError(f"layer {result.layer}: {exc}; the release tag was not moved") from exc
     failed = [c["id"] for c in checked.failed or []]
     result.checks = {"passed": checked.passed, "skipped": checked.skipped, "failed": failed,
                      "seconds": checked.seconds,
-                     "report": str(checked.report.relative_to(root)) if checked.report else None}
+                     "report": str(checked.report.relative_to(root)) if checked.report else None,
+                     "recorded": recorded is not None}
     if checked.report is None:
         say(f"    {step} {result.layer}: no fast checks ({checked.seconds:.1f}s)")
         return
+    if recorded is None and result.image_id:
+        layer_check_record.save(root, record_key, result.layer, checked)
     say(f"    {step} {result.layer}: checks {checked.passed} passed"
         + (f", {checked.skipped} skipped" if checked.skipped else "")
-        + (f", {len(failed)} failed" if failed else "") + f" in {checked.seconds:.1f}s")
+        + (f", {len(failed)} failed" if failed else "")
+        + (f" on this image before ({result.image_id[7:19]}), not run again" if recorded
+           else f" in {checked.seconds:.1f}s"))
     if failed:
         result.status = "failed"
         first = checked.failed[0]

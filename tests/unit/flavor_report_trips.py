@@ -156,7 +156,7 @@ def fake_layer_checks(patches: Patches) -> None:
     """Each layer's fast checks pass; the manifest the build hands them (the flavor's, resolved) is their report."""
     from ngc_paddle.image_build import build_flavor
 
-    def check_layer(root: Path, image: str, expected: dict, layer: str, folder: Path):
+    def check_layer(root: Path, image: str, expected: dict, layer: str, folder: Path, marker: str = "fast"):
         folder.mkdir(parents=True, exist_ok=True)
         report = folder / "layer-checks.json"
         report.write_text(json.dumps({"image": image, "layer": layer, "expected": expected}, indent=1,

@@ -184,9 +184,12 @@ def _left_out_moved(inputs: Path, golden: str, produced: str) -> None:
 
 def _build_records_images(_inputs: Path, golden: str, produced: str) -> None:
     """Each layer of the build report also records its image's diff ids and config (the scan's record of our
-    config); nothing else moved (the faked engine inspects no image: empty)."""
+    config), and whether its checks ran or a record of them on that image stood (here they ran); nothing else moved
+    (the faked engine inspects no image: empty)."""
     before, after = json.loads(golden), json.loads(produced)
-    assert after == {**before, "layers": [{**layer, "diff_ids": [], "config": None} for layer in before["layers"]]}
+    assert after == {**before, "layers": [{**layer, "diff_ids": [], "config": None,
+                                           "checks": {**layer["checks"], "recorded": False}}
+                                          for layer in before["layers"]]}
 
 
 def _scan_reports_own_files(_inputs: Path, golden: str, produced: str) -> None:
