@@ -276,7 +276,8 @@ def _check_layer(root: Path, resolved: dict, result: LayerResult, step: str, log
     output = logs_dir / f"{result.layer}-checks"
     record_key = layer_check_record.key(root, result.image_id or "", platform, result.layer, CHECKS_MARKER,
                                         resolved, gpu)
-    recorded = layer_check_record.load(root, record_key, result.layer, output) if result.image_id else None
+    records = layer_check_record.default_folder()
+    recorded = layer_check_record.load(records, record_key, result.layer, output) if result.image_id else None
     try:
         foreign = {"platform": platform} if platform != DEFAULT_PLATFORM else {}  # the default: called as before
         checked = recorded or check_layer(root, result.tag, resolved, result.layer, output, marker=CHECKS_MARKER,
@@ -293,7 +294,7 @@ def _check_layer(root: Path, resolved: dict, result: LayerResult, step: str, log
         say(f"    {step} {result.layer}: no fast checks ({checked.seconds:.1f}s)")
         return
     if recorded is None and result.image_id:
-        layer_check_record.save(root, record_key, result.layer, checked)
+        layer_check_record.save(records, record_key, result.layer, checked)
     say(f"    {step} {result.layer}: checks {checked.passed} passed"
         + (f", {checked.skipped} skipped" if checked.skipped else "")
         + (f", {len(failed)} failed" if failed else "")

@@ -389,8 +389,8 @@ def test_a_two_node_ssh_profile_runs_one_launch_across_its_two_hosts(tmp_path: P
     the runner asks the first host for a port, starts the job script on both, and bench-rn50 runs as two containers
     on the host network, joined through gloo as the two nodes of one launch with the master on the first host. The
     verdict names both hosts, both tasks and both ranks, rank 0's report holds equal parameters on both ranks, the
-    scaling is in the cell, and nothing is left on the hosts. No efficiency gate decides here (a PASS or NOT PROVEN bench,
-    as the two-task Slurm test beside it): it runs beside other tests."""
+    scaling is in the cell, and nothing is left on the hosts. No efficiency gate decides here (a PASS or NOT PROVEN
+    bench, as in the two-task Slurm test): it runs beside other tests."""
     root = scratch(tmp_path / "repo", built.image.split(":")[0])
     work = tmp_path / "remote-work"
     lab = two_node_fleet(root, sshd, work, DP_SMOKE, monkeypatch)

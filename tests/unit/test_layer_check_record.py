@@ -2,6 +2,7 @@
 outcome depends on that changed runs them again, and a failure is never recorded."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -102,14 +103,14 @@ def test_a_failed_run_is_not_recorded(root: Path, monkeypatch: pytest.MonkeyPatc
     for _ in range(2):
         with pytest.raises(BuildError, match=r"check link\.paddle failed"):
             check(root, monkeypatch, checks)
-    assert len(checks.calls) == 2 and not list((root / layer_check_record.FOLDER).glob("*"))
+    assert len(checks.calls) == 2 and not list((layer_check_record.default_folder()).glob("*"))
 
 
 def test_an_image_without_an_id_is_checked_and_not_recorded(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     checks = Checks()
     for _ in range(2):
         check(root, monkeypatch, checks, image_id=None)
-    assert len(checks.calls) == 2 and not (root / layer_check_record.FOLDER).exists()
+    assert len(checks.calls) == 2 and not (layer_check_record.default_folder()).exists()
 
 
 @pytest.mark.parametrize("damage", ["result not json", "result of another layer", "no validation.json",
@@ -118,7 +119,7 @@ def test_a_record_that_cannot_be_read_runs_the_checks_again(root: Path, monkeypa
                                                             damage: str) -> None:
     checks = Checks()
     check(root, monkeypatch, checks)
-    (record,) = (root / layer_check_record.FOLDER).iterdir()
+    (record,) = (layer_check_record.default_folder()).iterdir()
     result = record / "result.json"
     stored = json.loads(result.read_text())
     if damage == "result not json":
@@ -137,14 +138,14 @@ def test_a_record_that_cannot_be_read_runs_the_checks_again(root: Path, monkeypa
 
 def test_a_record_already_there_stands(root: Path) -> None:
     """Two builds of one image at once: the second to finish keeps the first's record and leaves no staging folder."""
-    folder = root / "out"
+    folder, records = root / "out", layer_check_record.default_folder()
     folder.mkdir()
     (folder / "validation.json").write_text("{}")
     first = LayerCheckResult("os", passed=4, seconds=3.1, report=folder / "validation.json")
-    layer_check_record.save(root, "k", "os", first)
-    layer_check_record.save(root, "k", "os", LayerCheckResult("os", passed=5, report=folder / "validation.json"))
-    assert [p.name for p in (root / layer_check_record.FOLDER).iterdir()] == ["k"]
-    loaded = layer_check_record.load(root, "k", "os", root / "again")
+    layer_check_record.save(records, "k", "os", first)
+    layer_check_record.save(records, "k", "os", LayerCheckResult("os", passed=5, report=folder / "validation.json"))
+    assert [p.name for p in records.iterdir()] == ["k"]
+    loaded = layer_check_record.load(records, "k", "os", root / "again")
     assert loaded is not None and (loaded.passed, loaded.skipped, loaded.seconds) == (4, 0, 3.1)
     assert loaded.failed == [] and loaded.report == root / "again" / "validation.json"
 
@@ -155,3 +156,27 @@ def test_a_copy_of_the_checkout_finds_the_same_record(root: Path, tmp_path: Path
     shutil.copytree(root, copy)
     same = [layer_check_record.key(r, IMAGE_ID, "linux/amd64", "os", "fast", MANIFEST, False) for r in (root, copy)]
     assert same[0] == same[1]
+
+
+def test_the_records_beyond_the_limit_go_oldest_used_first(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(layer_check_record, "MAX_ENTRIES", 2)
+    folder, records = root / "out", layer_check_record.default_folder()
+    folder.mkdir()
+    (folder / "validation.json").write_text("{}")
+    result = LayerCheckResult("os", passed=1, report=folder / "validation.json")
+    for n, name in enumerate(("a", "b")):
+        layer_check_record.save(records, name, "os", result)
+        os.utime(records / name, (1000 + n, 1000 + n))
+    assert layer_check_record.load(records, "a", "os", root / "again") is not None  # used: now the newest
+    layer_check_record.save(records, "c", "os", result)
+    assert sorted(p.name for p in records.iterdir()) == ["a", "c"]
+
+
+def test_the_records_live_in_the_users_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One for every checkout (the key holds the checks' code), as the scan's layer cache; the variable overrides."""
+    monkeypatch.delenv(layer_check_record.CACHE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert layer_check_record.default_folder() == tmp_path / "xdg" / "ngc-paddle" / "layer-checks"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert layer_check_record.default_folder() == tmp_path / "home" / ".cache" / "ngc-paddle" / "layer-checks"

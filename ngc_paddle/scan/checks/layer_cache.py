@@ -20,6 +20,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from ngc_paddle import user_cache
 from ngc_paddle.scan.checks.layer_facts import LayerFacts
 
 MAX_ENTRIES = 400
@@ -60,8 +61,7 @@ def facts_version() -> str:
 def default_folder() -> Path:
     """NGC_PADDLE_SCAN_CACHE, else the user's cache (XDG, as trivy's ~/.cache/trivy): one for every checkout, since
     the key holds the digest of the code that gathers the facts, so a checkout with other rules never reads them."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return Path(os.environ.get(CACHE_ENV) or base / "ngc-paddle" / "scan-layers")
+    return user_cache.folder("scan-layers", CACHE_ENV)
 
 
 class LayerCache:
